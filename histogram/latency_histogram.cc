@@ -1,0 +1,219 @@
+#include "histogram/latency_histogram.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace iofleet {
+
+void LatencyHistogram::RecordN(uint64_t ns, uint64_t n) {
+  if (n == 0) return;
+  const uint32_t index = HistogramLayout::BucketIndex(ns);
+  if (index >= counts_.size()) counts_.resize(index + 1, 0);
+  counts_[index] += n;
+  count_ += n;
+  sum_ns_ += ns * n;
+  sum_squares_ += static_cast<double>(ns) * static_cast<double>(ns) * static_cast<double>(n);
+  min_ns_ = std::min(min_ns_, ns);
+  max_ns_ = std::max(max_ns_, ns);
+}
+
+void LatencyHistogram::Merge(const LatencyHistogram& other) {
+  if (other.count_ == 0) return;
+  if (other.counts_.size() > counts_.size()) counts_.resize(other.counts_.size(), 0);
+  for (size_t i = 0; i < other.counts_.size(); ++i) counts_[i] += other.counts_[i];
+  count_ += other.count_;
+  sum_ns_ += other.sum_ns_;
+  sum_squares_ += other.sum_squares_;
+  min_ns_ = std::min(min_ns_, other.min_ns_);
+  max_ns_ = std::max(max_ns_, other.max_ns_);
+}
+
+double LatencyHistogram::mean_ns() const {
+  return count_ ? static_cast<double>(sum_ns_) / static_cast<double>(count_) : 0.0;
+}
+
+double LatencyHistogram::stddev_ns() const {
+  if (count_ < 2) return 0.0;
+  const double n = static_cast<double>(count_);
+  const double mean = mean_ns();
+  const double variance = (sum_squares_ - n * mean * mean) / (n - 1);
+  return variance > 0 ? std::sqrt(variance) : 0.0;
+}
+
+uint64_t LatencyHistogram::ValueAtPercentile(double percentile) const {
+  if (count_ == 0) return 0;
+  const double p = std::clamp(percentile, 0.0, 100.0);
+  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
+  rank = std::clamp<uint64_t>(rank, 1, count_);
+  // The extreme ranks are the extreme samples, known exactly.
+  if (rank == 1) return min_ns_;
+  if (rank == count_) return max_ns_;
+  uint64_t seen = 0;
+  for (uint32_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (seen >= rank) {
+      return std::clamp(HistogramLayout::BucketMidpoint(i), min_ns_, max_ns_);
+    }
+  }
+  return max_ns_;
+}
+
+LatencyHistogramProto LatencyHistogram::ToProto() const {
+  LatencyHistogramProto proto;
+  for (uint32_t i = 0; i < counts_.size(); ++i) {
+    if (counts_[i] == 0) continue;
+    HistogramBucket* bucket = proto.add_buckets();
+    bucket->set_index(i);
+    bucket->set_count(counts_[i]);
+  }
+  proto.set_count(count_);
+  proto.set_sum_ns(sum_ns_);
+  proto.set_sum_squares_ns2(sum_squares_);
+  proto.set_min_ns(min_ns());
+  proto.set_max_ns(max_ns());
+  return proto;
+}
+
+absl::StatusOr<LatencyHistogram> LatencyHistogram::FromProto(const LatencyHistogramProto& proto) {
+  LatencyHistogram h;
+  uint64_t total = 0;
+  int64_t previous = -1;
+  for (const HistogramBucket& bucket : proto.buckets()) {
+    if (bucket.index() >= HistogramLayout::kBucketCount ||
+        static_cast<int64_t>(bucket.index()) <= previous) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("histogram bucket index ", bucket.index(), " is out of range or out of order"));
+    }
+    previous = bucket.index();
+    if (bucket.index() >= h.counts_.size()) h.counts_.resize(bucket.index() + 1, 0);
+    h.counts_[bucket.index()] = bucket.count();
+    total += bucket.count();
+  }
+  if (total != proto.count()) {
+    return absl::InvalidArgumentError(absl::StrCat("histogram buckets add up to ", total,
+                                                   " samples but its count says ", proto.count()));
+  }
+  h.count_ = total;
+  h.sum_ns_ = proto.sum_ns();
+  h.sum_squares_ = proto.sum_squares_ns2();
+  if (total > 0) {
+    h.min_ns_ = proto.min_ns();
+    h.max_ns_ = proto.max_ns();
+  }
+  return h;
+}
+
+LatencyHistogram LatencyHistogram::FromParts(std::vector<uint64_t> counts, uint64_t count,
+                                             uint64_t sum_ns, double sum_squares, uint64_t min_ns,
+                                             uint64_t max_ns) {
+  LatencyHistogram h;
+  h.counts_ = std::move(counts);
+  h.count_ = count;
+  h.sum_ns_ = sum_ns;
+  h.sum_squares_ = sum_squares;
+  h.min_ns_ = count ? min_ns : UINT64_MAX;
+  h.max_ns_ = count ? max_ns : 0;
+  return h;
+}
+
+LatencyHistogram LatencyHistogram::Since(const LatencyHistogram& earlier) const {
+  LatencyHistogram delta;
+  delta.counts_.assign(counts_.size(), 0);
+  uint32_t lowest = UINT32_MAX, highest = 0;
+  for (uint32_t i = 0; i < counts_.size(); ++i) {
+    const uint64_t before = earlier.BucketCount(i);
+    const uint64_t now = counts_[i];
+    delta.counts_[i] = now > before ? now - before : 0;
+    if (delta.counts_[i] == 0) continue;
+    delta.count_ += delta.counts_[i];
+    lowest = std::min(lowest, i);
+    highest = i;
+  }
+  if (delta.count_ == 0) {
+    delta.counts_.clear();
+    return delta;
+  }
+  delta.sum_ns_ = sum_ns_ >= earlier.sum_ns_ ? sum_ns_ - earlier.sum_ns_ : 0;
+  delta.sum_squares_ = std::max(0.0, sum_squares_ - earlier.sum_squares_);
+  // Every sample of the delta lies within the cumulative extremes, and a cumulative extreme
+  // that moved since `earlier` was recorded in the delta, so these bounds are exact then.
+  delta.min_ns_ = std::max(HistogramLayout::BucketLower(lowest), min_ns_);
+  delta.max_ns_ = std::min(HistogramLayout::BucketUpper(highest), max_ns_);
+  if (delta.min_ns_ > delta.max_ns_) delta.min_ns_ = delta.max_ns_;
+  return delta;
+}
+
+bool operator==(const LatencyHistogram& a, const LatencyHistogram& b) {
+  if (a.count_ != b.count_ || a.sum_ns_ != b.sum_ns_ || a.min_ns() != b.min_ns() ||
+      a.max_ns() != b.max_ns()) {
+    return false;
+  }
+  const size_t n = std::max(a.counts_.size(), b.counts_.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    if (a.BucketCount(i) != b.BucketCount(i)) return false;
+  }
+  // Sums of squares are doubles added in different orders: equal up to rounding.
+  return std::abs(a.sum_squares_ - b.sum_squares_) <= 1e-9 * std::max(1.0, std::abs(a.sum_squares_));
+}
+
+void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProto* into) {
+  if (from.count() == 0) return;
+  const bool into_empty = into->count() == 0;
+  google::protobuf::RepeatedPtrField<HistogramBucket> merged;
+  merged.Reserve(from.buckets_size() + into->buckets_size());
+  int a = 0, b = 0;
+  while (a < from.buckets_size() || b < into->buckets_size()) {
+    HistogramBucket* out = merged.Add();
+    if (b >= into->buckets_size() ||
+        (a < from.buckets_size() && from.buckets(a).index() < into->buckets(b).index())) {
+      *out = from.buckets(a++);
+    } else if (a >= from.buckets_size() || into->buckets(b).index() < from.buckets(a).index()) {
+      *out = into->buckets(b++);
+    } else {
+      out->set_index(from.buckets(a).index());
+      out->set_count(from.buckets(a++).count() + into->buckets(b++).count());
+    }
+  }
+  into->mutable_buckets()->Swap(&merged);
+  into->set_count(into->count() + from.count());
+  into->set_sum_ns(into->sum_ns() + from.sum_ns());
+  into->set_sum_squares_ns2(into->sum_squares_ns2() + from.sum_squares_ns2());
+  into->set_min_ns(into_empty ? from.min_ns() : std::min(into->min_ns(), from.min_ns()));
+  into->set_max_ns(std::max(into->max_ns(), from.max_ns()));
+}
+
+LiveLatencyHistogram::LiveLatencyHistogram()
+    : buckets_(new std::atomic<uint64_t>[HistogramLayout::kBucketCount]) {
+  for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
+    buckets_[i].store(0, std::memory_order_relaxed);
+  }
+}
+
+LatencyHistogram LiveLatencyHistogram::Snapshot() const {
+  // Sums and extremes first: the writer stores the bucket before them, so (on x86's ordered
+  // stores) every sample they include is in the buckets read next.
+  const uint64_t sum_ns = sum_ns_.load(std::memory_order_acquire);
+  const double sum_squares = sum_squares_.load(std::memory_order_acquire);
+  const uint64_t min_ns = min_ns_.load(std::memory_order_acquire);
+  const uint64_t max_ns = max_ns_.load(std::memory_order_acquire);
+  std::vector<uint64_t> counts(HistogramLayout::kBucketCount);
+  uint64_t count = 0;
+  uint32_t used = 0;
+  for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
+    counts[i] = buckets_[i].load(std::memory_order_relaxed);
+    count += counts[i];
+    if (counts[i]) used = i + 1;
+  }
+  counts.resize(used);
+  return LatencyHistogram::FromParts(std::move(counts), count, sum_ns, sum_squares, min_ns, max_ns);
+}
+
+LatencyHistogram IntervalSampler::Next() {
+  LatencyHistogram delta = live_->Snapshot().Since(reported_);
+  reported_.Merge(delta);
+  return delta;
+}
+
+}  // namespace iofleet

@@ -1,0 +1,158 @@
+// Log-linear latency histogram in nanoseconds: values below 128 ns get one bucket each, above
+// that every power of two is split into 64 buckets, so a bucket's midpoint is within 1/128
+// (0.78%) of any value in it. The layout spans the whole uint64 range (no 17 s cap as in fio),
+// and two histograms merge exactly by adding counts of equal bucket indices — which is what
+// lets the controller build exact cluster percentiles from many workers.
+#ifndef IOFLEET_HISTOGRAM_LATENCY_HISTOGRAM_H_
+#define IOFLEET_HISTOGRAM_LATENCY_HISTOGRAM_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/histogram.pb.h"
+
+namespace iofleet {
+
+using v1::HistogramBucket;
+using v1::LatencyHistogramProto;
+
+// Bucket layout, shared by the recorder, the wire format and every reader.
+struct HistogramLayout {
+  static constexpr int kSubBucketBits = 6;                    // 64 buckets per power of two
+  static constexpr uint64_t kExactLimit = 128;                // values below get exact buckets
+  static constexpr uint32_t kBucketCount = 64 * 58 + 64;      // covers all of uint64
+
+  static uint32_t BucketIndex(uint64_t ns) {
+    if (ns < kExactLimit) return static_cast<uint32_t>(ns);
+    const int shift = 63 - __builtin_clzll(ns) - kSubBucketBits;  // >= 1
+    return (static_cast<uint32_t>(shift) << kSubBucketBits) + static_cast<uint32_t>(ns >> shift);
+  }
+  // Smallest value that falls in bucket `index`.
+  static uint64_t BucketLower(uint32_t index) {
+    if (index < kExactLimit) return index;
+    const int shift = static_cast<int>(index >> kSubBucketBits) - 1;
+    return static_cast<uint64_t>(index - (static_cast<uint32_t>(shift) << kSubBucketBits)) << shift;
+  }
+  // Largest value that falls in bucket `index`.
+  static uint64_t BucketUpper(uint32_t index) {
+    if (index < kExactLimit) return index;
+    const int shift = static_cast<int>(index >> kSubBucketBits) - 1;
+    return BucketLower(index) + ((uint64_t{1} << shift) - 1);
+  }
+  // The value reported for samples in bucket `index`: its midpoint.
+  static uint64_t BucketMidpoint(uint32_t index) {
+    return BucketLower(index) + (BucketUpper(index) - BucketLower(index)) / 2;
+  }
+};
+
+// A plain (single-threaded) histogram value: record, merge, subtract, query, encode.
+class LatencyHistogram {
+ public:
+  LatencyHistogram() = default;
+
+  void Record(uint64_t ns) { RecordN(ns, 1); }
+  void RecordN(uint64_t ns, uint64_t n);
+  // Adds every sample of `other` (exact).
+  void Merge(const LatencyHistogram& other);
+
+  uint64_t count() const { return count_; }
+  uint64_t sum_ns() const { return sum_ns_; }
+  double sum_squares_ns2() const { return sum_squares_; }
+  // 0 when empty.
+  uint64_t min_ns() const { return count_ ? min_ns_ : 0; }
+  uint64_t max_ns() const { return count_ ? max_ns_ : 0; }
+  double mean_ns() const;
+  // Sample standard deviation (n - 1), as fio reports it.
+  double stddev_ns() const;
+  // The value at `percentile` (0..100]: the midpoint of the bucket holding the sample of rank
+  // ceil(p/100 * count), clamped to [min, max] so no percentile exceeds the maximum.
+  uint64_t ValueAtPercentile(double percentile) const;
+  uint64_t BucketCount(uint32_t index) const {
+    return index < counts_.size() ? counts_[index] : 0;
+  }
+
+  LatencyHistogramProto ToProto() const;
+  // Rejects out-of-range or unordered buckets and counts that do not add up.
+  static absl::StatusOr<LatencyHistogram> FromProto(const LatencyHistogramProto& proto);
+
+  // Builds a histogram from raw parts (used by the concurrent recorder's snapshots).
+  static LatencyHistogram FromParts(std::vector<uint64_t> counts, uint64_t count, uint64_t sum_ns,
+                                    double sum_squares, uint64_t min_ns, uint64_t max_ns);
+
+  // The samples recorded after `earlier` was taken from the same cumulative source:
+  // bucket-wise difference; min/max are the exact extremes when they were set in between,
+  // else the bounds of the extreme buckets (kept within the cumulative extremes).
+  LatencyHistogram Since(const LatencyHistogram& earlier) const;
+
+  friend bool operator==(const LatencyHistogram& a, const LatencyHistogram& b);
+
+ private:
+  std::vector<uint64_t> counts_;  // grown on demand up to the highest bucket used
+  uint64_t count_ = 0;
+  uint64_t sum_ns_ = 0;
+  double sum_squares_ = 0;
+  uint64_t min_ns_ = UINT64_MAX;
+  uint64_t max_ns_ = 0;
+};
+
+// Adds `from` into `into` bucket by bucket, keeping both sparse (for the many per-interval
+// histograms the controller holds, where a dense copy each would cost ~30 KiB).
+void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProto* into);
+
+// A histogram with one writer thread and any number of reader threads: the IO thread records
+// with relaxed atomic loads and stores (plain moves on x86, no lock prefix, no allocation) and
+// a collector reads cumulative snapshots whenever it likes; intervals are differences of
+// snapshots (LatencyHistogram::Since), so nothing is ever reset under the writer's feet.
+class LiveLatencyHistogram {
+ public:
+  LiveLatencyHistogram();
+  LiveLatencyHistogram(const LiveLatencyHistogram&) = delete;
+  LiveLatencyHistogram& operator=(const LiveLatencyHistogram&) = delete;
+
+  // Writer thread only.
+  void Record(uint64_t ns) {
+    Bump(buckets_[HistogramLayout::BucketIndex(ns)], 1);
+    Bump(sum_ns_, ns);
+    sum_squares_.store(sum_squares_.load(std::memory_order_relaxed) +
+                           static_cast<double>(ns) * static_cast<double>(ns),
+                       std::memory_order_relaxed);
+    if (ns < min_ns_.load(std::memory_order_relaxed)) min_ns_.store(ns, std::memory_order_relaxed);
+    if (ns > max_ns_.load(std::memory_order_relaxed)) max_ns_.store(ns, std::memory_order_relaxed);
+  }
+
+  // Any thread. The count is the sum of the buckets read; sum and extremes may be a sample
+  // behind it while the writer runs, and are exact once it has stopped.
+  LatencyHistogram Snapshot() const;
+
+ private:
+  static void Bump(std::atomic<uint64_t>& cell, uint64_t by) {
+    cell.store(cell.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  }
+  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;
+  std::atomic<uint64_t> sum_ns_{0};
+  std::atomic<double> sum_squares_{0};
+  std::atomic<uint64_t> min_ns_{UINT64_MAX};
+  std::atomic<uint64_t> max_ns_{0};
+};
+
+// Cuts a LiveLatencyHistogram's cumulative samples into consecutive intervals with no gap and
+// no overlap: the intervals always add up to everything recorded. Used by one collector thread.
+class IntervalSampler {
+ public:
+  explicit IntervalSampler(const LiveLatencyHistogram* live) : live_(live) {}
+  // The samples recorded since the previous call (or since the start).
+  LatencyHistogram Next();
+
+ private:
+  const LiveLatencyHistogram* live_;
+  // Everything handed out so far. A snapshot may show a sample's sum before its bucket; an
+  // interval with no new bucket hands out nothing, so that sum is carried to the next one.
+  LatencyHistogram reported_;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_HISTOGRAM_LATENCY_HISTOGRAM_H_

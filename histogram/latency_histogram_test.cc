@@ -1,0 +1,190 @@
+#include "histogram/latency_histogram.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "gtest/gtest.h"
+
+namespace iofleet {
+namespace {
+
+// The exact p-th percentile as fio defines it: the sample of rank ceil(p/100 * n).
+uint64_t ExactPercentile(std::vector<uint64_t> sorted, double p) {
+  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * sorted.size()));
+  rank = std::clamp<uint64_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+void ExpectPercentilesWithinOnePercent(std::vector<uint64_t> samples, const char* what) {
+  LatencyHistogram h;
+  for (uint64_t s : samples) h.Record(s);
+  std::sort(samples.begin(), samples.end());
+  for (double p : {1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.99, 100.0}) {
+    const double exact = static_cast<double>(ExactPercentile(samples, p));
+    const double got = static_cast<double>(h.ValueAtPercentile(p));
+    EXPECT_LE(std::abs(got - exact), 0.01 * exact) << what << " p" << p << " exact " << exact << " got " << got;
+  }
+  EXPECT_EQ(h.min_ns(), samples.front()) << what;
+  EXPECT_EQ(h.max_ns(), samples.back()) << what;
+  EXPECT_EQ(h.count(), samples.size());
+  double sum = 0;
+  for (uint64_t s : samples) sum += s;
+  EXPECT_NEAR(h.mean_ns(), sum / samples.size(), 1e-6 * sum / samples.size());
+}
+
+TEST(LatencyHistogram, PercentilesWithinOnePercentOnSyntheticDistributions) {
+  std::mt19937_64 rng(42);
+  std::vector<uint64_t> uniform, lognormal, bimodal, exponential;
+  std::uniform_int_distribution<uint64_t> u(1'000, 5'000'000);
+  std::lognormal_distribution<double> ln(11.0, 1.5);  // ~60 us median, long tail
+  std::exponential_distribution<double> ex(1.0 / 200'000);
+  for (int i = 0; i < 200'000; ++i) {
+    uniform.push_back(u(rng));
+    lognormal.push_back(static_cast<uint64_t>(ln(rng)) + 1);
+    bimodal.push_back(i % 10 == 0 ? 80'000'000 + u(rng) : 20'000 + u(rng) / 100);
+    exponential.push_back(static_cast<uint64_t>(ex(rng)));
+  }
+  ExpectPercentilesWithinOnePercent(uniform, "uniform");
+  ExpectPercentilesWithinOnePercent(lognormal, "lognormal");
+  ExpectPercentilesWithinOnePercent(bimodal, "bimodal");
+  ExpectPercentilesWithinOnePercent(exponential, "exponential");
+}
+
+TEST(LatencyHistogram, StddevMatchesSampleStddev) {
+  LatencyHistogram h;
+  std::vector<double> xs = {100, 200, 300, 400, 1000};
+  for (double x : xs) h.Record(static_cast<uint64_t>(x));
+  // mean 400, sample variance = (90000+40000+10000+0+360000)/4 = 125000
+  EXPECT_NEAR(h.stddev_ns(), std::sqrt(125000.0), 1e-6);
+}
+
+TEST(LatencyHistogram, EveryBucketBoundIsWithinTheErrorBound) {
+  for (uint32_t i = 0; i + 1 < HistogramLayout::kBucketCount; ++i) {
+    const uint64_t lo = HistogramLayout::BucketLower(i), hi = HistogramLayout::BucketUpper(i);
+    ASSERT_EQ(HistogramLayout::BucketIndex(lo), i);
+    ASSERT_EQ(HistogramLayout::BucketIndex(hi), i);
+    ASSERT_EQ(HistogramLayout::BucketLower(i + 1), hi + 1) << "gap after bucket " << i;
+    const uint64_t mid = HistogramLayout::BucketMidpoint(i);
+    ASSERT_LE(static_cast<double>(mid - lo), 0.0079 * static_cast<double>(lo) + 0.5);
+    ASSERT_LE(static_cast<double>(hi - mid), 0.0079 * static_cast<double>(lo) + 0.5);
+  }
+  EXPECT_EQ(HistogramLayout::BucketIndex(UINT64_MAX), HistogramLayout::kBucketCount - 1);
+}
+
+TEST(LatencyHistogram, MergeEqualsRecordingEverythingIntoOne) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> ln(10.0, 2.0);
+  LatencyHistogram a, b, all;
+  for (int i = 0; i < 50'000; ++i) {
+    uint64_t v = static_cast<uint64_t>(ln(rng));
+    (i % 3 ? a : b).Record(v);
+    all.Record(v);
+  }
+  LatencyHistogram merged = a;
+  merged.Merge(b);
+  EXPECT_EQ(merged, all);
+  for (double p : {50.0, 99.0, 99.99}) EXPECT_EQ(merged.ValueAtPercentile(p), all.ValueAtPercentile(p));
+
+  // The sparse wire-level merge gives the same histogram.
+  LatencyHistogramProto sparse = a.ToProto();
+  MergeHistogramProto(b.ToProto(), &sparse);
+  auto decoded = LatencyHistogram::FromProto(sparse);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, all);
+}
+
+TEST(LatencyHistogram, EncodeDecodeRoundTrip) {
+  LatencyHistogram h;
+  for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 5'000ull, 123'456'789ull, 7'200'000'000'000ull}) h.Record(v);
+  LatencyHistogramProto proto = h.ToProto();
+  EXPECT_EQ(proto.buckets_size(), 7);  // sparse: only non-empty buckets travel
+  std::string wire;
+  ASSERT_TRUE(proto.SerializeToString(&wire));
+  LatencyHistogramProto parsed;
+  ASSERT_TRUE(parsed.ParseFromString(wire));
+  auto back = LatencyHistogram::FromProto(parsed);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, h);
+}
+
+TEST(LatencyHistogram, FromProtoRejectsInconsistentInput) {
+  LatencyHistogramProto bad;
+  auto* b = bad.add_buckets();
+  b->set_index(5);
+  b->set_count(3);
+  bad.set_count(4);
+  EXPECT_EQ(LatencyHistogram::FromProto(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.set_count(3);
+  bad.add_buckets()->set_index(HistogramLayout::kBucketCount);
+  EXPECT_FALSE(LatencyHistogram::FromProto(bad).ok());
+}
+
+TEST(LatencyHistogram, Extremes) {
+  LatencyHistogram h;
+  h.Record(0);
+  h.Record(1);
+  const uint64_t two_hours = 2ull * 3600 * 1'000'000'000;
+  h.Record(two_hours);
+  EXPECT_EQ(h.min_ns(), 0u);
+  EXPECT_EQ(h.max_ns(), two_hours);
+  EXPECT_EQ(h.ValueAtPercentile(1), 0u);
+  EXPECT_EQ(h.ValueAtPercentile(50), 1u);  // exact below 128 ns
+  const double top = static_cast<double>(h.ValueAtPercentile(100));
+  EXPECT_EQ(top, static_cast<double>(two_hours));  // clamped to the max: never above it
+  EXPECT_NEAR(static_cast<double>(h.ValueAtPercentile(99)), two_hours, 0.01 * two_hours);
+  LatencyHistogram empty;
+  EXPECT_EQ(empty.ValueAtPercentile(99), 0u);
+  EXPECT_EQ(empty.min_ns(), 0u);
+  EXPECT_EQ(empty.stddev_ns(), 0.0);
+}
+
+TEST(LiveLatencyHistogram, IntervalsFromSnapshotsAddUpToTheTotal) {
+  LiveLatencyHistogram live;
+  std::atomic<bool> done{false};
+  LatencyHistogram expected;
+  std::thread writer([&] {
+    std::mt19937_64 rng(3);
+    std::lognormal_distribution<double> ln(9.0, 1.0);
+    for (int i = 0; i < 300'000; ++i) {
+      uint64_t v = static_cast<uint64_t>(ln(rng));
+      live.Record(v);
+      expected.Record(v);
+    }
+    done = true;
+  });
+  IntervalSampler sampler(&live);
+  LatencyHistogram summed;
+  int intervals = 0;
+  while (!done.load()) {
+    summed.Merge(sampler.Next());
+    ++intervals;
+  }
+  writer.join();
+  summed.Merge(sampler.Next());
+  EXPECT_GT(intervals, 1);
+  EXPECT_EQ(summed.count(), expected.count());
+  EXPECT_EQ(summed.sum_ns(), expected.sum_ns());
+  EXPECT_EQ(summed.min_ns(), expected.min_ns());
+  EXPECT_EQ(summed.max_ns(), expected.max_ns());
+  for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
+    ASSERT_EQ(summed.BucketCount(i), expected.BucketCount(i)) << i;
+  }
+}
+
+TEST(LatencyHistogram, SinceKeepsExtremesWithinTheInterval) {
+  LatencyHistogram cumulative;
+  cumulative.Record(1000);
+  LatencyHistogram first = cumulative;
+  cumulative.Record(5000);
+  cumulative.Record(700);  // new cumulative minimum, set in this interval: exact
+  LatencyHistogram delta = cumulative.Since(first);
+  EXPECT_EQ(delta.count(), 2u);
+  EXPECT_EQ(delta.min_ns(), 700u);
+  EXPECT_EQ(delta.max_ns(), 5000u);
+  EXPECT_EQ(delta.sum_ns(), 5700u);
+}
+
+}  // namespace
+}  // namespace iofleet

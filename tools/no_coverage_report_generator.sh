@@ -1,0 +1,3 @@
+#!/bin/sh
+echo "bazel coverage is disabled offline; use gcov/lcov directly" >&2
+exit 1
