@@ -1,0 +1,39 @@
+#include "engines/engine_registry.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/nearest_name.h"
+
+namespace iofleet {
+
+const std::vector<EngineInfo>& RegisteredEngines() {
+  static const std::vector<EngineInfo> kEngines = {
+      {"sync", "lseek + read/write", true, &MakeSyncEngine},
+      {"psync", "pread/pwrite", true, &MakePsyncEngine},
+  };
+  return kEngines;
+}
+
+std::vector<std::string> EngineNames() {
+  std::vector<std::string> names;
+  for (const EngineInfo& e : RegisteredEngines()) names.push_back(e.name);
+  return names;
+}
+
+absl::StatusOr<const EngineInfo*> FindEngine(absl::string_view name) {
+  for (const EngineInfo& e : RegisteredEngines()) {
+    if (name == e.name) return &e;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown ioengine '", name, "'",
+                                                 DidYouMean(name, EngineNames()), "; available: ",
+                                                 absl::StrJoin(EngineNames(), ", ")));
+}
+
+absl::StatusOr<std::unique_ptr<IoEngine>> CreateEngine(absl::string_view name,
+                                                       const EngineOptions& options) {
+  auto info = FindEngine(name);
+  if (!info.ok()) return info.status();
+  return (*info)->make(options);
+}
+
+}  // namespace iofleet

@@ -1,0 +1,76 @@
+// The IO engine interface: how a worker thread performs IO, one engine instance per thread.
+// Modelled on fio's engine table and on io_uring: requests are submitted, then reaped;
+// a result is bytes done or a negative errno, like a CQE. The core (worker/job_thread.cc), not
+// the engine, times requests, resubmits short transfers and counts errors, so every engine
+// stays small. Synchronous engines complete requests inside Submit(); asynchronous ones queue
+// them, send them on Commit() and hand completions back from Reap().
+#ifndef IOFLEET_ENGINES_IO_ENGINE_H_
+#define IOFLEET_ENGINES_IO_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace iofleet {
+
+enum class IoOp : uint8_t { kRead, kWrite, kFsync, kFdatasync };
+
+struct IoRequest {
+  IoOp op = IoOp::kRead;
+  int file = -1;             // a handle returned by IoEngine::Open
+  void* buffer = nullptr;    // kRead/kWrite only
+  uint64_t length = 0;
+  uint64_t offset = 0;
+  int64_t result = 0;        // set on completion: bytes transferred, or -errno
+  uint64_t submit_ns = 0;    // owned by the core (latency timing)
+  uint32_t tag = 0;          // owned by the core (its slot index)
+};
+
+struct OpenOptions {
+  bool read = false;
+  bool write = false;
+  bool create = false;
+  bool direct = false;  // O_DIRECT: buffers, offsets and lengths must be aligned
+};
+
+struct EngineOptions {
+  uint32_t iodepth = 1;
+};
+
+enum class SubmitResult { kCompleted, kQueued };
+
+class IoEngine {
+ public:
+  virtual ~IoEngine() = default;
+
+  virtual absl::string_view name() const = 0;
+
+  // Opens `path` and returns a handle for IoRequest::file. May block.
+  virtual absl::StatusOr<int> Open(const std::string& path, const OpenOptions& options) = 0;
+  virtual absl::Status Close(int file) = 0;
+
+  // Takes one request. kCompleted: the request is done and `result` is set (synchronous
+  // engines; may block). kQueued: it completes later through Reap().
+  virtual SubmitResult Submit(IoRequest* request) = 0;
+
+  // Sends queued requests on their way. Never blocks waiting for completions. Required only
+  // for engines that return kQueued.
+  virtual absl::Status Commit() { return absl::OkStatus(); }
+
+  // Waits until at least `min_complete` queued requests have completed and stores up to
+  // out.size() of them in `out`; returns how many. Required only for engines that queue.
+  virtual absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out) {
+    (void)min_complete;
+    (void)out;
+    return 0;
+  }
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_ENGINES_IO_ENGINE_H_

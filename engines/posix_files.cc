@@ -1,0 +1,39 @@
+#include "engines/posix_files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/str_cat.h"
+
+namespace iofleet {
+
+absl::StatusOr<int> OpenPosixFile(const std::string& path, const OpenOptions& options) {
+  int flags = O_CLOEXEC;
+  if (options.read && options.write) flags |= O_RDWR;
+  else if (options.write) flags |= O_WRONLY;
+  else flags |= O_RDONLY;
+  if (options.create) flags |= O_CREAT;
+  if (options.direct) flags |= O_DIRECT;
+  const int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    std::string hint;
+    if (err == EINVAL && options.direct) hint = " (this filesystem does not support O_DIRECT; use direct=0)";
+    return absl::ErrnoToStatus(err, absl::StrCat("open ", path, hint));
+  }
+  return fd;
+}
+
+absl::Status ClosePosixFile(int fd) {
+  if (::close(fd) != 0) return absl::ErrnoToStatus(errno, "close");
+  return absl::OkStatus();
+}
+
+int64_t SyncPosixFile(const IoRequest& request) {
+  const int rc = request.op == IoOp::kFsync ? ::fsync(request.file) : ::fdatasync(request.file);
+  return rc == 0 ? 0 : -errno;
+}
+
+}  // namespace iofleet

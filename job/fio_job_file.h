@@ -1,0 +1,33 @@
+// The fio job-file front end: parses fio's INI syntax into a validated RunSpec. This issue's
+// subset: [global] and job sections; rw/readwrite, rwmixread/rwmixwrite, bs/blocksize, size,
+// numjobs, runtime, time_based, directory, filename, ioengine, fsync, direct. Anything else is
+// an error naming file:line and the nearest known option — never silently ignored.
+#ifndef IOFLEET_JOB_FIO_JOB_FILE_H_
+#define IOFLEET_JOB_FIO_JOB_FILE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/job.pb.h"
+
+namespace iofleet {
+
+using v1::JobSpec;
+using v1::ReadWrite;
+using v1::RunSpec;
+
+// Parses job-file text; `file_name` is used in error messages ("quick.fio:12: ...").
+absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name);
+// Reads and parses a job file.
+absl::StatusOr<RunSpec> ParseFioJobFile(const std::string& path);
+
+// The option names the parser knows, for "did you mean" and documentation.
+std::vector<std::string> KnownFioOptions();
+
+// fio's name for a ReadWrite ("randread").
+std::string ReadWriteName(ReadWrite rw);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_JOB_FIO_JOB_FILE_H_

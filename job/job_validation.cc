@@ -1,0 +1,60 @@
+#include "job/job_validation.h"
+
+#include "absl/strings/str_cat.h"
+#include "engines/engine_registry.h"
+
+namespace iofleet {
+namespace {
+
+std::string Where(const v1::JobSpec& job) {
+  std::string where;
+  if (!job.location().file().empty()) {
+    where = absl::StrCat(job.location().file(), ":", job.location().line(), ": ");
+  }
+  return absl::StrCat(where, "job '", job.name(), "': ");
+}
+
+absl::Status ValidateJob(const v1::JobSpec& job) {
+  auto bad = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(Where(job), what));
+  };
+  if (job.name().empty()) return bad("a job needs a name");
+  if (job.rw() == v1::READ_WRITE_UNSPECIFIED) return bad("rw is not set");
+  if (job.block_size() == 0) return bad("bs must be greater than 0");
+  if (job.size() == 0) return bad("size is not set (how many bytes each job thread works on)");
+  if (job.block_size() > job.size()) {
+    return bad(absl::StrCat("bs (", job.block_size(), ") is larger than size (", job.size(), ")"));
+  }
+  if (job.numjobs() == 0) return bad("numjobs must be at least 1");
+  if (job.numjobs() > 4096) return bad("numjobs above 4096 per worker is not supported");
+  if (job.rwmix_read() > 100) return bad("rwmixread must be between 0 and 100");
+  if (job.time_based() && job.runtime_ns() == 0) return bad("time_based needs a runtime");
+  if (job.direct() && job.block_size() % 512 != 0) {
+    return bad(absl::StrCat("direct=1 needs bs to be a multiple of 512 (got ", job.block_size(), ")"));
+  }
+  if (job.iodepth() > 1) return bad("iodepth above 1 needs an asynchronous engine (none yet)");
+  if (job.filename().find('/') != std::string::npos && !job.directory().empty()) {
+    return bad("filename with a '/' cannot be combined with directory");
+  }
+  if (job.directory().empty() && job.filename().find('/') == std::string::npos) {
+    return bad("no directory= (where the job's files go)");
+  }
+  auto engine = FindEngine(job.ioengine());
+  if (!engine.ok()) return bad(engine.status().message());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
+  if (spec.jobs().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.source(), ": no jobs defined"));
+  }
+  for (const v1::JobSpec& job : spec.jobs()) {
+    absl::Status status = ValidateJob(job);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace iofleet

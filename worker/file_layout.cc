@@ -1,0 +1,106 @@
+#include "worker/file_layout.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace iofleet {
+namespace {
+
+bool JobReads(const v1::JobSpec& job) {
+  return job.rw() == v1::SEQ_READ || job.rw() == v1::RAND_READ || job.rw() == v1::SEQ_MIXED ||
+         job.rw() == v1::RAND_MIXED;
+}
+
+// Brings `path` to at least `size` bytes: written with data when the job reads it (reads of
+// holes would measure nothing), allocated otherwise. Returns whether anything was done.
+absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("create ", path));
+  struct stat st;
+  absl::Status status;
+  bool changed = false;
+  if (::fstat(fd, &st) != 0) {
+    status = absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+  } else if (static_cast<uint64_t>(st.st_size) < size) {
+    changed = true;
+    if (fill) {
+      std::vector<char> chunk(1 << 20);
+      std::mt19937_64 rng(size);
+      for (size_t i = 0; i + 8 <= chunk.size(); i += 8) {
+        const uint64_t word = rng();
+        std::memcpy(chunk.data() + i, &word, 8);
+      }
+      for (uint64_t offset = st.st_size; offset < size && status.ok();) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - offset));
+        const ssize_t w = ::pwrite(fd, chunk.data(), n, static_cast<off_t>(offset));
+        if (w <= 0) status = absl::ErrnoToStatus(w < 0 ? errno : ENOSPC, absl::StrCat("lay out ", path));
+        else offset += static_cast<uint64_t>(w);
+      }
+    } else {
+      const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+      if (rc != 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        status = absl::ErrnoToStatus(errno, absl::StrCat("allocate ", path));
+      }
+    }
+  }
+  ::close(fd);
+  RETURN_IF_ERROR(status);
+  if (direct) {
+    // Fail at prepare, not mid-run, where the filesystem refuses O_DIRECT (tmpfs does).
+    const int probe = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (probe < 0) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("open ", path, " with O_DIRECT (direct=1): the filesystem refuses it"));
+    }
+    ::close(probe);
+  }
+  return changed;
+}
+
+}  // namespace
+
+absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy) {
+  RunLayout layout;
+  std::set<std::string> seen;
+  for (const v1::JobSpec& job : request.spec().jobs()) {
+    std::string directory = job.directory();
+    std::string shared_name = job.filename();
+    if (shared_name.find('/') != std::string::npos) {
+      directory = shared_name.substr(0, shared_name.rfind('/'));
+      shared_name = shared_name.substr(shared_name.rfind('/') + 1);
+      if (directory.empty()) directory = "/";
+    }
+    auto resolved = policy.ResolveDirectory(directory);
+    if (!resolved.ok()) {
+      return absl::Status(resolved.status().code(), absl::StrCat("job '", job.name(), "': ", resolved.status().message()));
+    }
+    auto& job_paths = layout.paths.emplace_back();
+    for (uint32_t jobnum = 0; jobnum < job.numjobs(); ++jobnum) {
+      const std::string name = shared_name.empty()
+                                   ? absl::StrCat(job.name(), ".w", request.worker_index(), ".", jobnum, ".0")
+                                   : shared_name;
+      const std::string path = absl::StrCat(*resolved == "/" ? "" : *resolved, "/", name);
+      job_paths.push_back(path);
+      if (!seen.insert(path).second) continue;
+      auto changed = EnsureFile(path, job.size(), JobReads(job), job.direct());
+      if (!changed.ok()) {
+        return absl::Status(changed.status().code(), absl::StrCat("job '", job.name(), "': ", changed.status().message()));
+      }
+      v1::PreparedFile* file = layout.response.add_files();
+      file->set_path(path);
+      file->set_size(job.size());
+      file->set_laid_out(*changed);
+    }
+  }
+  return layout;
+}
+
+}  // namespace iofleet

@@ -1,0 +1,28 @@
+// Decides which file each job thread uses on this worker and lays the files out before the
+// run starts (so the measured run does no layout): read jobs get files filled with data to
+// `size`, write jobs get files allocated to `size`. Paths must pass the worker's PathPolicy.
+#ifndef IOFLEET_WORKER_FILE_LAYOUT_H_
+#define IOFLEET_WORKER_FILE_LAYOUT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/worker_service.pb.h"
+#include "worker/path_policy.h"
+
+namespace iofleet {
+
+struct RunLayout {
+  // paths[job][jobnum]: the file of each job thread.
+  std::vector<std::vector<std::string>> paths;
+  v1::PrepareResponse response;  // the distinct files, as reported to the controller
+};
+
+// The file-naming rule: a job with `filename=` shares that one file among all its threads on
+// all workers; otherwise each thread gets "<directory>/<job>.w<worker>.<jobnum>.0".
+absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_FILE_LAYOUT_H_

@@ -1,0 +1,50 @@
+// The IO loop of one job thread (one of a job's `numjobs`): opens its file with its own engine
+// instance, waits for the common start instant, then generates offsets and directions as the
+// job says, times every request and records it into its ThreadStats.
+#ifndef IOFLEET_WORKER_JOB_THREAD_H_
+#define IOFLEET_WORKER_JOB_THREAD_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "proto/job.pb.h"
+#include "worker/thread_stats.h"
+
+namespace iofleet {
+
+struct JobThreadPlan {
+  const v1::JobSpec* job = nullptr;
+  std::string path;     // the file this thread works on
+  uint32_t jobnum = 0;  // index among the job's threads on this worker
+  uint64_t seed = 0;    // random offsets and mixes; distinct per worker and thread
+  std::chrono::steady_clock::time_point start;  // the run's common start instant
+};
+
+// Why a job thread ended early, if it did.
+struct JobThreadOutcome {
+  absl::Status status;  // the first IO error (path, offset, op, errno), else OK
+  std::chrono::steady_clock::time_point end;
+};
+
+// Runs until the job's work is done, its runtime has passed, or `stop` becomes true.
+JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>& stop,
+                              ThreadStats* stats);
+
+// Visits each of `count` blocks exactly once per pass in a pseudo-random order, with O(1)
+// memory: a full-period linear congruential sequence over the next power of two, skipping
+// values >= count (fio's random map gives the same "every block once" property).
+class BlockPermutation {
+ public:
+  BlockPermutation(uint64_t count, uint64_t seed);
+  uint64_t Next();
+
+ private:
+  uint64_t count_, mask_, multiplier_, increment_, state_;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_JOB_THREAD_H_

@@ -1,0 +1,119 @@
+#include "worker/job_thread.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "gtest/gtest.h"
+
+namespace iofleet {
+namespace {
+
+TEST(BlockPermutation, VisitsEveryBlockExactlyOncePerPass) {
+  for (uint64_t count : {1ull, 2ull, 7ull, 64ull, 1000ull, 4097ull}) {
+    BlockPermutation permutation(count, count * 31);
+    std::set<uint64_t> seen;
+    for (uint64_t i = 0; i < count; ++i) seen.insert(permutation.Next());
+    EXPECT_EQ(seen.size(), count);
+    EXPECT_EQ(*seen.rbegin(), count - 1);
+  }
+  // Not simply sequential.
+  BlockPermutation p(1000, 5);
+  int in_order = 0;
+  uint64_t previous = p.Next();
+  for (int i = 0; i < 999; ++i) {
+    uint64_t next = p.Next();
+    in_order += next == previous + 1;
+    previous = next;
+  }
+  EXPECT_LT(in_order, 100);
+}
+
+std::string TempFile(const std::string& name) { return std::string(std::getenv("TEST_TMPDIR")) + "/" + name; }
+
+TEST(RunJobThread, RandomWritePassCoversTheFileAndCountsEveryIo) {
+  v1::JobSpec job;
+  job.set_name("w");
+  job.set_rw(v1::RAND_WRITE);
+  job.set_block_size(4096);
+  job.set_size(1 << 20);
+  job.set_ioengine("psync");
+  job.set_fsync_every(16);
+  const std::string path = TempFile("randwrite.dat");
+  ThreadStats stats;
+  std::atomic<bool> stop{false};
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(stats.directions[kWriteIndex].latency.Snapshot().count(), 256u);
+  EXPECT_EQ(stats.directions[kWriteIndex].bytes.load(), 1u << 20);
+  EXPECT_EQ(stats.directions[kSyncIndex].latency.Snapshot().count(), 16u);
+  EXPECT_EQ(stats.directions[kReadIndex].latency.Snapshot().count(), 0u);
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);
+  // Every block was written: no hole remains (blocks are random data, never all zero).
+  std::vector<char> block(4096);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  for (int b = 0; b < 256; ++b) {
+    ASSERT_EQ(::pread(fd, block.data(), 4096, b * 4096), 4096);
+    EXPECT_NE(std::count(block.begin(), block.end(), 0), 4096) << "block " << b << " never written";
+  }
+  ::close(fd);
+}
+
+TEST(RunJobThread, MixedWorkloadHonoursTheMixAndRuntime) {
+  const std::string path = TempFile("mixed.dat");
+  {
+    int fd = ::open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+    std::vector<char> data(1 << 20, 'x');
+    ASSERT_EQ(::write(fd, data.data(), data.size()), 1 << 20);
+    ::close(fd);
+  }
+  v1::JobSpec job;
+  job.set_name("m");
+  job.set_rw(v1::RAND_MIXED);
+  job.set_rwmix_read(75);
+  job.set_block_size(4096);
+  job.set_size(1 << 20);
+  job.set_ioengine("sync");
+  job.set_time_based(true);
+  job.set_runtime_ns(300'000'000);
+  ThreadStats stats;
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .seed = 2, .start = start}, stop, &stats);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  const double seconds = std::chrono::duration<double>(outcome.end - start).count();
+  EXPECT_GE(seconds, 0.3);
+  EXPECT_LT(seconds, 5.0);
+  const double reads = stats.directions[kReadIndex].latency.Snapshot().count();
+  const double writes = stats.directions[kWriteIndex].latency.Snapshot().count();
+  ASSERT_GT(reads + writes, 1000);
+  EXPECT_NEAR(reads / (reads + writes), 0.75, 0.05);
+}
+
+TEST(RunJobThread, IoErrorStopsTheThreadAndNamesTheFile) {
+  v1::JobSpec job;
+  job.set_name("r");
+  job.set_rw(v1::SEQ_READ);
+  job.set_block_size(4096);
+  job.set_size(1 << 20);
+  job.set_ioengine("psync");
+  const std::string path = TempFile("short.dat");
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_EQ(::ftruncate(fd, 8192 + 100), 0);  // shorter than size: the third read is short
+  ::close(fd);
+  ThreadStats stats;
+  std::atomic<bool> stop{false};
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  ASSERT_FALSE(outcome.status.ok());
+  EXPECT_NE(outcome.status.message().find("short.dat"), std::string::npos) << outcome.status;
+  EXPECT_NE(outcome.status.message().find("offset 8192"), std::string::npos) << outcome.status;
+  EXPECT_EQ(stats.directions[kReadIndex].errors.load(), 1u);
+  EXPECT_EQ(stats.directions[kReadIndex].latency.Snapshot().count(), 3u);
+}
+
+}  // namespace
+}  // namespace iofleet

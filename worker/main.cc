@@ -1,0 +1,101 @@
+// iofleet-worker: the daemon that does IO for a controller.
+//   iofleet-worker --listen 127.0.0.1:7420 --allow-root /mnt/nfs [--allow-root DIR ...]
+// Prints "iofleet-worker listening on HOST:PORT" on stdout once it accepts connections
+// (port 0 picks a free port, which is how the controller starts local workers).
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/command_line.h"
+#include "common/log.h"
+#include "grpcpp/grpcpp.h"
+#include "worker/worker_service.h"
+
+namespace iofleet {
+namespace {
+
+const std::vector<OptionSpec> kOptions = {
+    {"listen", true, false, "HOST:PORT", "address to serve on (default 127.0.0.1:7420; port 0 = any free port)"},
+    {"allow-root", true, true, "DIR", "a directory under which jobs may do IO (repeatable, at least one)"},
+    {"log-level", true, false, "LEVEL", "debug, info, warning or error (default info)"},
+    {"advertise-protocol-version", true, false, "N", "testing only: announce protocol version N"},
+    {"help", false, false, "", "show this help"},
+};
+
+int Main(int argc, char** argv) {
+  auto args = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc), kOptions);
+  if (!args.ok()) {
+    std::cerr << "iofleet-worker: " << args.status().message() << "\n";
+    return 2;
+  }
+  if (args->Has("help")) {
+    std::cout << "usage: iofleet-worker --listen HOST:PORT --allow-root DIR [--allow-root DIR ...]\n"
+              << FormatOptionHelp(kOptions);
+    return 0;
+  }
+  if (!args->positional().empty()) {
+    std::cerr << "iofleet-worker: unexpected argument '" << args->positional()[0] << "'\n";
+    return 2;
+  }
+  const std::string level = args->Get("log-level", "info");
+  if (level == "debug") SetLogLevel(LogLevel::kDebug);
+  else if (level == "warning") SetLogLevel(LogLevel::kWarning);
+  else if (level == "error") SetLogLevel(LogLevel::kError);
+  else if (level != "info") {
+    std::cerr << "iofleet-worker: --log-level must be debug, info, warning or error\n";
+    return 2;
+  }
+  auto policy = PathPolicy::Create(args->GetAll("allow-root"));
+  if (!policy.ok()) {
+    std::cerr << "iofleet-worker: " << policy.status().message() << "\n";
+    return 2;
+  }
+  ProtocolVersions versions{kProtocolVersion, kMinCompatibleProtocolVersion};
+  if (args->Has("advertise-protocol-version")) {
+    if (!absl::SimpleAtoi(args->Get("advertise-protocol-version"), &versions.version)) {
+      std::cerr << "iofleet-worker: --advertise-protocol-version needs a number\n";
+      return 2;
+    }
+    versions.min_compatible = std::min(versions.min_compatible, versions.version);
+  }
+
+  // Handle SIGINT/SIGTERM on a thread of our own (sigwait), so shutdown is orderly.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const std::string listen = args->Get("listen", "127.0.0.1:7420");
+  WorkerServiceImpl service(std::move(*policy), versions);
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::cerr << "iofleet-worker: cannot listen on " << listen << " (address in use or invalid?)\n";
+    return 1;
+  }
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  SetLogPrefix(absl::StrCat("iofleet-worker ", host, ":", port));
+  std::printf("iofleet-worker listening on %s:%d\n", host.c_str(), port);
+  std::fflush(stdout);
+  Log(LogLevel::kInfo, "ready");
+
+  int received = 0;
+  sigwait(&signals, &received);
+  Log(LogLevel::kInfo, absl::StrCat("signal ", received, ": stopping runs and shutting down"));
+  service.StopAll("the worker received a stop signal");
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return 0;
+}
+
+}  // namespace
+}  // namespace iofleet
+
+int main(int argc, char** argv) { return iofleet::Main(argc, argv); }

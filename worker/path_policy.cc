@@ -1,0 +1,91 @@
+#include "worker/path_policy.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace iofleet {
+namespace {
+
+absl::StatusOr<std::string> RealPath(const std::string& path) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) == nullptr) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("resolve ", path));
+  }
+  return std::string(buffer);
+}
+
+}  // namespace
+
+absl::StatusOr<PathPolicy> PathPolicy::Create(const std::vector<std::string>& roots) {
+  if (roots.empty()) {
+    return absl::InvalidArgumentError("at least one --allow-root DIR is needed: a worker only does IO under allowed roots");
+  }
+  PathPolicy policy;
+  for (const std::string& root : roots) {
+    auto resolved = RealPath(root);
+    if (!resolved.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--allow-root ", root, ": ", resolved.status().message()));
+    }
+    policy.roots_.push_back(*resolved);
+  }
+  return policy;
+}
+
+bool PathPolicy::IsAllowed(const std::string& resolved) const {
+  for (const std::string& root : roots_) {
+    if (resolved == root || root == "/" || absl::StartsWith(resolved, root + "/")) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::string> PathPolicy::ResolveDirectory(const std::string& directory) const {
+  if (directory.empty() || directory[0] != '/') {
+    return absl::InvalidArgumentError(absl::StrCat("directory '", directory, "' must be an absolute path"));
+  }
+  // Split into the longest existing prefix and a missing tail.
+  std::vector<std::string> parts = absl::StrSplit(directory, '/', absl::SkipEmpty());
+  size_t existing = parts.size();
+  std::string prefix;
+  while (true) {
+    prefix = "/" + absl::StrJoin(parts.begin(), parts.begin() + existing, "/");
+    struct stat st;
+    if (::stat(prefix.c_str(), &st) == 0) break;
+    if (existing == 0) break;
+    --existing;
+  }
+  for (size_t i = existing; i < parts.size(); ++i) {
+    if (parts[i] == "..") {
+      return absl::InvalidArgumentError(absl::StrCat("directory '", directory, "' has '..' in a part that does not exist yet"));
+    }
+  }
+  auto resolved = RealPath(prefix);
+  if (!resolved.ok()) return resolved.status();
+  std::string full = *resolved;
+  for (size_t i = existing; i < parts.size(); ++i) {
+    if (parts[i] != ".") full = absl::StrCat(full == "/" ? "" : full, "/", parts[i]);
+  }
+  if (!IsAllowed(full)) {
+    return absl::PermissionDeniedError(absl::StrCat("directory '", directory, "' (", full,
+                                                    ") is outside this worker's allowed roots: ",
+                                                    absl::StrJoin(roots_, ", ")));
+  }
+  std::string built = *resolved;
+  for (size_t i = existing; i < parts.size(); ++i) {
+    if (parts[i] == ".") continue;
+    built = absl::StrCat(built == "/" ? "" : built, "/", parts[i]);
+    if (::mkdir(built.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::ErrnoToStatus(errno, absl::StrCat("create directory ", built));
+    }
+  }
+  return full;
+}
+
+}  // namespace iofleet

@@ -1,0 +1,33 @@
+// Which paths a worker may touch: only those under the directories it was started with
+// (--allow-root). Paths are resolved (symlinks, "..") before the check, so a job cannot
+// escape through a link or a relative path.
+#ifndef IOFLEET_WORKER_PATH_POLICY_H_
+#define IOFLEET_WORKER_PATH_POLICY_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace iofleet {
+
+class PathPolicy {
+ public:
+  // Each root must exist; it is stored resolved.
+  static absl::StatusOr<PathPolicy> Create(const std::vector<std::string>& roots);
+
+  const std::vector<std::string>& roots() const { return roots_; }
+
+  // Resolves `directory` and checks it lies under a root; creates the missing tail of the
+  // directory (mkdir -p) only after the existing part passed the check. Returns the
+  // resolved directory. kPermissionDenied names the path and the allowed roots.
+  absl::StatusOr<std::string> ResolveDirectory(const std::string& directory) const;
+
+ private:
+  bool IsAllowed(const std::string& resolved) const;
+  std::vector<std::string> roots_;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_PATH_POLICY_H_

@@ -1,0 +1,55 @@
+#include "worker/path_policy.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gtest/gtest.h"
+
+namespace iofleet {
+namespace {
+
+class PathPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = std::string(std::getenv("TEST_TMPDIR")) + "/policy";
+    ::mkdir(base_.c_str(), 0755);
+    ::mkdir((base_ + "/allowed").c_str(), 0755);
+    ::mkdir((base_ + "/other").c_str(), 0755);
+    ::symlink((base_ + "/other").c_str(), (base_ + "/allowed/escape").c_str());
+  }
+  std::string base_;
+};
+
+TEST_F(PathPolicyTest, AllowsAndCreatesDirectoriesUnderARoot) {
+  auto policy = PathPolicy::Create({base_ + "/allowed"});
+  ASSERT_TRUE(policy.ok());
+  auto dir = policy->ResolveDirectory(base_ + "/allowed/new/deeper");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  struct stat st;
+  EXPECT_EQ(::stat(dir->c_str(), &st), 0);
+  EXPECT_TRUE(policy->ResolveDirectory(base_ + "/allowed").ok());
+}
+
+TEST_F(PathPolicyTest, RefusesPathsOutsideEvenThroughLinksAndDotDot) {
+  auto policy = PathPolicy::Create({base_ + "/allowed"});
+  ASSERT_TRUE(policy.ok());
+  for (const std::string& bad : {base_ + "/other", base_ + "/allowed/escape", base_ + "/allowed/../other",
+                                 base_ + "/allowedX", std::string("/etc")}) {
+    auto dir = policy->ResolveDirectory(bad);
+    ASSERT_FALSE(dir.ok()) << bad;
+    EXPECT_EQ(dir.status().code(), absl::StatusCode::kPermissionDenied) << bad << " " << dir.status();
+  }
+  EXPECT_FALSE(policy->ResolveDirectory(base_ + "/allowed/missing/../../../other").ok());
+  // Nothing was created outside the root by the refused requests.
+  struct stat st;
+  EXPECT_NE(::stat((base_ + "/allowedX").c_str(), &st), 0);
+  EXPECT_EQ(policy->ResolveDirectory("relative/dir").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(PathPolicyTest, NeedsExistingRoots) {
+  EXPECT_FALSE(PathPolicy::Create({}).ok());
+  EXPECT_FALSE(PathPolicy::Create({base_ + "/does-not-exist"}).ok());
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -1,0 +1,200 @@
+#include "worker/worker_run.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace iofleet {
+namespace {
+
+constexpr std::chrono::nanoseconds kDefaultInterval = std::chrono::seconds(1);
+constexpr std::chrono::nanoseconds kDefaultLease = std::chrono::seconds(5);
+
+int64_t WallNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout)
+    : request_(std::move(request)),
+      layout_(std::move(layout)),
+      interval_(request_.interval_ns() ? std::chrono::nanoseconds(request_.interval_ns()) : kDefaultInterval),
+      lease_(request_.lease_ns() ? std::chrono::nanoseconds(request_.lease_ns()) : kDefaultLease),
+      last_heartbeat_(Clock::now()) {}
+
+WorkerRun::~WorkerRun() {
+  Stop("worker shutting down");
+  if (collector_.joinable()) collector_.join();
+  for (std::thread& t : io_threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+bool WorkerRun::LeaseExpired(Clock::time_point now) const {
+  return now - last_heartbeat_.load() > lease_;
+}
+
+bool WorkerRun::finished() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return all_reports_produced_;
+}
+
+int64_t WorkerRun::ToUnixNs(Clock::time_point t) const {
+  return start_unix_ns_ + std::chrono::duration_cast<std::chrono::nanoseconds>(t - start_).count();
+}
+
+absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t lead = start_unix_ns - WallNowNs();
+  if (started_) {
+    if (start_unix_ns == start_unix_ns_) return lead;
+    return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was already started for another instant"));
+  }
+  if (stop_) return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was stopped: ", stop_reason_));
+  started_ = true;
+  start_unix_ns_ = start_unix_ns;
+  // The wall-clock instant mapped onto the monotonic clock, which times everything after.
+  start_ = Clock::now() + std::chrono::nanoseconds(lead);
+  const auto& specs = request_.spec().jobs();
+  jobs_.resize(specs.size());
+  for (int j = 0; j < specs.size(); ++j) {
+    JobState& state = jobs_[j];
+    const uint32_t numjobs = specs[j].numjobs();
+    state.reported_bytes.assign(numjobs, {});
+    state.reported_errors.assign(numjobs, {});
+    for (uint32_t t = 0; t < numjobs; ++t) {
+      state.threads.push_back(std::make_unique<ThreadStats>());
+      auto& samplers = state.samplers.emplace_back();
+      for (int d = 0; d < kDirectionCount; ++d) samplers.emplace_back(&state.threads.back()->directions[d].latency);
+    }
+  }
+  for (int j = 0; j < specs.size(); ++j) {
+    for (uint32_t t = 0; t < specs[j].numjobs(); ++t) {
+      JobThreadPlan plan{.job = &specs[j],
+                         .path = layout_.paths[j][t],
+                         .jobnum = t,
+                         .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
+                         .start = start_};
+      ThreadStats* stats = jobs_[j].threads[t].get();
+      io_threads_.emplace_back([this, plan, stats, j] {
+        JobThreadOutcome outcome = RunJobThread(plan, stop_, stats);
+        std::lock_guard<std::mutex> inner(mu_);
+        JobState& state = jobs_[j];
+        ++state.threads_finished;
+        state.last_end = std::max(state.last_end, outcome.end);
+        if (!outcome.status.ok() && state.first_error.ok()) state.first_error = outcome.status;
+        changed_.notify_all();
+      });
+    }
+  }
+  collector_ = std::thread([this] { CollectorLoop(); });
+  return lead;
+}
+
+void WorkerRun::Stop(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_) return;
+  stop_reason_ = reason;
+  stop_ = true;
+  if (!started_) all_reports_produced_ = true;  // nothing ran, nothing to report
+  changed_.notify_all();
+}
+
+v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_index,
+                                          Clock::time_point from, Clock::time_point to) {
+  JobState& state = jobs_[job_index];
+  v1::IntervalReport report;
+  report.set_run_id(request_.run_id());
+  report.set_job_index(static_cast<uint32_t>(job_index));
+  report.set_interval_index(interval_index);
+  report.set_start_unix_ns(ToUnixNs(from));
+  report.set_end_unix_ns(ToUnixNs(to));
+  for (int d = 0; d < kDirectionCount; ++d) {
+    LatencyHistogram merged;
+    uint64_t bytes = 0, errors = 0;
+    for (size_t t = 0; t < state.threads.size(); ++t) {
+      merged.Merge(state.samplers[t][d].Next());
+      const DirectionCounters& counters = state.threads[t]->directions[d];
+      const uint64_t total_bytes = counters.bytes.load(std::memory_order_relaxed);
+      const uint64_t total_errors = counters.errors.load(std::memory_order_relaxed);
+      bytes += total_bytes - state.reported_bytes[t][d];
+      errors += total_errors - state.reported_errors[t][d];
+      state.reported_bytes[t][d] = total_bytes;
+      state.reported_errors[t][d] = total_errors;
+    }
+    if (merged.count() == 0 && bytes == 0 && errors == 0) continue;
+    v1::DirectionStats* stats = report.add_directions();
+    stats->set_direction(static_cast<v1::Direction>(d + 1));
+    stats->set_ops(merged.count());
+    stats->set_bytes(bytes);
+    stats->set_errors(errors);
+    *stats->mutable_latency() = merged.ToProto();
+  }
+  return report;
+}
+
+void WorkerRun::Publish(v1::IntervalReport report) {
+  reports_.push_back(std::move(report));
+  changed_.notify_all();
+}
+
+void WorkerRun::CollectorLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  uint32_t interval = 0;
+  Clock::time_point interval_start = start_;
+  while (true) {
+    const Clock::time_point boundary = start_ + interval_ * (interval + 1);
+    // Wake at the boundary, or earlier when a job's last thread ends (its final report).
+    changed_.wait_until(lock, boundary, [&] {
+      for (const JobState& s : jobs_) {
+        if (!s.final_sent && s.threads_finished == s.threads.size()) return true;
+      }
+      return false;
+    });
+    const Clock::time_point now = Clock::now();
+    bool all_final = true;
+    for (size_t j = 0; j < jobs_.size(); ++j) {
+      JobState& state = jobs_[j];
+      if (state.final_sent) continue;
+      if (state.threads_finished == state.threads.size()) {
+        // Every thread has exited: the counters are complete and this report closes the job.
+        const Clock::time_point end = std::max(state.last_end, interval_start);
+        v1::IntervalReport report = CutInterval(j, interval, interval_start, std::max(end, start_));
+        report.set_final(true);
+        report.set_elapsed_ns(static_cast<uint64_t>(
+            std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - start_).count())));
+        if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
+        if (stop_) report.set_stop_reason(stop_reason_);
+        state.final_sent = true;
+        Publish(std::move(report));
+      } else {
+        all_final = false;
+        if (now >= boundary) Publish(CutInterval(j, interval, interval_start, boundary));
+      }
+    }
+    if (all_final) break;
+    if (now >= boundary) {
+      interval_start = boundary;
+      ++interval;
+    }
+  }
+  all_reports_produced_ = true;
+  changed_.notify_all();
+}
+
+bool WorkerRun::NextReport(std::chrono::milliseconds timeout, v1::IntervalReport* report, bool* ended) {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait_for(lock, timeout, [&] { return !reports_.empty() || all_reports_produced_; });
+  *ended = false;
+  if (!reports_.empty()) {
+    *report = std::move(reports_.front());
+    reports_.pop_front();
+    return true;
+  }
+  *ended = all_reports_produced_;
+  return false;
+}
+
+}  // namespace iofleet

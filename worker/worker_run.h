@@ -1,0 +1,92 @@
+// One run on a worker: its prepared files, its IO threads, the collector that cuts their
+// counters into IntervalReports at the run's common interval boundaries, and its lease.
+// Thread-safe; the gRPC service holds runs by id.
+#ifndef IOFLEET_WORKER_WORKER_RUN_H_
+#define IOFLEET_WORKER_WORKER_RUN_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "proto/worker_service.pb.h"
+#include "worker/file_layout.h"
+#include "worker/job_thread.h"
+#include "worker/thread_stats.h"
+
+namespace iofleet {
+
+class WorkerRun {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  WorkerRun(v1::PrepareRequest request, RunLayout layout);
+  ~WorkerRun();  // stops IO and joins every thread
+
+  const v1::PrepareRequest& request() const { return request_; }
+  const v1::PrepareResponse& prepared() const { return layout_.response; }
+
+  // Starts the IO threads, which begin at `start_unix_ns` (wall clock). Idempotent for the
+  // same instant; kFailedPrecondition for a different one. Returns how far ahead it arrived.
+  absl::StatusOr<int64_t> Start(int64_t start_unix_ns);
+  // Stops IO now; the stream then ends with final reports carrying `reason`. Idempotent.
+  void Stop(const std::string& reason);
+  void RenewLease() { last_heartbeat_ = Clock::now(); }
+  bool LeaseExpired(Clock::time_point now) const;
+  bool started() const { return started_; }
+  // All reports are produced (they may not all be delivered yet).
+  bool finished() const;
+
+  // Waits up to `timeout` for the next report. Returns true with a report, false on timeout
+  // (with *ended false) or once every report has been taken (*ended true).
+  bool NextReport(std::chrono::milliseconds timeout, v1::IntervalReport* report, bool* ended);
+
+ private:
+  struct JobState {
+    std::vector<std::unique_ptr<ThreadStats>> threads;
+    // Per thread and direction: interval cutters and the bytes/errors already reported.
+    std::vector<std::vector<IntervalSampler>> samplers;
+    std::vector<std::array<uint64_t, kDirectionCount>> reported_bytes, reported_errors;
+    size_t threads_finished = 0;
+    Clock::time_point last_end;
+    absl::Status first_error;
+    bool final_sent = false;
+  };
+
+  void CollectorLoop();
+  // Builds the report of `job` for the time since its previous one.
+  v1::IntervalReport CutInterval(size_t job_index, uint32_t interval_index, Clock::time_point from,
+                                 Clock::time_point to);
+  int64_t ToUnixNs(Clock::time_point t) const;
+  void Publish(v1::IntervalReport report);
+
+  const v1::PrepareRequest request_;
+  const RunLayout layout_;
+  const std::chrono::nanoseconds interval_;
+  const std::chrono::nanoseconds lease_;
+
+  std::atomic<bool> stop_{false};
+  std::atomic<Clock::time_point> last_heartbeat_;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // threads finishing, stop, new reports
+  bool started_ = false;
+  int64_t start_unix_ns_ = 0;
+  Clock::time_point start_;
+  std::string stop_reason_;
+  std::vector<JobState> jobs_;
+  std::deque<v1::IntervalReport> reports_;
+  bool all_reports_produced_ = false;
+  std::vector<std::thread> io_threads_;
+  std::thread collector_;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_WORKER_RUN_H_

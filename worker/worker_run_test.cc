@@ -1,0 +1,117 @@
+#include "worker/worker_run.h"
+
+#include <sys/stat.h>
+
+#include "gtest/gtest.h"
+#include "worker/file_layout.h"
+
+namespace iofleet {
+namespace {
+
+int64_t WallNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+v1::PrepareRequest MakeRequest(const std::string& dir) {
+  v1::PrepareRequest request;
+  request.set_run_id("r1");
+  request.set_worker_index(3);
+  request.set_worker_count(4);
+  request.set_interval_ns(100'000'000);
+  v1::JobSpec* job = request.mutable_spec()->add_jobs();
+  job->set_name("reader");
+  job->set_rw(v1::RAND_READ);
+  job->set_block_size(4096);
+  job->set_size(1 << 20);
+  job->set_numjobs(2);
+  job->set_ioengine("psync");
+  job->set_directory(dir);
+  job->set_time_based(true);
+  job->set_runtime_ns(450'000'000);
+  return request;
+}
+
+TEST(FileLayout, PerWorkerPerThreadFilesFilledForReads) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/layout";
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  ASSERT_TRUE(policy.ok());
+  auto layout = LayOutRunFiles(MakeRequest(dir), *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  ASSERT_EQ(layout->paths[0].size(), 2u);
+  EXPECT_EQ(layout->paths[0][1], dir + "/reader.w3.1.0");
+  struct stat st;
+  ASSERT_EQ(::stat(layout->paths[0][0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);
+  EXPECT_GT(st.st_blocks * 512, 1 << 19);  // data, not a sparse hole
+  EXPECT_TRUE(layout->response.files(0).laid_out());
+  // A second layout finds the files ready.
+  auto again = LayOutRunFiles(MakeRequest(dir), *policy);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->response.files(0).laid_out());
+  // Outside the allowed roots: refused.
+  auto outside = LayOutRunFiles(MakeRequest("/proc/iofleet"), *policy);
+  EXPECT_EQ(outside.status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST(WorkerRun, IntervalsAreAlignedAndAddUpToTheFinalTotals) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/run";
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  v1::PrepareRequest request = MakeRequest(dir);
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok());
+  WorkerRun run(request, std::move(*layout));
+  const int64_t start = WallNowNs() + 50'000'000;
+  ASSERT_TRUE(run.Start(start).ok());
+  EXPECT_TRUE(run.Start(start).ok());           // idempotent
+  EXPECT_FALSE(run.Start(start + 1).ok());      // but not for another instant
+  std::vector<v1::IntervalReport> reports;
+  bool ended = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ended && std::chrono::steady_clock::now() < give_up) {
+    v1::IntervalReport report;
+    if (run.NextReport(std::chrono::milliseconds(100), &report, &ended)) reports.push_back(report);
+  }
+  ASSERT_TRUE(ended);
+  ASSERT_GE(reports.size(), 4u);  // 450 ms at 100 ms intervals: 4 full + 1 final
+  uint64_t ops = 0, bytes = 0;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    EXPECT_EQ(reports[i].interval_index(), i);
+    EXPECT_EQ(reports[i].start_unix_ns(), start + static_cast<int64_t>(i) * 100'000'000);
+    for (const auto& d : reports[i].directions()) {
+      EXPECT_EQ(d.direction(), v1::READ);
+      EXPECT_EQ(d.ops(), d.latency().count());
+      ops += d.ops();
+      bytes += d.bytes();
+    }
+  }
+  EXPECT_TRUE(reports.back().final());
+  EXPECT_GE(reports.back().elapsed_ns(), 450'000'000u);
+  EXPECT_LT(reports.back().elapsed_ns(), 2'000'000'000u);
+  EXPECT_GT(ops, 100u);
+  EXPECT_EQ(bytes, ops * 4096);
+}
+
+TEST(WorkerRun, StopEndsIoPromptlyWithAReason) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/stop";
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  v1::PrepareRequest request = MakeRequest(dir);
+  request.mutable_spec()->mutable_jobs(0)->set_runtime_ns(60'000'000'000);
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok());
+  WorkerRun run(request, std::move(*layout));
+  ASSERT_TRUE(run.Start(WallNowNs()).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto stop_at = std::chrono::steady_clock::now();
+  run.Stop("test says stop");
+  v1::IntervalReport report, last;
+  bool ended = false;
+  while (!ended) {
+    if (run.NextReport(std::chrono::milliseconds(100), &report, &ended)) last = report;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_at, std::chrono::seconds(2));
+  EXPECT_TRUE(last.final());
+  EXPECT_EQ(last.stop_reason(), "test says stop");
+}
+
+}  // namespace
+}  // namespace iofleet

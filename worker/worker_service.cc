@@ -1,0 +1,168 @@
+#include "worker/worker_service.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "engines/engine_registry.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "job/job_validation.h"
+
+namespace iofleet {
+namespace {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+std::string KernelRelease() {
+  struct utsname u;
+  return ::uname(&u) == 0 ? std::string(u.sysname) + " " + u.release : "unknown";
+}
+
+}  // namespace
+
+WorkerServiceImpl::WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions)
+    : policy_(std::move(policy)), versions_(versions) {
+  lease_watchdog_ = std::thread([this] { WatchLeases(); });
+}
+
+WorkerServiceImpl::~WorkerServiceImpl() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shutting_down_ = true;
+    shutdown_cv_.notify_all();
+  }
+  lease_watchdog_.join();
+  StopAll("worker shutting down");
+}
+
+void WorkerServiceImpl::WatchLeases() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutdown_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return shutting_down_; })) {
+    const auto now = WorkerRun::Clock::now();
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      WorkerRun& run = *it->second;
+      if (run.LeaseExpired(now)) {
+        if (!run.finished()) {
+          Log(LogLevel::kWarning, absl::StrCat("run ", it->first, ": no heartbeat from the controller within the lease; stopping its IO"));
+          run.Stop("lease expired: the controller stopped sending heartbeats");
+        }
+        // Forget the run once it has wound down; a stream still reading holds its own reference.
+        if (run.finished()) {
+          it = runs_.erase(it);
+          continue;
+        }
+      }
+      ++it;
+    }
+  }
+}
+
+std::shared_ptr<WorkerRun> WorkerServiceImpl::FindRun(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? nullptr : it->second;
+}
+
+void WorkerServiceImpl::StopAll(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, run] : runs_) run->Stop(reason);
+}
+
+grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext*, const v1::HelloRequest* request,
+                                      v1::HelloResponse* response) {
+  response->set_protocol_version(versions_.version);
+  response->set_min_compatible_version(versions_.min_compatible);
+  response->set_worker_version(kIofleetVersion);
+  response->set_hostname(Hostname());
+  response->set_cores(std::thread::hardware_concurrency());
+  response->set_kernel(KernelRelease());
+  for (const std::string& name : EngineNames()) response->add_engines(name);
+  for (const std::string& root : policy_.roots()) response->add_allowed_roots(root);
+  for (const char* feature : {"interval-histograms", "lease", "timed-start"}) response->add_features(feature);
+  // An incompatible controller gets a clear refusal; the response still says who we are.
+  return ToGrpc(CheckProtocolCompatible(versions_, "worker",
+                                        {request->protocol_version(), request->min_compatible_version()},
+                                        absl::StrCat("controller on ", request->controller_host())));
+}
+
+grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext*, const v1::PrepareRequest* request,
+                                        v1::PrepareResponse* response) {
+  if (request->run_id().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "run_id is empty");
+  if (auto existing = FindRun(request->run_id())) {
+    // Idempotent: the same request again gets the same answer; a different one is refused.
+    if (!google::protobuf::util::MessageDifferencer::Equals(existing->request(), *request)) {
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
+                          absl::StrCat("run ", request->run_id(), " was prepared with a different job"));
+    }
+    *response = existing->prepared();
+    return grpc::Status::OK;
+  }
+  if (absl::Status valid = ValidateRunSpec(request->spec()); !valid.ok()) return ToGrpc(valid);
+  auto layout = LayOutRunFiles(*request, policy_);
+  if (!layout.ok()) return ToGrpc(layout.status());
+  *response = layout->response;
+  auto run = std::make_shared<WorkerRun>(*request, std::move(*layout));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = runs_.emplace(request->run_id(), run);
+  if (!inserted) *response = it->second->prepared();  // a concurrent duplicate won the race
+  Log(LogLevel::kInfo, absl::StrCat("run ", request->run_id(), ": prepared ", response->files_size(), " file(s)"));
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::Start(grpc::ServerContext*, const v1::StartRequest* request,
+                                      v1::StartResponse* response) {
+  auto run = FindRun(request->run_id());
+  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no prepared run ", request->run_id()));
+  run->RenewLease();
+  auto lead = run->Start(request->start_unix_ns());
+  if (!lead.ok()) return ToGrpc(lead.status());
+  response->set_lead_ns(*lead);
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext*, const v1::StopRequest* request, v1::StopResponse*) {
+  auto run = FindRun(request->run_id());
+  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
+  run->Stop(request->reason().empty() ? "stopped by the controller" : request->reason());
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* request,
+                                          v1::HeartbeatResponse* response) {
+  auto run = FindRun(request->run_id());
+  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
+  run->RenewLease();
+  response->set_run_active(!run->finished());
+  return grpc::Status::OK;
+}
+
+grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
+                                                const v1::StreamIntervalsRequest* request,
+                                                grpc::ServerWriter<v1::IntervalReport>* writer) {
+  auto run = FindRun(request->run_id());
+  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
+  while (!context->IsCancelled()) {
+    v1::IntervalReport report;
+    bool ended = false;
+    if (run->NextReport(std::chrono::milliseconds(200), &report, &ended)) {
+      if (!writer->Write(report)) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the controller closed the stream");
+      }
+    } else if (ended) {
+      return grpc::Status::OK;
+    }
+  }
+  return grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled by the controller");
+}
+
+}  // namespace iofleet

@@ -1,0 +1,53 @@
+// The gRPC face of a worker: turns WorkerService calls into WorkerRuns and back, and runs the
+// lease watchdog that stops a run whose controller went quiet. Converts absl::Status to
+// grpc::Status here and nowhere else.
+#ifndef IOFLEET_WORKER_WORKER_SERVICE_H_
+#define IOFLEET_WORKER_WORKER_SERVICE_H_
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/protocol_version.h"
+#include "proto/worker_service.grpc.pb.h"
+#include "worker/path_policy.h"
+#include "worker/worker_run.h"
+
+namespace iofleet {
+
+class WorkerServiceImpl final : public v1::WorkerService::Service {
+ public:
+  // `versions` is what Hello announces (overridable only to test version skew).
+  WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions);
+  ~WorkerServiceImpl() override;
+
+  grpc::Status Hello(grpc::ServerContext*, const v1::HelloRequest*, v1::HelloResponse*) override;
+  grpc::Status Prepare(grpc::ServerContext*, const v1::PrepareRequest*, v1::PrepareResponse*) override;
+  grpc::Status Start(grpc::ServerContext*, const v1::StartRequest*, v1::StartResponse*) override;
+  grpc::Status Stop(grpc::ServerContext*, const v1::StopRequest*, v1::StopResponse*) override;
+  grpc::Status StreamIntervals(grpc::ServerContext*, const v1::StreamIntervalsRequest*,
+                               grpc::ServerWriter<v1::IntervalReport>*) override;
+  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*, v1::HeartbeatResponse*) override;
+
+  // Stops every run (used on SIGTERM before the server shuts down).
+  void StopAll(const std::string& reason);
+
+ private:
+  std::shared_ptr<WorkerRun> FindRun(const std::string& run_id);
+  void WatchLeases();
+
+  const PathPolicy policy_;
+  const ProtocolVersions versions_;
+  std::mutex mu_;
+  std::condition_variable shutdown_cv_;
+  bool shutting_down_ = false;
+  std::map<std::string, std::shared_ptr<WorkerRun>> runs_;
+  std::thread lease_watchdog_;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_WORKER_SERVICE_H_
