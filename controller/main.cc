@@ -1,0 +1,134 @@
+// iofleet: the controller CLI.
+//   iofleet run JOBFILE [--hosts HOST:PORT,...] [--hostfile FILE] [--interval 1s]
+//               [--output-format normal|json] [--output FILE]
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/command_line.h"
+#include "common/nearest_name.h"
+#include "common/protocol_version.h"
+#include "common/units.h"
+#include "controller/run_command.h"
+
+namespace iofleet {
+namespace {
+
+const std::vector<OptionSpec> kRunOptions = {
+    {"hosts", true, true, "HOST:PORT,...", "workers to use (comma-separated; repeatable)"},
+    {"hostfile", true, false, "FILE", "workers to use, one HOST:PORT per line (# comments)"},
+    {"interval", true, false, "DURATION", "interval report length (default 1s)"},
+    {"output-format", true, false, "normal|json", "report format (default normal)"},
+    {"output", true, false, "FILE", "write the report to FILE (atomically) instead of stdout"},
+    {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
+    {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},
+    {"lease", true, false, "DURATION", "workers stop IO if the controller is silent this long (default 5s)"},
+    {"keep-files", false, false, "", "with no hosts: keep the temporary job directory"},
+    {"help", false, false, "", "show this help"},
+};
+
+constexpr char kUsage[] =
+    "usage: iofleet run JOBFILE [options]\n"
+    "       iofleet version\n"
+    "\n"
+    "Runs a fio-style job file on every worker at once and reports cluster-wide results.\n"
+    "With no --hosts/--hostfile, starts local workers on 127.0.0.1 (jobs without directory=\n"
+    "use a temporary directory, removed afterwards).\n\n";
+
+absl::StatusOr<std::vector<std::string>> ReadHostfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read hostfile ", path));
+  std::vector<std::string> hosts;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string host(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
+    if (!host.empty()) hosts.push_back(host);
+  }
+  return hosts;
+}
+
+absl::Status CheckHost(const std::string& host) {
+  const size_t colon = host.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(host.substr(colon + 1), &port) || port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("host '", host, "' is not HOST:PORT (e.g. node1:7420)"));
+  }
+  return absl::OkStatus();
+}
+
+int UsageError(absl::string_view message) {
+  std::cerr << "iofleet: " << message << "\n(iofleet run --help shows the options)\n";
+  return 2;
+}
+
+int Run(const std::vector<std::string>& args) {
+  auto cl = ParseCommandLine(args, kRunOptions);
+  if (!cl.ok()) return UsageError(cl.status().message());
+  if (cl->Has("help")) {
+    std::cout << kUsage << FormatOptionHelp(kRunOptions);
+    return 0;
+  }
+  if (cl->positional().size() != 1) return UsageError("iofleet run takes exactly one job file");
+  RunOptions options;
+  options.job_file = cl->positional()[0];
+  for (const std::string& list : cl->GetAll("hosts")) {
+    for (absl::string_view host : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+      options.hosts.push_back(std::string(absl::StripAsciiWhitespace(host)));
+    }
+  }
+  if (cl->Has("hostfile")) {
+    auto hosts = ReadHostfile(cl->Get("hostfile"));
+    if (!hosts.ok()) return UsageError(hosts.status().message());
+    if (hosts->empty()) return UsageError(absl::StrCat("hostfile ", cl->Get("hostfile"), " lists no hosts"));
+    options.hosts.insert(options.hosts.end(), hosts->begin(), hosts->end());
+  }
+  for (const std::string& host : options.hosts) {
+    if (absl::Status s = CheckHost(host); !s.ok()) return UsageError(s.message());
+  }
+  if (cl->Has("interval")) {
+    auto ns = ParseDurationNs(cl->Get("interval"));
+    if (!ns.ok() || *ns < 10'000'000) return UsageError("--interval must be a duration of at least 10ms (e.g. 1s, 500ms)");
+    options.interval = absl::Nanoseconds(*ns);
+  }
+  if (cl->Has("lease")) {
+    auto ns = ParseDurationNs(cl->Get("lease"));
+    if (!ns.ok() || *ns < 500'000'000) return UsageError("--lease must be a duration of at least 500ms");
+    options.lease = absl::Nanoseconds(*ns);
+  }
+  if (cl->Has("local-workers")) {
+    if (!options.hosts.empty()) return UsageError("--local-workers applies only without --hosts/--hostfile");
+    if (!absl::SimpleAtoi(cl->Get("local-workers"), &options.local_workers) || options.local_workers < 1 || options.local_workers > 64) {
+      return UsageError("--local-workers must be a number from 1 to 64");
+    }
+  }
+  options.output_format = cl->Get("output-format", "normal");
+  options.output_file = cl->Get("output");
+  options.worker_binary = cl->Get("worker-binary");
+  options.keep_files = cl->Has("keep-files");
+  return RunJob(options);
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage << "options of iofleet run:\n" << FormatOptionHelp(kRunOptions);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "run") return Run(args);
+  if (command == "version" || command == "--version") {
+    std::cout << "iofleet " << kIofleetVersion << " (protocol " << kProtocolVersion << ", accepts workers from protocol "
+              << kMinCompatibleProtocolVersion << ")\n";
+    return 0;
+  }
+  return UsageError(absl::StrCat("unknown command '", command, "'", DidYouMean(command, {"run", "version", "help"})));
+}
+
+}  // namespace
+}  // namespace iofleet
+
+int main(int argc, char** argv) { return iofleet::Main(argc, argv); }

@@ -1,0 +1,115 @@
+#include "controller/report_text.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "common/units.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace iofleet {
+namespace {
+
+// fio picks one latency unit per block so the percentile table stays readable.
+struct LatencyUnit {
+  const char* name;
+  double ns;
+};
+LatencyUnit UnitFor(uint64_t max_ns) {
+  if (max_ns >= 10'000'000'000ull) return {"msec", 1e6};
+  if (max_ns >= 10'000ull) return {"usec", 1e3};
+  return {"nsec", 1};
+}
+
+std::string FormatScaled(double value) {
+  if (value >= 100) return absl::StrFormat("%.0f", value);
+  if (value >= 10) return absl::StrFormat("%.1f", value);
+  return absl::StrFormat("%.2f", value);
+}
+
+uint64_t PercentileValue(const v1::LatencySummary& latency, double p) {
+  for (const v1::Percentile& entry : latency.percentiles()) {
+    if (std::abs(entry.percentile() - p) < 1e-9) return entry.value_ns();
+  }
+  return 0;
+}
+
+void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, const std::string& indent, std::string* out) {
+  absl::StrAppendFormat(out, "%s%6s: IOPS=%s, BW=%s (%s in %s)%s\n", indent, d.direction(), FormatCount(d.iops()),
+                        FormatBandwidth(d.bandwidth_bytes_per_sec()), FormatBytes(static_cast<double>(d.bytes())),
+                        FormatDurationNs(static_cast<double>(elapsed_ns)),
+                        d.errors() ? absl::StrCat(", ERRORS=", d.errors()) : "");
+  if (!d.has_latency()) return;
+  const v1::LatencySummary& lat = d.latency();
+  const LatencyUnit unit = UnitFor(lat.max_ns());
+  absl::StrAppendFormat(out, "%s    lat (%s): min=%s, max=%s, avg=%s, stdev=%s  (%s ops)\n", indent, unit.name,
+                        FormatScaled(lat.min_ns() / unit.ns), FormatScaled(lat.max_ns() / unit.ns),
+                        FormatScaled(lat.mean_ns() / unit.ns), FormatScaled(lat.stddev_ns() / unit.ns),
+                        FormatCount(static_cast<double>(d.ops())));
+  absl::StrAppendFormat(out, "%s    lat percentiles (%s):\n", indent, unit.name);
+  for (int i = 0; i < lat.percentiles_size(); ++i) {
+    if (i % 4 == 0) absl::StrAppend(out, indent, "     |");
+    const v1::Percentile& p = lat.percentiles(i);
+    absl::StrAppendFormat(out, " %6.2fth=[%7s]%s", p.percentile(), FormatScaled(p.value_ns() / unit.ns),
+                          (i % 4 == 3 || i + 1 == lat.percentiles_size()) ? "\n" : ",");
+  }
+}
+
+}  // namespace
+
+std::string RenderTextReport(const v1::RunReport& report) {
+  std::string out;
+  std::vector<std::string> worker_names;
+  for (const v1::WorkerInfo& w : report.workers()) {
+    worker_names.push_back(absl::StrCat(w.address(), w.hostname().empty() ? "" : absl::StrCat(" (", w.hostname(), ")")));
+  }
+  absl::StrAppendFormat(&out, "iofleet %s: run %s of %s on %d worker%s%s\n", report.tool_version(), report.run_id(),
+                        report.job_source(), report.workers_size(), report.workers_size() == 1 ? "" : "s",
+                        report.workers().empty() ? "" : absl::StrCat(": ", absl::StrJoin(worker_names, ", ")));
+  absl::StrAppend(&out, "started ", absl::FormatTime("%Y-%m-%d %H:%M:%E3S %Z", absl::FromUnixNanos(report.start_unix_ns()), absl::UTCTimeZone()),
+                  ", intervals of ", FormatDurationNs(static_cast<double>(report.interval_ns())), "\n");
+  for (const v1::JobResult& job : report.jobs()) {
+    absl::StrAppendFormat(&out, "\n%s: (rw=%s, bs=%s, ioengine=%s, iodepth=%d) numjobs=%d on each of %d workers\n",
+                          job.name(), job.rw(), FormatBytes(static_cast<double>(job.block_size())), job.ioengine(),
+                          job.iodepth(), job.numjobs(), job.workers_size());
+    for (const v1::DirectionResult& d : job.directions()) RenderDirection(d, job.elapsed_ns(), "  ", &out);
+    absl::StrAppendFormat(&out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");
+    for (const v1::WorkerResult& w : job.workers()) {
+      if (w.directions().empty()) {
+        absl::StrAppendFormat(&out, "    %-28s (no IO reported)\n", w.worker());
+      }
+      for (const v1::DirectionResult& d : w.directions()) {
+        absl::StrAppendFormat(&out, "    %-28s %-6s %10s %12s %10s %10s %7d\n", w.worker(), d.direction(), FormatCount(d.iops()),
+                              FormatBandwidth(d.bandwidth_bytes_per_sec()),
+                              FormatDurationNs(static_cast<double>(PercentileValue(d.latency(), 50))),
+                              FormatDurationNs(static_cast<double>(PercentileValue(d.latency(), 99))), d.errors());
+      }
+      if (!w.error().empty()) absl::StrAppend(&out, "      error: ", w.error(), "\n");
+      if (!w.stop_reason().empty()) absl::StrAppend(&out, "      stopped: ", w.stop_reason(), "\n");
+    }
+  }
+  absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", report.workers_size());
+  for (const v1::DirectionResult& d : report.cluster()) RenderDirection(d, report.cluster_elapsed_ns(), "  ", &out);
+  if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
+  if (!report.problems().empty()) {
+    absl::StrAppend(&out, "\nPROBLEMS:\n");
+    for (const std::string& p : report.problems()) absl::StrAppend(&out, "  - ", p, "\n");
+  }
+  return out;
+}
+
+std::string RenderJsonReport(const v1::RunReport& report) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  auto status = google::protobuf::util::MessageToJsonString(report, &json, options);
+  if (!status.ok()) return absl::StrCat("{\"error\": \"cannot encode report: ", status.ToString(), "\"}\n");
+  return json;
+}
+
+}  // namespace iofleet

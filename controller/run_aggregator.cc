@@ -1,0 +1,179 @@
+#include "controller/run_aggregator.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "histogram/latency_histogram.h"
+#include "job/fio_job_file.h"
+
+namespace iofleet {
+namespace {
+
+const char* DirectionName(int index) {
+  static constexpr const char* kNames[] = {"read", "write", "trim", "sync"};
+  return kNames[index];
+}
+
+void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
+  into->set_direction(from.direction());
+  into->set_ops(into->ops() + from.ops());
+  into->set_bytes(into->bytes() + from.bytes());
+  into->set_errors(into->errors() + from.errors());
+  MergeHistogramProto(from.latency(), into->mutable_latency());
+}
+
+bool Active(const v1::DirectionStats& stats) { return stats.ops() > 0 || stats.bytes() > 0 || stats.errors() > 0; }
+
+}  // namespace
+
+const std::vector<double>& DefaultPercentiles() {
+  static const std::vector<double> kPercentiles = {1,  5,  10, 20, 30,   40,   50,    60,   70,
+                                                   80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+  return kPercentiles;
+}
+
+v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns,
+                                       bool include_histogram) {
+  v1::DirectionResult result;
+  result.set_ops(stats.ops());
+  result.set_bytes(stats.bytes());
+  result.set_errors(stats.errors());
+  const double seconds = static_cast<double>(elapsed_ns) / 1e9;
+  if (seconds > 0) {
+    result.set_iops(static_cast<double>(stats.ops()) / seconds);
+    result.set_bandwidth_bytes_per_sec(static_cast<double>(stats.bytes()) / seconds);
+  }
+  auto histogram = LatencyHistogram::FromProto(stats.latency());
+  if (histogram.ok() && histogram->count() > 0) {
+    v1::LatencySummary* latency = result.mutable_latency();
+    latency->set_min_ns(histogram->min_ns());
+    latency->set_max_ns(histogram->max_ns());
+    latency->set_mean_ns(histogram->mean_ns());
+    latency->set_stddev_ns(histogram->stddev_ns());
+    for (double p : DefaultPercentiles()) {
+      v1::Percentile* entry = latency->add_percentiles();
+      entry->set_percentile(p);
+      entry->set_value_ns(histogram->ValueAtPercentile(p));
+    }
+  }
+  if (include_histogram) *result.mutable_histogram() = stats.latency();
+  return result;
+}
+
+RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
+    : spec_(std::move(spec)), workers_(std::move(workers)) {
+  per_job_worker_.assign(spec_.jobs_size(), std::vector<WorkerJob>(workers_.size()));
+  per_job_intervals_.resize(spec_.jobs_size());
+}
+
+void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* totals) {
+  for (const v1::DirectionStats& stats : report.directions()) {
+    const int index = static_cast<int>(stats.direction()) - 1;
+    if (index < 0 || index >= kDirections) continue;  // a direction from a newer worker
+    AddStats(stats, &totals->directions[index]);
+  }
+}
+
+void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
+  WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];
+  AddDirections(report, &worker_job.totals);
+  worker_job.last_end_unix_ns = std::max(worker_job.last_end_unix_ns, report.end_unix_ns());
+  if (report.final()) {
+    worker_job.final = true;
+    worker_job.elapsed_ns = report.elapsed_ns();
+    worker_job.error = report.error();
+    worker_job.stop_reason = report.stop_reason();
+  }
+  ClusterInterval& interval = per_job_intervals_[report.job_index()][report.interval_index()];
+  AddDirections(report, &interval.totals);
+  if (interval.workers.empty()) {
+    interval.start_unix_ns = report.start_unix_ns();
+    interval.end_unix_ns = report.end_unix_ns();
+  } else {
+    interval.start_unix_ns = std::min(interval.start_unix_ns, report.start_unix_ns());
+    interval.end_unix_ns = std::max(interval.end_unix_ns, report.end_unix_ns());
+  }
+  interval.workers.insert(worker_index);
+}
+
+bool RunAggregator::WorkerComplete(size_t worker_index) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& job_workers : per_job_worker_) {
+    if (!job_workers[worker_index].final) return false;
+  }
+  return true;
+}
+
+void RunAggregator::FillReport(v1::RunReport* report) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::array<v1::DirectionStats, kDirections> cluster;
+  uint64_t cluster_elapsed = 0;
+  for (int j = 0; j < spec_.jobs_size(); ++j) {
+    const v1::JobSpec& spec = spec_.jobs(j);
+    v1::JobResult* job = report->add_jobs();
+    job->set_name(spec.name());
+    job->set_rw(ReadWriteName(spec.rw()));
+    job->set_block_size(spec.block_size());
+    job->set_ioengine(spec.ioengine());
+    job->set_numjobs(spec.numjobs());
+    job->set_iodepth(std::max(1u, spec.iodepth()));
+    Totals job_totals;
+    uint64_t elapsed = 0;
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      const WorkerJob& worker_job = per_job_worker_[j][w];
+      uint64_t worker_elapsed = worker_job.elapsed_ns;
+      if (!worker_job.final && worker_job.last_end_unix_ns > 0) {
+        // No final report (worker lost): rate over what it reported.
+        worker_elapsed = static_cast<uint64_t>(std::max<int64_t>(0, worker_job.last_end_unix_ns - report->start_unix_ns()));
+      }
+      elapsed = std::max(elapsed, worker_elapsed);
+      v1::WorkerResult* worker = job->add_workers();
+      worker->set_worker(workers_[w]);
+      worker->set_elapsed_ns(worker_elapsed);
+      worker->set_error(worker_job.error);
+      worker->set_stop_reason(worker_job.stop_reason);
+      for (int d = 0; d < kDirections; ++d) {
+        const v1::DirectionStats& stats = worker_job.totals.directions[d];
+        if (!Active(stats)) continue;
+        v1::DirectionResult* result = worker->add_directions();
+        *result = SummarizeDirection(stats, worker_elapsed, false);
+        result->set_direction(DirectionName(d));
+        AddStats(stats, &job_totals.directions[d]);
+      }
+    }
+    job->set_elapsed_ns(elapsed);
+    cluster_elapsed = std::max(cluster_elapsed, elapsed);
+    for (int d = 0; d < kDirections; ++d) {
+      if (!Active(job_totals.directions[d])) continue;
+      v1::DirectionResult* result = job->add_directions();
+      *result = SummarizeDirection(job_totals.directions[d], elapsed, true);
+      result->set_direction(DirectionName(d));
+      AddStats(job_totals.directions[d], &cluster[d]);
+    }
+    for (const auto& [index, interval] : per_job_intervals_[j]) {
+      v1::IntervalResult* out = job->add_intervals();
+      out->set_interval_index(index);
+      out->set_start_unix_ns(interval.start_unix_ns);
+      out->set_end_unix_ns(interval.end_unix_ns);
+      out->set_workers_reporting(static_cast<uint32_t>(interval.workers.size()));
+      const uint64_t span = static_cast<uint64_t>(std::max<int64_t>(0, interval.end_unix_ns - interval.start_unix_ns));
+      for (int d = 0; d < kDirections; ++d) {
+        if (!Active(interval.totals.directions[d])) continue;
+        v1::DirectionResult* result = out->add_directions();
+        *result = SummarizeDirection(interval.totals.directions[d], span, false);
+        result->set_direction(DirectionName(d));
+      }
+    }
+  }
+  report->set_cluster_elapsed_ns(cluster_elapsed);
+  for (int d = 0; d < kDirections; ++d) {
+    if (!Active(cluster[d])) continue;
+    v1::DirectionResult* result = report->add_cluster();
+    *result = SummarizeDirection(cluster[d], cluster_elapsed, true);
+    result->set_direction(DirectionName(d));
+  }
+}
+
+}  // namespace iofleet

@@ -1,0 +1,71 @@
+// Merges the interval reports of every worker into cluster results. Equal interval indices
+// cover the same wall-clock span on every worker (they count from the common start instant),
+// so a cluster interval is the exact bucket-wise sum of the workers' reports; totals are the
+// sum of all intervals. Thread-safe: stream threads add reports while the run goes on.
+#ifndef IOFLEET_CONTROLLER_RUN_AGGREGATOR_H_
+#define IOFLEET_CONTROLLER_RUN_AGGREGATOR_H_
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "proto/job.pb.h"
+#include "proto/report.pb.h"
+#include "proto/worker_service.pb.h"
+
+namespace iofleet {
+
+// fio's default percentile list.
+const std::vector<double>& DefaultPercentiles();
+
+class RunAggregator {
+ public:
+  // `workers`: addresses in worker-index order.
+  RunAggregator(v1::RunSpec spec, std::vector<std::string> workers);
+
+  // Adds one report from worker `worker_index`. Reports of one worker arrive in order.
+  void Add(size_t worker_index, const v1::IntervalReport& report);
+
+  // Whether every job's final report from this worker has arrived.
+  bool WorkerComplete(size_t worker_index) const;
+
+  // The results so far; `report` must already carry run identity and worker info.
+  void FillReport(v1::RunReport* report) const;
+
+ private:
+  static constexpr int kDirections = 4;  // read, write, trim, sync
+  struct Totals {
+    std::array<v1::DirectionStats, kDirections> directions;
+  };
+  struct WorkerJob {
+    Totals totals;
+    bool final = false;
+    uint64_t elapsed_ns = 0;
+    std::string error, stop_reason;
+    int64_t last_end_unix_ns = 0;
+  };
+  struct ClusterInterval {
+    Totals totals;
+    int64_t start_unix_ns = 0, end_unix_ns = 0;
+    std::set<size_t> workers;
+  };
+
+  static void AddDirections(const v1::IntervalReport& report, Totals* totals);
+
+  const v1::RunSpec spec_;
+  const std::vector<std::string> workers_;
+  mutable std::mutex mu_;
+  std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
+  std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
+};
+
+// Computes rates and latency summaries of one direction over `elapsed_ns`.
+v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns,
+                                       bool include_histogram);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_RUN_AGGREGATOR_H_

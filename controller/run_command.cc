@@ -1,0 +1,290 @@
+#include "controller/run_command.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/log.h"
+#include "common/protocol_version.h"
+#include "controller/local_workers.h"
+#include "controller/report_text.h"
+#include "controller/run_aggregator.h"
+#include "controller/worker_client.h"
+#include "job/fio_job_file.h"
+#include "job/job_validation.h"
+
+namespace iofleet {
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+std::string NewRunId() {
+  std::random_device random;
+  return absl::StrCat("r-", absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()), "-",
+                      absl::StrFormat("%06x", random() & 0xffffff));
+}
+
+// Runs fn(i) for every worker in parallel and waits for all.
+template <typename Fn>
+void ForEachWorker(size_t count, Fn fn) {
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < count; ++i) threads.emplace_back([&fn, i] { fn(i); });
+  for (std::thread& t : threads) t.join();
+}
+
+// Writes `text` to `path` atomically: a temporary file beside it, then rename.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string temporary = absl::StrCat(path, ".tmp-", ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", temporary));
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temporary.c_str());
+    return absl::ErrnoToStatus(err, absl::StrCat("rename to ", path));
+  }
+  return absl::OkStatus();
+}
+
+int Fail(const absl::Status& status, int code) {
+  std::cerr << "iofleet: " << status.message() << "\n";
+  return code;
+}
+
+// Removes a local run's temporary directory unless asked to keep it.
+struct TemporaryDirectory {
+  std::string path;
+  bool keep = false;
+  ~TemporaryDirectory() {
+    if (path.empty()) return;
+    if (keep) {
+      std::cerr << "iofleet: kept the job files in " << path << "\n";
+      return;
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+}  // namespace
+
+int RunJob(const RunOptions& options) {
+  // 1. The job, fully validated before any worker is touched.
+  auto parsed = ParseFioJobFile(options.job_file);
+  if (!parsed.ok()) return Fail(parsed.status(), 2);
+  v1::RunSpec spec = std::move(*parsed);
+  if (options.output_format != "normal" && options.output_format != "json") {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--output-format must be normal or json, not '", options.output_format, "'")), 2);
+  }
+
+  const bool local = options.hosts.empty();
+  TemporaryDirectory temporary{.keep = options.keep_files};
+  std::vector<std::string> local_roots;
+  if (local) {
+    for (v1::JobSpec& job : *spec.mutable_jobs()) {
+      if (!job.directory().empty() || job.filename().find('/') != std::string::npos) continue;
+      if (temporary.path.empty()) {
+        char pattern[] = "/tmp/iofleet-run-XXXXXX";
+        if (::mkdtemp(pattern) == nullptr) return Fail(absl::ErrnoToStatus(errno, "mkdtemp"), 1);
+        temporary.path = pattern;
+      }
+      job.set_directory(temporary.path);
+    }
+  }
+  if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) {
+    if (!local && valid.message().find("no directory=") != absl::string_view::npos) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(valid.message(), "; with --hosts every job needs directory= (a path on the workers)")), 2);
+    }
+    return Fail(valid, 2);
+  }
+
+  // 2. Workers: given, or started here.
+  LocalWorkers local_workers;
+  std::vector<std::string> addresses = options.hosts;
+  if (local) {
+    for (const v1::JobSpec& job : spec.jobs()) {
+      std::string dir = job.directory().empty() ? job.filename().substr(0, job.filename().rfind('/')) : job.directory();
+      std::error_code ignored;
+      std::filesystem::create_directories(dir, ignored);
+      if (std::find(local_roots.begin(), local_roots.end(), dir) == local_roots.end()) local_roots.push_back(dir);
+    }
+    if (absl::Status started = local_workers.Start(options.local_workers, local_roots, options.worker_binary); !started.ok()) {
+      return Fail(started, 1);
+    }
+    addresses = local_workers.addresses();
+  }
+  std::vector<std::unique_ptr<WorkerClient>> clients;
+  for (const std::string& address : addresses) clients.push_back(std::make_unique<WorkerClient>(address));
+  const size_t n = clients.size();
+
+  // 3. Handshake with every worker at once; any failure ends the run before IO.
+  std::vector<absl::StatusOr<v1::HelloResponse>> hellos(n, absl::UnknownError("not asked"));
+  ForEachWorker(n, [&](size_t i) { hellos[i] = clients[i]->Hello(options.connect_timeout); });
+  std::vector<std::string> failures;
+  for (size_t i = 0; i < n; ++i) {
+    if (!hellos[i].ok()) failures.push_back(std::string(hellos[i].status().message()));
+  }
+  if (!failures.empty()) return Fail(absl::UnavailableError(absl::StrJoin(failures, "\niofleet: ")), 1);
+
+  v1::RunReport report;
+  report.set_tool("iofleet");
+  report.set_tool_version(kIofleetVersion);
+  report.set_run_id(NewRunId());
+  report.set_job_source(options.job_file);
+  report.set_interval_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.interval)));
+  for (size_t i = 0; i < n; ++i) {
+    v1::WorkerInfo* info = report.add_workers();
+    info->set_address(addresses[i]);
+    info->set_hostname(hellos[i]->hostname());
+    info->set_protocol_version(hellos[i]->protocol_version());
+    info->set_kernel(hellos[i]->kernel());
+    info->set_cores(hellos[i]->cores());
+    info->set_local(local);
+  }
+
+  // 4. Prepare (validate + lay out files) everywhere.
+  std::vector<absl::Status> prepared(n);
+  ForEachWorker(n, [&](size_t i) {
+    v1::PrepareRequest request;
+    request.set_run_id(report.run_id());
+    *request.mutable_spec() = spec;
+    request.set_worker_index(static_cast<uint32_t>(i));
+    request.set_worker_count(static_cast<uint32_t>(n));
+    request.set_interval_ns(report.interval_ns());
+    request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
+    prepared[i] = clients[i]->Prepare(request, absl::Minutes(30)).status();
+  });
+  for (size_t i = 0; i < n; ++i) {
+    if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));
+  }
+  if (!failures.empty()) {
+    ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(report.run_id(), "another worker failed to prepare", absl::Seconds(2)); });
+    return Fail(absl::FailedPreconditionError(absl::StrJoin(failures, "\niofleet: ")), 1);
+  }
+
+  // 5. Streams first (so nothing is missed), leases kept alive, then one start instant.
+  RunAggregator aggregator(spec, addresses);
+  std::vector<absl::Status> stream_status(n);
+  std::vector<std::atomic<bool>> stream_done(n);
+  std::vector<std::thread> streams;
+  for (size_t i = 0; i < n; ++i) {
+    streams.emplace_back([&, i] {
+      stream_status[i] = clients[i]->ReadIntervals(report.run_id(), [&](const v1::IntervalReport& r) { aggregator.Add(i, r); });
+      stream_done[i] = true;
+    });
+  }
+  std::atomic<bool> run_over{false};
+  std::vector<std::atomic<int64_t>> last_heartbeat_ok(n);
+  for (auto& t : last_heartbeat_ok) t = absl::ToUnixNanos(absl::Now());
+  std::thread heartbeats([&] {
+    while (!run_over) {
+      ForEachWorker(n, [&](size_t i) {
+        if (stream_done[i]) return;
+        if (clients[i]->Heartbeat(report.run_id(), absl::Seconds(1)).ok()) {
+          last_heartbeat_ok[i] = absl::ToUnixNanos(absl::Now());
+        } else if (absl::Now() - absl::FromUnixNanos(last_heartbeat_ok[i]) > options.lease) {
+          // The worker has not answered for a whole lease: it is gone (and has stopped its IO).
+          clients[i]->CancelStream();
+        }
+      });
+      absl::SleepFor(std::min(options.lease / 5, absl::Seconds(1)));
+    }
+  });
+
+  const absl::Time start = absl::Now() + absl::Milliseconds(500);
+  report.set_start_unix_ns(absl::ToUnixNanos(start));
+  std::vector<absl::Status> started(n);
+  ForEachWorker(n, [&](size_t i) {
+    v1::StartRequest request;
+    request.set_run_id(report.run_id());
+    request.set_start_unix_ns(report.start_unix_ns());
+    auto response = clients[i]->Start(request, absl::Seconds(5));
+    started[i] = response.status();
+    if (response.ok() && response->lead_ns() < 0) {
+      Log(LogLevel::kWarning, absl::StrCat("worker ", addresses[i], " got the start request ", -response->lead_ns() / 1000000, " ms late"));
+    }
+  });
+  bool any_start_failed = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!started[i].ok()) {
+      report.add_problems(std::string(started[i].message()));
+      any_start_failed = true;
+    }
+  }
+  if (any_start_failed) {
+    ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(report.run_id(), "another worker failed to start", absl::Seconds(2)); });
+  }
+
+  // 6. Wait for every stream to end; Ctrl-C stops the workers, whose final reports still come.
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  struct sigaction previous_int, previous_term;
+  sigaction(SIGINT, &action, &previous_int);
+  sigaction(SIGTERM, &action, &previous_term);
+  bool interrupted = false;
+  for (size_t i = 0; i < n;) {
+    if (stream_done[i]) {
+      ++i;
+      continue;
+    }
+    if (g_interrupted && !interrupted) {
+      interrupted = true;
+      std::cerr << "iofleet: interrupted; stopping the workers and reporting what was measured\n";
+      ForEachWorker(n, [&](size_t w) { (void)clients[w]->Stop(report.run_id(), "interrupted by the user (Ctrl-C)", absl::Seconds(2)); });
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  for (std::thread& t : streams) t.join();
+  run_over = true;
+  heartbeats.join();
+  sigaction(SIGINT, &previous_int, nullptr);
+  sigaction(SIGTERM, &previous_term, nullptr);
+  ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(report.run_id(), "run complete", absl::Seconds(1)); });
+
+  // 7. Report.
+  aggregator.FillReport(&report);
+  if (interrupted) report.add_problems("interrupted by the user: results cover the time until the stop");
+  for (size_t i = 0; i < n; ++i) {
+    if (!aggregator.WorkerComplete(i)) {
+      report.add_problems(absl::StrCat("worker ", addresses[i], " did not deliver all its results (",
+                                       stream_status[i].ok() ? "stream ended early" : stream_status[i].message(),
+                                       "): its figures cover only the intervals received"));
+    }
+  }
+  for (const v1::JobResult& job : report.jobs()) {
+    for (const v1::WorkerResult& w : job.workers()) {
+      if (!w.error().empty()) report.add_problems(absl::StrCat("job '", job.name(), "' on ", w.worker(), ": ", w.error()));
+    }
+  }
+  const std::string rendered = options.output_format == "json" ? RenderJsonReport(report) : RenderTextReport(report);
+  if (options.output_file.empty()) {
+    std::fwrite(rendered.data(), 1, rendered.size(), stdout);
+    std::fflush(stdout);
+  } else if (absl::Status written = WriteFileAtomically(options.output_file, rendered); !written.ok()) {
+    return Fail(written, 1);
+  }
+  if (!report.problems().empty()) {
+    for (const std::string& p : report.problems()) std::cerr << "iofleet: " << p << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace iofleet

@@ -1,0 +1,32 @@
+// `iofleet run`: parse the job, find or start workers, prepare them all, start them at one
+// instant, keep their leases alive, collect their interval streams, and report.
+#ifndef IOFLEET_CONTROLLER_RUN_COMMAND_H_
+#define IOFLEET_CONTROLLER_RUN_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace iofleet {
+
+struct RunOptions {
+  std::string job_file;
+  std::vector<std::string> hosts;  // empty: start local workers
+  int local_workers = 2;
+  std::string worker_binary;       // for local workers; empty: found next to iofleet
+  absl::Duration interval = absl::Seconds(1);
+  absl::Duration lease = absl::Seconds(5);
+  absl::Duration connect_timeout = absl::Seconds(3);
+  std::string output_format = "normal";  // normal | json
+  std::string output_file;               // empty: stdout
+  bool keep_files = false;               // keep the temporary directory of a local run
+};
+
+// Exit codes: 0 success; 1 the run failed or was incomplete (IO errors, lost workers,
+// interrupted); 2 bad input (job file, options), before any worker was touched.
+int RunJob(const RunOptions& options);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_RUN_COMMAND_H_

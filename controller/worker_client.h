@@ -1,0 +1,50 @@
+// The controller's handle on one worker: the WorkerService calls with deadlines, errors that
+// name the worker, and the interval stream read on a thread of its own.
+#ifndef IOFLEET_CONTROLLER_WORKER_CLIENT_H_
+#define IOFLEET_CONTROLLER_WORKER_CLIENT_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "proto/worker_service.grpc.pb.h"
+
+namespace iofleet {
+
+class WorkerClient {
+ public:
+  explicit WorkerClient(std::string address);
+
+  const std::string& address() const { return address_; }
+
+  // Handshake; kUnavailable/kDeadlineExceeded naming the worker when it cannot be reached
+  // within `timeout`, kFailedPrecondition when its protocol is incompatible.
+  absl::StatusOr<v1::HelloResponse> Hello(absl::Duration timeout);
+  absl::StatusOr<v1::PrepareResponse> Prepare(const v1::PrepareRequest& request, absl::Duration timeout);
+  absl::StatusOr<v1::StartResponse> Start(const v1::StartRequest& request, absl::Duration timeout);
+  absl::Status Stop(const std::string& run_id, const std::string& reason, absl::Duration timeout);
+  absl::Status Heartbeat(const std::string& run_id, absl::Duration timeout);
+
+  // Reads the run's interval stream until the worker ends it (OK) or it breaks; calls
+  // `on_report` for every report, on the calling thread. CancelStream() makes it return.
+  absl::Status ReadIntervals(const std::string& run_id,
+                             const std::function<void(const v1::IntervalReport&)>& on_report);
+  void CancelStream();
+
+ private:
+  absl::Status Named(const grpc::Status& status, absl::string_view call) const;
+
+  const std::string address_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::WorkerService::Stub> stub_;
+  std::mutex stream_mu_;
+  grpc::ClientContext* stream_context_ = nullptr;
+  bool stream_cancelled_ = false;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_WORKER_CLIENT_H_
