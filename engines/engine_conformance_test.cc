@@ -55,6 +55,7 @@ TEST_P(EngineConformance, WritesThenReadsBackAtOffsets) {
   }
   EXPECT_EQ(Run({.op = IoOp::kFsync, .file = *fd}), 0);
   EXPECT_EQ(Run({.op = IoOp::kFdatasync, .file = *fd}), 0);
+  EXPECT_TRUE(engine_->Invalidate(*fd).ok());
   struct stat st;
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 8 * 4096);

@@ -54,6 +54,14 @@ class IoEngine {
   virtual absl::StatusOr<int> Open(const std::string& path, const OpenOptions& options) = 0;
   virtual absl::Status Close(int file) = 0;
 
+  // Drops the file's cached pages (fio's invalidate=1, done at the start of every pass over
+  // the file, as fio does when it reopens files for the next loop). Engines without a local
+  // page cache need not implement it. May block.
+  virtual absl::Status Invalidate(int file) {
+    (void)file;
+    return absl::OkStatus();
+  }
+
   // Takes one request. kCompleted: the request is done and `result` is set (synchronous
   // engines; may block). kQueued: it completes later through Reap().
   virtual SubmitResult Submit(IoRequest* request) = 0;

@@ -31,6 +31,12 @@ absl::Status ClosePosixFile(int fd) {
   return absl::OkStatus();
 }
 
+absl::Status InvalidatePosixFile(int fd) {
+  const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  if (rc != 0) return absl::ErrnoToStatus(rc, "posix_fadvise(DONTNEED) for invalidate=1");
+  return absl::OkStatus();
+}
+
 int64_t SyncPosixFile(const IoRequest& request) {
   const int rc = request.op == IoOp::kFsync ? ::fsync(request.file) : ::fdatasync(request.file);
   return rc == 0 ? 0 : -errno;

@@ -16,6 +16,7 @@ class PsyncEngine final : public IoEngine {
     return OpenPosixFile(path, options);
   }
   absl::Status Close(int file) override { return ClosePosixFile(file); }
+  absl::Status Invalidate(int file) override { return InvalidatePosixFile(file); }
 
   SubmitResult Submit(IoRequest* request) override {
     const off_t offset = static_cast<off_t>(request->offset);

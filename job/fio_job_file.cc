@@ -129,6 +129,12 @@ const std::vector<FioOption>& Options() {
          if (s.ok()) j->set_fsync_every(n);
          return s;
        }},
+      {"invalidate", false, [](absl::string_view v, JobSpec* j) {
+         bool b;
+         absl::Status s = ParseBool(v, &b);
+         if (s.ok()) j->set_invalidate(b);
+         return s;
+       }},
       {"direct", false, [](absl::string_view v, JobSpec* j) {
          bool b;
          absl::Status s = ParseBool(v, &b);
@@ -155,6 +161,7 @@ JobSpec DefaultJob() {
   job.set_numjobs(1);
   job.set_ioengine("psync");
   job.set_iodepth(1);
+  job.set_invalidate(true);
   return job;
 }
 

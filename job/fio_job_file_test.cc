@@ -53,7 +53,22 @@ filename=shared.dat
   EXPECT_TRUE(r.direct());
   EXPECT_EQ(r.filename(), "shared.dat");
   EXPECT_EQ(r.numjobs(), 1u);  // not inherited from a sibling job
+  EXPECT_TRUE(w.invalidate());  // fio's default
+  EXPECT_EQ(r.ioengine(), "sync");
   EXPECT_TRUE(ValidateRunSpec(*spec).ok()) << ValidateRunSpec(*spec);
+}
+
+TEST(FioJobFile, FioDefaultsAndBooleanSpellings) {
+  auto spec = ParseFioJobText("[j]\nsize=1m\ninvalidate=0\ndirect=1\n", "d.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const JobSpec& j = spec->jobs(0);
+  EXPECT_EQ(j.rw(), v1::SEQ_READ);
+  EXPECT_EQ(j.block_size(), 4096u);
+  EXPECT_EQ(j.ioengine(), "psync");
+  EXPECT_EQ(j.rwmix_read(), 50u);
+  EXPECT_FALSE(j.invalidate());
+  EXPECT_TRUE(j.direct());
+  EXPECT_FALSE(ParseFioJobText("[j]\ndirect=yes\n", "d.fio").ok());
 }
 
 TEST(FioJobFile, UnknownOptionNamesFileLineAndNearest) {

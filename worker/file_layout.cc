@@ -65,6 +65,17 @@ absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fil
   return changed;
 }
 
+// fio's invalidate=1: write back and drop the file's cached pages so that the run starts cold.
+absl::Status DropCachedPages(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+  ::fdatasync(fd);
+  const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  if (rc != 0) return absl::ErrnoToStatus(rc, absl::StrCat("drop cached pages of ", path, " (invalidate=1)"));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy) {
@@ -93,6 +104,11 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       auto changed = EnsureFile(path, job.size(), JobReads(job), job.direct());
       if (!changed.ok()) {
         return absl::Status(changed.status().code(), absl::StrCat("job '", job.name(), "': ", changed.status().message()));
+      }
+      if (job.invalidate()) {
+        if (absl::Status dropped = DropCachedPages(path); !dropped.ok()) {
+          return absl::Status(dropped.code(), absl::StrCat("job '", job.name(), "': ", dropped.message()));
+        }
       }
       v1::PreparedFile* file = layout.response.add_files();
       file->set_path(path);

@@ -1,0 +1,25 @@
+# The README's two commands: `make run` and `make test`. Each installs what is missing first.
+.PHONY: deps build run test bench clean
+
+BAZEL ?= bazel
+
+deps:
+	@tools/install_deps.sh
+
+build: deps
+	$(BAZEL) build //controller:iofleet //worker:iofleet-worker
+
+# Two local workers on 127.0.0.1, configs/quickstart.fio in a temporary directory.
+run: build
+	bazel-bin/controller/iofleet run configs/quickstart.fio
+
+test: deps
+	tools/run_tests.sh
+
+# iofleet against fio on the same job, and the histogram's cost per recorded IO.
+bench: build
+	bench/fio_compare.sh
+	$(BAZEL) run //histogram:latency_histogram_bench
+
+clean:
+	$(BAZEL) clean

@@ -1,0 +1,72 @@
+#include "controller/run_aggregator.h"
+
+#include <random>
+
+#include "controller/report_text.h"
+#include "gtest/gtest.h"
+#include "histogram/latency_histogram.h"
+
+namespace iofleet {
+namespace {
+
+v1::IntervalReport MakeReport(uint32_t interval, LatencyHistogram& h, uint64_t bytes, bool final) {
+  v1::IntervalReport r;
+  r.set_job_index(0);
+  r.set_interval_index(interval);
+  r.set_start_unix_ns(1'000'000'000 * (interval + 1));
+  r.set_end_unix_ns(1'000'000'000 * (interval + 2));
+  auto* d = r.add_directions();
+  d->set_direction(v1::WRITE);
+  d->set_ops(h.count());
+  d->set_bytes(bytes);
+  *d->mutable_latency() = h.ToProto();
+  if (final) {
+    r.set_final(true);
+    r.set_elapsed_ns(2'000'000'000);
+  }
+  return r;
+}
+
+TEST(RunAggregator, ClusterIsTheExactMergeOfWorkersAndIntervals) {
+  v1::RunSpec spec;
+  auto* job = spec.add_jobs();
+  job->set_name("j");
+  job->set_rw(v1::RAND_WRITE);
+  job->set_block_size(4096);
+  RunAggregator aggregator(spec, {"a:1", "b:2"});
+  std::mt19937_64 rng(9);
+  std::lognormal_distribution<double> fast(8, 0.5), slow(11, 0.5);
+  LatencyHistogram everything, worker_b;
+  for (uint32_t interval = 0; interval < 2; ++interval) {
+    LatencyHistogram a, b;
+    for (int i = 0; i < 1000; ++i) a.Record(static_cast<uint64_t>(fast(rng)));
+    for (int i = 0; i < 500; ++i) b.Record(static_cast<uint64_t>(slow(rng)));
+    everything.Merge(a);
+    everything.Merge(b);
+    worker_b.Merge(b);
+    aggregator.Add(0, MakeReport(interval, a, 1000 * 4096, interval == 1));
+    aggregator.Add(1, MakeReport(interval, b, 500 * 4096, interval == 1));
+  }
+  EXPECT_TRUE(aggregator.WorkerComplete(0));
+  v1::RunReport report;
+  aggregator.FillReport(&report);
+  ASSERT_EQ(report.jobs_size(), 1);
+  const v1::JobResult& result = report.jobs(0);
+  ASSERT_EQ(result.directions_size(), 1);
+  EXPECT_EQ(result.directions(0).ops(), 3000u);
+  EXPECT_EQ(result.directions(0).bytes(), 3000u * 4096);
+  EXPECT_DOUBLE_EQ(result.directions(0).iops(), 1500.0);  // over the 2 s elapsed
+  EXPECT_EQ(result.directions(0).latency().percentiles(12).percentile(), 99);
+  EXPECT_EQ(result.directions(0).latency().percentiles(12).value_ns(), everything.ValueAtPercentile(99));
+  EXPECT_EQ(result.workers(1).directions(0).latency().percentiles(12).value_ns(), worker_b.ValueAtPercentile(99));
+  ASSERT_EQ(result.intervals_size(), 2);
+  EXPECT_EQ(result.intervals(0).workers_reporting(), 2u);
+  EXPECT_EQ(result.intervals(0).directions(0).ops(), 1500u);
+  EXPECT_EQ(report.cluster(0).ops(), 3000u);
+  const std::string text = RenderTextReport(report);
+  EXPECT_NE(text.find("IOPS=1.50k"), std::string::npos) << text;
+  EXPECT_NE(text.find("b:2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -1,0 +1,264 @@
+// End-to-end: real iofleet-worker processes and the real iofleet controller over gRPC on
+// 127.0.0.1, doing real IO in the test's temporary directory.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "proto/report.pb.h"
+#include "tests/test_process.h"
+
+namespace iofleet {
+namespace {
+
+using ::iofleet::testing::ReadFile;
+using ::iofleet::testing::Runfile;
+using ::iofleet::testing::TempDir;
+using ::iofleet::testing::TestProcess;
+using ::iofleet::testing::TestWorker;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr auto kRunTimeout = std::chrono::seconds(60);
+
+std::string WriteJob(const std::string& name, const std::string& text) {
+  const std::string path = TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+uint64_t P99(const v1::DirectionResult& d) {
+  for (const auto& p : d.latency().percentiles()) {
+    if (p.percentile() == 99) return p.value_ns();
+  }
+  ADD_FAILURE() << "no p99";
+  return 0;
+}
+
+const v1::DirectionResult* FindDirection(const google::protobuf::RepeatedPtrField<v1::DirectionResult>& ds, const std::string& name) {
+  for (const auto& d : ds) {
+    if (d.direction() == name) return &d;
+  }
+  return nullptr;
+}
+
+struct ControllerRun {
+  int exit_code = -1;
+  std::string out, err;
+  v1::RunReport report;
+};
+
+ControllerRun RunController(const std::vector<std::string>& args, const std::string& name) {
+  std::vector<std::string> argv = {Runfile("controller/iofleet")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  TestProcess controller(argv, TempDir() + "/" + name);
+  ControllerRun run;
+  run.exit_code = controller.Wait(kRunTimeout).value_or(-1);
+  run.out = controller.Stdout();
+  run.err = controller.Stderr();
+  return run;
+}
+
+// Runs with --output-format json --output FILE and parses the report back.
+ControllerRun RunJson(std::vector<std::string> args, const std::string& name) {
+  const std::string json_path = TempDir() + "/" + name + ".json";
+  args.insert(args.end(), {"--output-format", "json", "--output", json_path});
+  ControllerRun run = RunController(args, name);
+  auto status = google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &run.report);
+  EXPECT_TRUE(status.ok()) << status.ToString() << "\nstderr: " << run.err;
+  return run;
+}
+
+class EndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = TempDir() + "/data-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ::mkdir(data_.c_str(), 0755);
+  }
+  std::string data_;
+};
+
+TEST_F(EndToEnd, RandwriteThenRandreadOnTwoWorkers) {
+  TestWorker a("worker-a", {"--allow-root", data_});
+  TestWorker b("worker-b", {"--allow-root", data_});
+  ASSERT_FALSE(a.address().empty());
+  ASSERT_FALSE(b.address().empty());
+  const std::string hosts = absl::StrCat(a.address(), ",", b.address());
+  const std::string common = absl::StrCat("[global]\nioengine=psync\nbs=4k\nsize=2m\ndirectory=", data_, "\n");
+
+  ControllerRun write = RunJson({"run", WriteJob("w.fio", common + "[wr]\nrw=randwrite\nnumjobs=2\nfsync=64\n"), "--hosts", hosts, "--interval", "200ms"}, "write");
+  ASSERT_EQ(write.exit_code, 0) << write.err;
+  // Files of the right size exist: one per thread per worker.
+  for (const char* file : {"wr.w0.0.0", "wr.w0.1.0", "wr.w1.0.0", "wr.w1.1.0"}) {
+    struct stat st;
+    ASSERT_EQ(::stat((data_ + "/" + file).c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_size, 2 << 20) << file;
+  }
+  ASSERT_EQ(write.report.jobs_size(), 1);
+  const v1::JobResult& wjob = write.report.jobs(0);
+  const v1::DirectionResult* cluster_write = FindDirection(wjob.directions(), "write");
+  ASSERT_NE(cluster_write, nullptr);
+  // One pass over 2 MiB in 4 KiB blocks per thread: 512 IOs x 2 threads x 2 workers.
+  EXPECT_EQ(cluster_write->ops(), 2048u);
+  EXPECT_EQ(cluster_write->bytes(), 2048u * 4096);
+  ASSERT_NE(FindDirection(wjob.directions(), "sync"), nullptr);
+  EXPECT_EQ(FindDirection(wjob.directions(), "sync")->ops(), 2u * 2 * (512 / 64));
+
+  ControllerRun read = RunJson({"run", WriteJob("r.fio", common + "[rd]\nrw=randread\nruntime=2s\ntime_based\nfilename=wr.w0.0.0\n"), "--hosts", hosts, "--interval", "250ms"}, "read");
+  ASSERT_EQ(read.exit_code, 0) << read.err;
+  const v1::JobResult& rjob = read.report.jobs(0);
+  const v1::DirectionResult* cluster_read = FindDirection(rjob.directions(), "read");
+  ASSERT_NE(cluster_read, nullptr);
+  ASSERT_EQ(rjob.workers_size(), 2);
+  uint64_t sum_ops = 0;
+  std::vector<uint64_t> worker_p99;
+  for (const v1::WorkerResult& w : rjob.workers()) {
+    const v1::DirectionResult* d = FindDirection(w.directions(), "read");
+    ASSERT_NE(d, nullptr) << w.worker();
+    EXPECT_GT(d->ops(), 100u);
+    sum_ops += d->ops();
+    worker_p99.push_back(P99(*d));
+  }
+  // The cluster op count is the sum of the workers'.
+  EXPECT_EQ(cluster_read->ops(), sum_ops);
+  EXPECT_EQ(cluster_read->bytes(), sum_ops * 4096);
+  // The cluster p99 lies between the workers' p99s (to the histogram's 1% resolution).
+  const auto [lo, hi] = std::minmax_element(worker_p99.begin(), worker_p99.end());
+  EXPECT_GE(P99(*cluster_read) * 1.01, static_cast<double>(*lo));
+  EXPECT_LE(P99(*cluster_read), *hi * 1.01);
+  // Time-based for 2 s: the run took about that long, in 250 ms intervals that add up.
+  EXPECT_GE(rjob.elapsed_ns(), 2'000'000'000u);
+  EXPECT_LT(rjob.elapsed_ns(), 4'000'000'000u);
+  ASSERT_GE(rjob.intervals_size(), 8);
+  uint64_t interval_ops = 0;
+  for (const auto& interval : rjob.intervals()) {
+    EXPECT_EQ(interval.workers_reporting(), 2u);
+    if (const auto* d = FindDirection(interval.directions(), "read")) interval_ops += d->ops();
+  }
+  EXPECT_EQ(interval_ops, cluster_read->ops());
+}
+
+TEST_F(EndToEnd, TextReportHasClusterPercentilesAndPerWorkerTable) {
+  TestWorker a("worker-text-a", {"--allow-root", data_});
+  TestWorker b("worker-text-b", {"--allow-root", data_});
+  ControllerRun run = RunController({"run", WriteJob("t.fio", absl::StrCat("[seq]\nrw=write\nbs=64k\nsize=4m\nioengine=sync\ndirectory=", data_, "\n")),
+                                     "--hosts", absl::StrCat(a.address(), ",", b.address())}, "text");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("Cluster (all jobs, 2 workers)"));
+  EXPECT_THAT(run.out, HasSubstr("99.99th=["));
+  EXPECT_THAT(run.out, HasSubstr(a.address()));
+  EXPECT_THAT(run.out, HasSubstr(b.address()));
+  EXPECT_THAT(run.out, HasSubstr("write: IOPS="));
+}
+
+TEST_F(EndToEnd, LocalWorkersNeedNoHosts) {
+  ControllerRun run = RunJson({"run", WriteJob("local.fio", "[l]\nrw=randrw\nrwmixread=50\nsize=1m\nruntime=1s\ntime_based\n"),
+                               "--worker-binary", Runfile("worker/iofleet-worker")}, "local");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.report.workers_size(), 2);
+  for (const auto& w : run.report.workers()) EXPECT_THAT(w.address(), HasSubstr("127.0.0.1:"));
+  ASSERT_NE(FindDirection(run.report.cluster(), "read"), nullptr);
+  ASSERT_NE(FindDirection(run.report.cluster(), "write"), nullptr);
+}
+
+TEST_F(EndToEnd, BadJobFileGivesFileLineBeforeTouchingWorkers) {
+  // The host is unreachable: the job error must come first, without waiting for it.
+  const std::string job = WriteJob("bad.fio", "[global]\nbs=4k\n\n[j]\nrw=randread\nszie=1m\n");
+  const auto started = std::chrono::steady_clock::now();
+  ControllerRun run = RunController({"run", job, "--hosts", "127.0.0.1:1"}, "badjob");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.err, HasSubstr(job + ":6: unknown option 'szie' (did you mean size?)"));
+  EXPECT_THAT(run.err, Not(HasSubstr("unreachable")));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_EQ(run.out, "");
+}
+
+TEST_F(EndToEnd, UnreachableHostIsNamedWithinSeconds) {
+  TestWorker a("worker-unreach", {"--allow-root", data_});
+  const auto started = std::chrono::steady_clock::now();
+  ControllerRun run = RunController({"run", WriteJob("u.fio", absl::StrCat("[j]\nsize=1m\ndirectory=", data_, "\n")),
+                                     "--hosts", absl::StrCat(a.address(), ",127.0.0.1:1")}, "unreachable");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("worker 127.0.0.1:1 unreachable"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(8));
+}
+
+TEST_F(EndToEnd, WorkerRefusesPathsOutsideItsRoots) {
+  const std::string allowed = data_ + "/allowed";
+  ::mkdir(allowed.c_str(), 0755);
+  TestWorker a("worker-roots", {"--allow-root", allowed});
+  ControllerRun run = RunController({"run", WriteJob("o.fio", absl::StrCat("[j]\nrw=write\nsize=1m\ndirectory=", data_, "/elsewhere\n")),
+                                     "--hosts", a.address()}, "outside");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("outside this worker's allowed roots"));
+  struct stat st;
+  EXPECT_NE(::stat((data_ + "/elsewhere").c_str(), &st), 0) << "the refused directory was created";
+}
+
+TEST_F(EndToEnd, IncompatibleWorkerVersionIsNamed) {
+  TestWorker old_worker("worker-old", {"--allow-root", data_, "--advertise-protocol-version", "0"});
+  ControllerRun run = RunController({"run", WriteJob("v.fio", absl::StrCat("[j]\nsize=1m\ndirectory=", data_, "\n")),
+                                     "--hosts", old_worker.address()}, "version");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", old_worker.address(), " speaks protocol 0, but this controller (protocol 1) needs at least 1")));
+}
+
+TEST_F(EndToEnd, WorkerStopsIoWhenItsControllerDies) {
+  TestWorker a("worker-lease", {"--allow-root", data_});
+  const std::string job = WriteJob("long.fio", absl::StrCat("[long]\nrw=randwrite\nsize=4m\nruntime=60s\ntime_based\ndirectory=", data_, "\n"));
+  TestProcess controller({Runfile("controller/iofleet"), "run", job, "--hosts", a.address(), "--lease", "2s"}, TempDir() + "/lease-controller");
+  const std::string file = data_ + "/long.w0.0.0";
+  // Wait until IO is under way, then kill the controller without a chance to say goodbye.
+  struct stat st;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline && ::stat(file.c_str(), &st) != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  controller.Signal(SIGKILL);
+  ASSERT_TRUE(controller.Wait(std::chrono::seconds(5)).has_value());
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(a.process().WaitForOutput("stopping its IO", std::chrono::seconds(10), /*in_stderr=*/true)) << a.process().Stderr();
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(5));
+  // And IO has really stopped: the file no longer changes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  const auto mtime = st.st_mtim;
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mtim.tv_sec, mtime.tv_sec);
+  EXPECT_EQ(st.st_mtim.tv_nsec, mtime.tv_nsec);
+}
+
+TEST_F(EndToEnd, InterruptedRunStillReportsWhatWasMeasured) {
+  TestWorker a("worker-int-a", {"--allow-root", data_});
+  TestWorker b("worker-int-b", {"--allow-root", data_});
+  const std::string json_path = TempDir() + "/interrupted.json";
+  TestProcess controller({Runfile("controller/iofleet"), "run",
+                          WriteJob("int.fio", absl::StrCat("[j]\nrw=randread\nsize=1m\nruntime=60s\ntime_based\ndirectory=", data_, "\n")),
+                          "--hosts", absl::StrCat(a.address(), ",", b.address()), "--output-format", "json", "--output", json_path},
+                         TempDir() + "/interrupted");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  controller.Signal(SIGINT);
+  const auto exit_code = controller.Wait(std::chrono::seconds(10));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 1);
+  v1::RunReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << controller.Stderr();
+  ASSERT_GE(report.problems_size(), 1);
+  EXPECT_THAT(absl::StrJoin(report.problems(), "\n"), HasSubstr("interrupted"));
+  const v1::DirectionResult* d = FindDirection(report.jobs(0).directions(), "read");
+  ASSERT_NE(d, nullptr);
+  EXPECT_GT(d->ops(), 100u);
+  EXPECT_LT(report.jobs(0).elapsed_ns(), 10'000'000'000u);
+  EXPECT_EQ(report.jobs(0).workers(0).stop_reason(), "interrupted by the user (Ctrl-C)");
+}
+
+}  // namespace
+}  // namespace iofleet

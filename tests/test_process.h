@@ -1,0 +1,59 @@
+// Starting and stopping real iofleet processes from end-to-end tests: the binaries come from
+// the test's runfiles; output goes to files the test can read; every process is killed when
+// its handle goes away, so a failing test leaves nothing running.
+#ifndef IOFLEET_TESTS_TEST_PROCESS_H_
+#define IOFLEET_TESTS_TEST_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace iofleet::testing {
+
+// Path of a binary of this workspace, e.g. Runfile("controller/iofleet").
+std::string Runfile(const std::string& path);
+std::string ReadFile(const std::string& path);
+
+class TestProcess {
+ public:
+  // Starts argv[0] with stdout and stderr written to `output_prefix`.out/.err.
+  TestProcess(std::vector<std::string> argv, const std::string& output_prefix);
+  ~TestProcess();  // SIGKILL if still running
+  TestProcess(const TestProcess&) = delete;
+  TestProcess& operator=(const TestProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // Exit code, or nullopt if still running after `timeout`; a death by signal is 128+signal.
+  std::optional<int> Wait(std::chrono::milliseconds timeout);
+  void Signal(int signal);
+  std::string Stdout() const { return ReadFile(out_path_); }
+  std::string Stderr() const { return ReadFile(err_path_); }
+  // Waits until stdout or stderr contains `text`.
+  bool WaitForOutput(const std::string& text, std::chrono::milliseconds timeout, bool in_stderr = false) const;
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> exit_code_;
+  std::string out_path_, err_path_;
+};
+
+// A real iofleet-worker on a free 127.0.0.1 port.
+class TestWorker {
+ public:
+  TestWorker(const std::string& name, const std::vector<std::string>& extra_args);
+  const std::string& address() const { return address_; }
+  TestProcess& process() { return process_; }
+
+ private:
+  TestProcess process_;
+  std::string address_;
+};
+
+std::string TempDir();
+
+}  // namespace iofleet::testing
+
+#endif  // IOFLEET_TESTS_TEST_PROCESS_H_

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages iofleet builds and tests with, only those that are missing
+# (a machine that has them all is not touched and needs no network).
+set -euo pipefail
+
+packages=(
+  bazel-bootstrap          # Bazel 4, offline
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev liburing-dev prometheus-cpp-dev libgmock-dev libgtest-dev
+  pkg-config
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}" >&2
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q -o DPkg::Lock::Timeout=600 "${missing[@]}"

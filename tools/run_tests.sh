@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every test (unit, engine conformance and the multi-process end-to-end tests) and ends
+# with one plain line "N passed, M failed" counted from Bazel's per-target results.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+bazel test //... ${BAZEL_TEST_FLAGS:-} 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
+failed=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE)' "$log")
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  failed=1  # a build error: no test could say so itself
+  echo "bazel test failed (exit $rc) before tests could report" >&2
+fi
+echo "$passed passed, $failed failed"
+exit "$rc"
