@@ -158,7 +158,12 @@ void WorkerRun::CollectorLoop() {
     for (size_t j = 0; j < jobs_.size(); ++j) {
       JobState& state = jobs_[j];
       if (state.final_sent) continue;
-      if (state.threads_finished == state.threads.size()) {
+      // A job that ended before this boundary closes in this interval; one that ended after
+      // it (or runs on) reports the interval normally and closes in the next, so that every
+      // worker attributes the end of a job to the interval its end time falls in.
+      const bool ended_in_interval = state.threads_finished == state.threads.size() &&
+                                     (now < boundary || state.last_end < boundary);
+      if (ended_in_interval) {
         // Every thread has exited: the counters are complete and this report closes the job.
         const Clock::time_point end = std::max(state.last_end, interval_start);
         v1::IntervalReport report = CutInterval(j, interval, interval_start, std::max(end, start_));
