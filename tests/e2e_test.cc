@@ -1,7 +1,10 @@
 // End-to-end: real iofleet-worker processes and the real iofleet controller over gRPC on
 // 127.0.0.1, doing real IO in the test's temporary directory.
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -187,6 +190,53 @@ TEST_F(EndToEnd, UnreachableHostIsNamedWithinSeconds) {
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.err, HasSubstr("worker 127.0.0.1:1 unreachable"));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(8));
+}
+
+TEST_F(EndToEnd, HostThatAcceptsButNeverAnswersIsNamedWithinSeconds) {
+  // A listening socket nobody accepts on: TCP connects, gRPC never gets an answer.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(fd, 8), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string silent = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+  const auto started = std::chrono::steady_clock::now();
+  ControllerRun run = RunController({"run", WriteJob("s.fio", absl::StrCat("[j]\nsize=1m\ndirectory=", data_, "\n")), "--hosts", silent}, "silent");
+  ::close(fd);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", silent, " unreachable")));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(8));
+}
+
+TEST_F(EndToEnd, DeadWorkerIsReportedAndTheOthersResultsKept) {
+  TestWorker a("worker-live", {"--allow-root", data_});
+  auto b = std::make_unique<TestWorker>("worker-dies", std::vector<std::string>{"--allow-root", data_});
+  const std::string dead = b->address();
+  const std::string json_path = TempDir() + "/dead.json";
+  TestProcess controller({Runfile("controller/iofleet"), "run",
+                          WriteJob("dead.fio", absl::StrCat("[j]\nrw=randwrite\nsize=1m\nruntime=4s\ntime_based\ndirectory=", data_, "\n")),
+                          "--hosts", absl::StrCat(a.address(), ",", dead), "--interval", "500ms", "--output-format", "json", "--output", json_path},
+                         TempDir() + "/dead");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  b.reset();  // SIGKILL: the worker vanishes mid-run
+  const auto exit_code = controller.Wait(std::chrono::seconds(20));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 1);
+  v1::RunReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << controller.Stderr();
+  EXPECT_THAT(absl::StrJoin(report.problems(), "\n"), HasSubstr(absl::StrCat("worker ", dead, " did not deliver all its results")));
+  const v1::JobResult& job = report.jobs(0);
+  const v1::DirectionResult* live = FindDirection(job.workers(0).directions(), "write");
+  const v1::DirectionResult* lost = FindDirection(job.workers(1).directions(), "write");
+  ASSERT_NE(live, nullptr);
+  ASSERT_NE(lost, nullptr) << "the dead worker's intervals before it died are kept";
+  EXPECT_GT(lost->ops(), 0u);
+  EXPECT_GE(job.workers(0).elapsed_ns(), 4'000'000'000u);
+  EXPECT_LT(job.workers(1).elapsed_ns(), 3'500'000'000u);
+  EXPECT_EQ(FindDirection(job.directions(), "write")->ops(), live->ops() + lost->ops());
 }
 
 TEST_F(EndToEnd, WorkerRefusesPathsOutsideItsRoots) {
