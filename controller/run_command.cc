@@ -120,7 +120,8 @@ int RunJob(const RunOptions& options) {
   std::vector<std::string> addresses = options.hosts;
   if (local) {
     for (const v1::JobSpec& job : spec.jobs()) {
-      std::string dir = job.directory().empty() ? job.filename().substr(0, job.filename().rfind('/')) : job.directory();
+      std::string dir = job.directory();
+      if (dir.empty()) dir = job.filename().substr(0, std::max<size_t>(job.filename().rfind('/'), 1));
       std::error_code ignored;
       std::filesystem::create_directories(dir, ignored);
       if (std::find(local_roots.begin(), local_roots.end(), dir) == local_roots.end()) local_roots.push_back(dir);

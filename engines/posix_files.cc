@@ -9,7 +9,7 @@
 
 namespace iofleet {
 
-absl::StatusOr<int> OpenPosixFile(const std::string& path, const OpenOptions& options) {
+absl::StatusOr<int> PosixFileEngine::Open(const std::string& path, const OpenOptions& options) {
   int flags = O_CLOEXEC;
   if (options.read && options.write) flags |= O_RDWR;
   else if (options.write) flags |= O_WRONLY;
@@ -26,18 +26,18 @@ absl::StatusOr<int> OpenPosixFile(const std::string& path, const OpenOptions& op
   return fd;
 }
 
-absl::Status ClosePosixFile(int fd) {
-  if (::close(fd) != 0) return absl::ErrnoToStatus(errno, "close");
+absl::Status PosixFileEngine::Close(int file) {
+  if (::close(file) != 0) return absl::ErrnoToStatus(errno, "close");
   return absl::OkStatus();
 }
 
-absl::Status InvalidatePosixFile(int fd) {
-  const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+absl::Status PosixFileEngine::Invalidate(int file) {
+  const int rc = ::posix_fadvise(file, 0, 0, POSIX_FADV_DONTNEED);
   if (rc != 0) return absl::ErrnoToStatus(rc, "posix_fadvise(DONTNEED) for invalidate=1");
   return absl::OkStatus();
 }
 
-int64_t SyncPosixFile(const IoRequest& request) {
+int64_t PosixFileEngine::Sync(const IoRequest& request) {
   const int rc = request.op == IoOp::kFsync ? ::fsync(request.file) : ::fdatasync(request.file);
   return rc == 0 ? 0 : -errno;
 }

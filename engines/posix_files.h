@@ -1,4 +1,5 @@
-// Opening and closing files with open(2), shared by the engines that work on file descriptors.
+// The part every file-descriptor engine shares: open(2)/close(2), cache invalidation and
+// fsync/fdatasync. Engines derive from PosixFileEngine and implement only how they move data.
 #ifndef IOFLEET_ENGINES_POSIX_FILES_H_
 #define IOFLEET_ENGINES_POSIX_FILES_H_
 
@@ -9,13 +10,18 @@
 
 namespace iofleet {
 
-// open(2) with flags from `options`; errors name the path and errno.
-absl::StatusOr<int> OpenPosixFile(const std::string& path, const OpenOptions& options);
-absl::Status ClosePosixFile(int fd);
-// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file.
-absl::Status InvalidatePosixFile(int fd);
-// fsync(2) or fdatasync(2) as a request result (0 or -errno).
-int64_t SyncPosixFile(const IoRequest& request);
+class PosixFileEngine : public IoEngine {
+ public:
+  // open(2) with flags from `options`; errors name the path and errno.
+  absl::StatusOr<int> Open(const std::string& path, const OpenOptions& options) final;
+  absl::Status Close(int file) final;
+  // posix_fadvise(POSIX_FADV_DONTNEED) over the whole file.
+  absl::Status Invalidate(int file) final;
+
+ protected:
+  // fsync(2) or fdatasync(2) for a kFsync/kFdatasync request: 0 or -errno.
+  static int64_t Sync(const IoRequest& request);
+};
 
 }  // namespace iofleet
 

@@ -9,32 +9,18 @@
 namespace iofleet {
 namespace {
 
-class PsyncEngine final : public IoEngine {
+class PsyncEngine final : public PosixFileEngine {
  public:
   absl::string_view name() const override { return "psync"; }
-  absl::StatusOr<int> Open(const std::string& path, const OpenOptions& options) override {
-    return OpenPosixFile(path, options);
-  }
-  absl::Status Close(int file) override { return ClosePosixFile(file); }
-  absl::Status Invalidate(int file) override { return InvalidatePosixFile(file); }
 
   SubmitResult Submit(IoRequest* request) override {
-    const off_t offset = static_cast<off_t>(request->offset);
-    switch (request->op) {
-      case IoOp::kRead: {
-        const ssize_t n = ::pread(request->file, request->buffer, request->length, offset);
-        request->result = n < 0 ? -errno : n;
-        break;
-      }
-      case IoOp::kWrite: {
-        const ssize_t n = ::pwrite(request->file, request->buffer, request->length, offset);
-        request->result = n < 0 ? -errno : n;
-        break;
-      }
-      case IoOp::kFsync:
-      case IoOp::kFdatasync:
-        request->result = SyncPosixFile(*request);
-        break;
+    if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
+      request->result = Sync(*request);
+    } else {
+      const off_t offset = static_cast<off_t>(request->offset);
+      const ssize_t n = request->op == IoOp::kRead ? ::pread(request->file, request->buffer, request->length, offset)
+                                                   : ::pwrite(request->file, request->buffer, request->length, offset);
+      request->result = n < 0 ? -errno : n;
     }
     return SubmitResult::kCompleted;
   }
@@ -42,8 +28,6 @@ class PsyncEngine final : public IoEngine {
 
 }  // namespace
 
-std::unique_ptr<IoEngine> MakePsyncEngine(const EngineOptions&) {
-  return std::make_unique<PsyncEngine>();
-}
+std::unique_ptr<IoEngine> MakePsyncEngine(const EngineOptions&) { return std::make_unique<PsyncEngine>(); }
 
 }  // namespace iofleet

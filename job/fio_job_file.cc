@@ -31,116 +31,88 @@ absl::Status ParseBool(absl::string_view value, bool* out) {
   return absl::OkStatus();
 }
 
-absl::Status ParseUint(absl::string_view value, uint32_t max, uint32_t* out) {
-  if (!absl::SimpleAtoi(value, out) || *out > max) {
-    return absl::InvalidArgumentError(absl::StrCat("'", value, "' is not a whole number from 0 to ", max));
-  }
-  return absl::OkStatus();
+// Setters for the common kinds of option, each writing one JobSpec field.
+OptionSetter BoolOption(void (JobSpec::*set)(bool)) {
+  return [set](absl::string_view v, JobSpec* j) {
+    bool b = false;
+    absl::Status s = ParseBool(v, &b);
+    if (s.ok()) (j->*set)(b);
+    return s;
+  };
 }
 
-absl::Status SetSize(absl::string_view value, uint64_t* out) {
-  auto size = ParseSize(value);
-  if (!size.ok()) return size.status();
-  *out = *size;
-  return absl::OkStatus();
+// Takes the field's mutable_*() accessor (protobuf's string setters are templates).
+OptionSetter StringOption(std::string* (JobSpec::*field)()) {
+  return [field](absl::string_view v, JobSpec* j) {
+    *(j->*field)() = std::string(v);
+    return absl::OkStatus();
+  };
+}
+
+// A whole number in [min, max]; `transform` maps it to the stored value (e.g. 100 - x).
+OptionSetter UintOption(void (JobSpec::*set)(uint32_t), uint32_t min, uint32_t max,
+                        uint32_t (*transform)(uint32_t) = nullptr) {
+  return [=](absl::string_view v, JobSpec* j) {
+    uint32_t n;
+    if (!absl::SimpleAtoi(v, &n) || n < min || n > max) {
+      return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a whole number from ", min, " to ", max));
+    }
+    (j->*set)(transform ? transform(n) : n);
+    return absl::OkStatus();
+  };
+}
+
+OptionSetter SizeOption(void (JobSpec::*set)(uint64_t), uint64_t max) {
+  return [=](absl::string_view v, JobSpec* j) {
+    auto size = ParseSize(v);
+    if (!size.ok()) return size.status();
+    if (*size > max) return absl::InvalidArgumentError(absl::StrCat("'", v, "' is larger than ", max, " bytes"));
+    (j->*set)(*size);
+    return absl::OkStatus();
+  };
+}
+
+absl::Status SetReadWrite(absl::string_view v, JobSpec* j) {
+  static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
+      {"read", v1::SEQ_READ},      {"write", v1::SEQ_WRITE}, {"randread", v1::RAND_READ},
+      {"randwrite", v1::RAND_WRITE}, {"rw", v1::SEQ_MIXED},  {"readwrite", v1::SEQ_MIXED},
+      {"randrw", v1::RAND_MIXED}};
+  std::vector<std::string> names;
+  for (const auto& [name, mode] : kModes) {
+    if (v == name) {
+      j->set_rw(mode);
+      return absl::OkStatus();
+    }
+    names.push_back(name);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown rw mode '", v, "'", DidYouMean(v, names),
+                                                 "; use read, write, randread, randwrite, rw or randrw"));
+}
+
+absl::Status SetRuntime(absl::string_view v, JobSpec* j) {
+  auto ns = ParseDurationNs(v);
+  if (ns.ok()) j->set_runtime_ns(*ns);
+  return ns.status();
 }
 
 const std::vector<FioOption>& Options() {
   static const std::vector<FioOption> kOptions = {
-      {"name", true, [](absl::string_view v, JobSpec* j) {
-         j->set_name(std::string(v));
-         return absl::OkStatus();
-       }},
-      {"rw", true, [](absl::string_view v, JobSpec* j) {
-         static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
-             {"read", v1::SEQ_READ},         {"write", v1::SEQ_WRITE},
-             {"randread", v1::RAND_READ},    {"randwrite", v1::RAND_WRITE},
-             {"rw", v1::SEQ_MIXED},          {"readwrite", v1::SEQ_MIXED},
-             {"randrw", v1::RAND_MIXED}};
-         std::vector<std::string> names;
-         for (const auto& [name, mode] : kModes) {
-           if (v == name) {
-             j->set_rw(mode);
-             return absl::OkStatus();
-           }
-           names.push_back(name);
-         }
-         return absl::InvalidArgumentError(absl::StrCat("unknown rw mode '", v, "'", DidYouMean(v, names),
-                                                        "; use read, write, randread, randwrite, rw or randrw"));
-       }},
-      {"rwmixread", true, [](absl::string_view v, JobSpec* j) {
-         uint32_t pct;
-         absl::Status s = ParseUint(v, 100, &pct);
-         if (s.ok()) j->set_rwmix_read(pct);
-         return s;
-       }},
-      {"rwmixwrite", true, [](absl::string_view v, JobSpec* j) {
-         uint32_t pct;
-         absl::Status s = ParseUint(v, 100, &pct);
-         if (s.ok()) j->set_rwmix_read(100 - pct);
-         return s;
-       }},
-      {"bs", true, [](absl::string_view v, JobSpec* j) {
-         uint64_t bs;
-         absl::Status s = SetSize(v, &bs);
-         if (s.ok() && bs > (1ull << 30)) s = absl::InvalidArgumentError("block sizes above 1GiB are not supported");
-         if (s.ok()) j->set_block_size(bs);
-         return s;
-       }},
-      {"size", true, [](absl::string_view v, JobSpec* j) {
-         uint64_t size;
-         absl::Status s = SetSize(v, &size);
-         if (s.ok()) j->set_size(size);
-         return s;
-       }},
-      {"numjobs", true, [](absl::string_view v, JobSpec* j) {
-         uint32_t n;
-         absl::Status s = ParseUint(v, 4096, &n);
-         if (s.ok() && n == 0) s = absl::InvalidArgumentError("must be at least 1");
-         if (s.ok()) j->set_numjobs(n);
-         return s;
-       }},
-      {"runtime", true, [](absl::string_view v, JobSpec* j) {
-         auto ns = ParseDurationNs(v);
-         if (ns.ok()) j->set_runtime_ns(*ns);
-         return ns.status();
-       }},
-      {"time_based", false, [](absl::string_view v, JobSpec* j) {
-         bool b;
-         absl::Status s = ParseBool(v, &b);
-         if (s.ok()) j->set_time_based(b);
-         return s;
-       }},
-      {"directory", true, [](absl::string_view v, JobSpec* j) {
-         j->set_directory(std::string(v));
-         return absl::OkStatus();
-       }},
-      {"filename", true, [](absl::string_view v, JobSpec* j) {
-         j->set_filename(std::string(v));
-         return absl::OkStatus();
-       }},
-      {"ioengine", true, [](absl::string_view v, JobSpec* j) {
-         j->set_ioengine(std::string(v));
-         return absl::OkStatus();  // checked against the engine table in validation
-       }},
-      {"fsync", true, [](absl::string_view v, JobSpec* j) {
-         uint32_t n;
-         absl::Status s = ParseUint(v, UINT32_MAX, &n);
-         if (s.ok()) j->set_fsync_every(n);
-         return s;
-       }},
-      {"invalidate", false, [](absl::string_view v, JobSpec* j) {
-         bool b;
-         absl::Status s = ParseBool(v, &b);
-         if (s.ok()) j->set_invalidate(b);
-         return s;
-       }},
-      {"direct", false, [](absl::string_view v, JobSpec* j) {
-         bool b;
-         absl::Status s = ParseBool(v, &b);
-         if (s.ok()) j->set_direct(b);
-         return s;
-       }},
+      {"name", true, StringOption(&JobSpec::mutable_name)},
+      {"rw", true, &SetReadWrite},
+      {"rwmixread", true, UintOption(&JobSpec::set_rwmix_read, 0, 100)},
+      {"rwmixwrite", true, UintOption(&JobSpec::set_rwmix_read, 0, 100, [](uint32_t w) { return 100 - w; })},
+      {"bs", true, SizeOption(&JobSpec::set_block_size, 1ull << 30)},
+      {"size", true, SizeOption(&JobSpec::set_size, UINT64_MAX)},
+      {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
+      {"runtime", true, &SetRuntime},
+      {"time_based", false, BoolOption(&JobSpec::set_time_based)},
+      {"directory", true, StringOption(&JobSpec::mutable_directory)},
+      {"filename", true, StringOption(&JobSpec::mutable_filename)},
+      // Checked against the engine table in validation, where the worker's engines are known.
+      {"ioengine", true, StringOption(&JobSpec::mutable_ioengine)},
+      {"fsync", true, UintOption(&JobSpec::set_fsync_every, 0, UINT32_MAX)},
+      {"direct", false, BoolOption(&JobSpec::set_direct)},
+      {"invalidate", false, BoolOption(&JobSpec::set_invalidate)},
   };
   return kOptions;
 }

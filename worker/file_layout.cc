@@ -84,10 +84,9 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
   for (const v1::JobSpec& job : request.spec().jobs()) {
     std::string directory = job.directory();
     std::string shared_name = job.filename();
-    if (shared_name.find('/') != std::string::npos) {
-      directory = shared_name.substr(0, shared_name.rfind('/'));
-      shared_name = shared_name.substr(shared_name.rfind('/') + 1);
-      if (directory.empty()) directory = "/";
+    if (const size_t slash = shared_name.rfind('/'); slash != std::string::npos) {
+      directory = shared_name.substr(0, std::max<size_t>(slash, 1));  // "/f" lives in "/"
+      shared_name = shared_name.substr(slash + 1);
     }
     auto resolved = policy.ResolveDirectory(directory);
     if (!resolved.ok()) {
