@@ -31,11 +31,15 @@ struct IoRequest {
   uint32_t tag = 0;          // owned by the core (its slot index)
 };
 
+// How the file will be accessed, for the kernel's readahead (fio's fadvise_hint=1 default).
+enum class AccessPattern { kNormal, kSequential, kRandom };
+
 struct OpenOptions {
   bool read = false;
   bool write = false;
   bool create = false;
   bool direct = false;  // O_DIRECT: buffers, offsets and lengths must be aligned
+  AccessPattern pattern = AccessPattern::kNormal;
 };
 
 struct EngineOptions {

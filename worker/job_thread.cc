@@ -116,7 +116,11 @@ JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>
   IoEngine& engine = **engine_or;
   const bool reads = Reads(job.rw());
   const bool writes = job.rw() != v1::SEQ_READ && job.rw() != v1::RAND_READ;
-  auto file = engine.Open(plan.path, OpenOptions{.read = reads, .write = writes, .create = writes, .direct = job.direct()});
+  auto file = engine.Open(plan.path, OpenOptions{.read = reads,
+                                                 .write = writes,
+                                                 .create = writes,
+                                                 .direct = job.direct(),
+                                                 .pattern = IsRandom(job.rw()) ? AccessPattern::kRandom : AccessPattern::kSequential});
   if (!file.ok()) return fail(file.status());
 
   void* raw = nullptr;
