@@ -37,19 +37,31 @@ uint64_t PercentileValue(const v1::LatencySummary& latency, double p) {
   return 0;
 }
 
+// The latency fio shows percentiles of: clat (equal to lat for synchronous engines).
+const v1::LatencySummary& Clat(const v1::DirectionResult& d) {
+  return d.has_completion_latency() ? d.completion_latency() : d.latency();
+}
+
 void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, const std::string& indent, std::string* out) {
   absl::StrAppendFormat(out, "%s%6s: IOPS=%s, BW=%s (%s in %s)%s\n", indent, d.direction(), FormatCount(d.iops()),
                         FormatBandwidth(d.bandwidth_bytes_per_sec()), FormatBytes(static_cast<double>(d.bytes())),
                         FormatDurationNs(static_cast<double>(elapsed_ns)),
                         d.errors() ? absl::StrCat(", ERRORS=", d.errors()) : "");
   if (!d.has_latency()) return;
-  const v1::LatencySummary& lat = d.latency();
+  // fio's three lines (slat only for queued requests), then clat's percentiles as fio prints.
+  auto line = [&](const char* name, const v1::LatencySummary& s) {
+    const LatencyUnit unit = UnitFor(s.max_ns());
+    absl::StrAppendFormat(out, "%s    %4s (%s): min=%s, max=%s, avg=%s, stdev=%s\n", indent, name, unit.name,
+                          FormatScaled(s.min_ns() / unit.ns), FormatScaled(s.max_ns() / unit.ns),
+                          FormatScaled(s.mean_ns() / unit.ns), FormatScaled(s.stddev_ns() / unit.ns));
+  };
+  if (d.has_submit_latency()) line("slat", d.submit_latency());
+  if (d.has_completion_latency()) line("clat", d.completion_latency());
+  line("lat", d.latency());
+  const v1::LatencySummary& lat = Clat(d);
   const LatencyUnit unit = UnitFor(lat.max_ns());
-  absl::StrAppendFormat(out, "%s    lat (%s): min=%s, max=%s, avg=%s, stdev=%s  (%s ops)\n", indent, unit.name,
-                        FormatScaled(lat.min_ns() / unit.ns), FormatScaled(lat.max_ns() / unit.ns),
-                        FormatScaled(lat.mean_ns() / unit.ns), FormatScaled(lat.stddev_ns() / unit.ns),
+  absl::StrAppendFormat(out, "%s    %s percentiles (%s), %s ops:\n", indent, d.has_completion_latency() ? "clat" : "lat", unit.name,
                         FormatCount(static_cast<double>(d.ops())));
-  absl::StrAppendFormat(out, "%s    lat percentiles (%s):\n", indent, unit.name);
   for (int i = 0; i < lat.percentiles_size(); ++i) {
     if (i % 4 == 0) absl::StrAppend(out, indent, "     |");
     const v1::Percentile& p = lat.percentiles(i);
@@ -84,11 +96,12 @@ std::string RenderTextReport(const v1::RunReport& report) {
       for (const v1::DirectionResult& d : w.directions()) {
         absl::StrAppendFormat(&out, "    %-28s %-6s %10s %12s %10s %10s %7d\n", w.worker(), d.direction(), FormatCount(d.iops()),
                               FormatBandwidth(d.bandwidth_bytes_per_sec()),
-                              FormatDurationNs(static_cast<double>(PercentileValue(d.latency(), 50))),
-                              FormatDurationNs(static_cast<double>(PercentileValue(d.latency(), 99))), d.errors());
+                              FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 50))),
+                              FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 99))), d.errors());
       }
       if (!w.error().empty()) absl::StrAppend(&out, "      error: ", w.error(), "\n");
       if (!w.stop_reason().empty()) absl::StrAppend(&out, "      stopped: ", w.stop_reason(), "\n");
+      for (const std::string& note : w.notes()) absl::StrAppend(&out, "      note: ", note, "\n");
     }
   }
   absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", report.workers_size());

@@ -20,6 +20,23 @@ void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
   into->set_bytes(into->bytes() + from.bytes());
   into->set_errors(into->errors() + from.errors());
   MergeHistogramProto(from.latency(), into->mutable_latency());
+  MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
+  MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
+}
+
+// min/max/mean/stddev and fio's percentiles of one histogram; nothing for an empty one.
+void Summarize(const v1::LatencyHistogramProto& proto, v1::LatencySummary* summary) {
+  auto histogram = LatencyHistogram::FromProto(proto);
+  if (!histogram.ok() || histogram->count() == 0) return;
+  summary->set_min_ns(histogram->min_ns());
+  summary->set_max_ns(histogram->max_ns());
+  summary->set_mean_ns(histogram->mean_ns());
+  summary->set_stddev_ns(histogram->stddev_ns());
+  for (double p : DefaultPercentiles()) {
+    v1::Percentile* entry = summary->add_percentiles();
+    entry->set_percentile(p);
+    entry->set_value_ns(histogram->ValueAtPercentile(p));
+  }
 }
 
 bool Active(const v1::DirectionStats& stats) { return stats.ops() > 0 || stats.bytes() > 0 || stats.errors() > 0; }
@@ -43,19 +60,12 @@ v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t
     result.set_iops(static_cast<double>(stats.ops()) / seconds);
     result.set_bandwidth_bytes_per_sec(static_cast<double>(stats.bytes()) / seconds);
   }
-  auto histogram = LatencyHistogram::FromProto(stats.latency());
-  if (histogram.ok() && histogram->count() > 0) {
-    v1::LatencySummary* latency = result.mutable_latency();
-    latency->set_min_ns(histogram->min_ns());
-    latency->set_max_ns(histogram->max_ns());
-    latency->set_mean_ns(histogram->mean_ns());
-    latency->set_stddev_ns(histogram->stddev_ns());
-    for (double p : DefaultPercentiles()) {
-      v1::Percentile* entry = latency->add_percentiles();
-      entry->set_percentile(p);
-      entry->set_value_ns(histogram->ValueAtPercentile(p));
-    }
-  }
+  Summarize(stats.latency(), result.mutable_latency());
+  Summarize(stats.submit_latency(), result.mutable_submit_latency());
+  Summarize(stats.completion_latency(), result.mutable_completion_latency());
+  if (!result.latency().percentiles_size()) result.clear_latency();
+  if (!result.submit_latency().percentiles_size()) result.clear_submit_latency();
+  if (!result.completion_latency().percentiles_size()) result.clear_completion_latency();
   if (include_histogram) *result.mutable_histogram() = stats.latency();
   return result;
 }
@@ -85,6 +95,7 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
     worker_job.elapsed_ns = report.elapsed_ns();
     worker_job.error = report.error();
     worker_job.stop_reason = report.stop_reason();
+    worker_job.notes.assign(report.notes().begin(), report.notes().end());
   }
   ClusterInterval& interval = per_job_intervals_[report.job_index()][report.interval_index()];
   AddDirections(report, &interval.totals);
@@ -134,6 +145,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       worker->set_elapsed_ns(worker_elapsed);
       worker->set_error(worker_job.error);
       worker->set_stop_reason(worker_job.stop_reason);
+      for (const std::string& note : worker_job.notes) worker->add_notes(note);
       for (int d = 0; d < kDirections; ++d) {
         const v1::DirectionStats& stats = worker_job.totals.directions[d];
         if (!Active(stats)) continue;

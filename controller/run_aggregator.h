@@ -45,6 +45,7 @@ class RunAggregator {
     bool final = false;
     uint64_t elapsed_ns = 0;
     std::string error, stop_reason;
+    std::vector<std::string> notes;
     int64_t last_end_unix_ns = 0;
   };
   struct ClusterInterval {

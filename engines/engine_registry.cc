@@ -8,8 +8,13 @@ namespace iofleet {
 
 const std::vector<EngineInfo>& RegisteredEngines() {
   static const std::vector<EngineInfo> kEngines = {
-      {"sync", "lseek + read/write", true, &MakeSyncEngine},
-      {"psync", "pread/pwrite", true, &MakePsyncEngine},
+      {"sync", "lseek + read/write", true, false, &MakeSyncEngine},
+      {"psync", "pread/pwrite", true, false, &MakePsyncEngine},
+      {"pvsync2", "preadv2/pwritev2, RWF_HIPRI with hipri=1", true, false, &MakePvsync2Engine},
+      {"mmap", "memcpy to/from a shared mapping of the file", true, false, &MakeMmapEngine},
+      {"libaio", "Linux native AIO (io_submit/io_getevents)", false, false, &MakeLibaioEngine},
+      {"io_uring", "io_uring via liburing", false, false, &MakeIoUringEngine},
+      {"null", "no IO at all: the harness's own ceiling", false, true, &MakeNullEngine},
   };
   return kEngines;
 }
@@ -33,6 +38,7 @@ absl::StatusOr<std::unique_ptr<IoEngine>> CreateEngine(absl::string_view name,
                                                        const EngineOptions& options) {
   auto info = FindEngine(name);
   if (!info.ok()) return info.status();
+  if (options.iodepth == 0) return absl::InvalidArgumentError("iodepth must be at least 1");
   return (*info)->make(options);
 }
 

@@ -12,15 +12,23 @@
 
 namespace iofleet {
 
+using EngineFactory = absl::StatusOr<std::unique_ptr<IoEngine>> (*)(const EngineOptions&);
+
 // Factories, one per engine file.
-std::unique_ptr<IoEngine> MakeSyncEngine(const EngineOptions& options);
-std::unique_ptr<IoEngine> MakePsyncEngine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakeSyncEngine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakePsyncEngine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakePvsync2Engine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakeMmapEngine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakeNullEngine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakeLibaioEngine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakeIoUringEngine(const EngineOptions& options);
 
 struct EngineInfo {
   const char* name;
   const char* description;
   bool synchronous;  // completes every request inside Submit()
-  std::unique_ptr<IoEngine> (*make)(const EngineOptions&);
+  bool diskless;     // does no IO to files: nothing to lay out (fio's null)
+  EngineFactory make;
 };
 
 const std::vector<EngineInfo>& RegisteredEngines();

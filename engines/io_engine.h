@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -27,8 +28,8 @@ struct IoRequest {
   uint64_t length = 0;
   uint64_t offset = 0;
   int64_t result = 0;        // set on completion: bytes transferred, or -errno
-  uint64_t submit_ns = 0;    // owned by the core (latency timing)
-  uint32_t tag = 0;          // owned by the core (its slot index)
+  int buffer_index = -1;     // index into RegisterBuffers() buffers, or -1
+  uint32_t tag = 0;          // owned by the core (its slot index, < iodepth)
 };
 
 // How the file will be accessed, for the kernel's readahead (fio's fadvise_hint=1 default).
@@ -43,7 +44,11 @@ struct OpenOptions {
 };
 
 struct EngineOptions {
-  uint32_t iodepth = 1;
+  uint32_t iodepth = 1;        // most requests in flight at once
+  bool hipri = false;          // polled completions where the engine has them
+  bool fixedbufs = false;      // io_uring: registered buffers
+  bool registerfiles = false;  // io_uring: registered files
+  bool sqthread_poll = false;  // io_uring: kernel submission thread
 };
 
 enum class SubmitResult { kCompleted, kQueued };
@@ -57,6 +62,17 @@ class IoEngine {
   // Opens `path` and returns a handle for IoRequest::file. May block.
   virtual absl::StatusOr<int> Open(const std::string& path, const OpenOptions& options) = 0;
   virtual absl::Status Close(int file) = 0;
+
+  // Registers the core's IO buffers once, before any IO (io_uring's fixedbufs); requests
+  // then carry buffer_index. Engines that gain nothing from it need not implement it.
+  virtual absl::Status RegisterBuffers(absl::Span<const std::pair<void*, uint64_t>> buffers) {
+    (void)buffers;
+    return absl::OkStatus();
+  }
+
+  // What the user should know about how the engine runs (a feature the kernel refused and
+  // the fallback taken), collected into the job's final report.
+  const std::vector<std::string>& notes() const { return notes_; }
 
   // Drops the file's cached pages (fio's invalidate=1, done at the start of every pass over
   // the file, as fio does when it reopens files for the next loop). Engines without a local
@@ -81,6 +97,9 @@ class IoEngine {
     (void)out;
     return 0;
   }
+
+ protected:
+  std::vector<std::string> notes_;
 };
 
 }  // namespace iofleet

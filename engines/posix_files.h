@@ -13,8 +13,8 @@ namespace iofleet {
 class PosixFileEngine : public IoEngine {
  public:
   // open(2) with flags from `options`; errors name the path and errno.
-  absl::StatusOr<int> Open(const std::string& path, const OpenOptions& options) final;
-  absl::Status Close(int file) final;
+  absl::StatusOr<int> Open(const std::string& path, const OpenOptions& options) override;
+  absl::Status Close(int file) override;
   // posix_fadvise(POSIX_FADV_DONTNEED) over the whole file.
   absl::Status Invalidate(int file) final;
 

@@ -28,6 +28,8 @@ class PsyncEngine final : public PosixFileEngine {
 
 }  // namespace
 
-std::unique_ptr<IoEngine> MakePsyncEngine(const EngineOptions&) { return std::make_unique<PsyncEngine>(); }
+absl::StatusOr<std::unique_ptr<IoEngine>> MakePsyncEngine(const EngineOptions&) {
+  return std::unique_ptr<IoEngine>(std::make_unique<PsyncEngine>());
+}
 
 }  // namespace iofleet

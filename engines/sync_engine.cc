@@ -29,6 +29,8 @@ class SyncEngine final : public PosixFileEngine {
 
 }  // namespace
 
-std::unique_ptr<IoEngine> MakeSyncEngine(const EngineOptions&) { return std::make_unique<SyncEngine>(); }
+absl::StatusOr<std::unique_ptr<IoEngine>> MakeSyncEngine(const EngineOptions&) {
+  return std::unique_ptr<IoEngine>(std::make_unique<SyncEngine>());
+}
 
 }  // namespace iofleet

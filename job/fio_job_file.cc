@@ -113,6 +113,11 @@ const std::vector<FioOption>& Options() {
       {"fsync", true, UintOption(&JobSpec::set_fsync_every, 0, UINT32_MAX)},
       {"direct", false, BoolOption(&JobSpec::set_direct)},
       {"invalidate", false, BoolOption(&JobSpec::set_invalidate)},
+      {"iodepth", true, UintOption(&JobSpec::set_iodepth, 1, 4096)},
+      {"hipri", false, BoolOption(&JobSpec::set_hipri)},
+      {"fixedbufs", false, BoolOption(&JobSpec::set_fixedbufs)},
+      {"registerfiles", false, BoolOption(&JobSpec::set_registerfiles)},
+      {"sqthread_poll", false, BoolOption(&JobSpec::set_sqthread_poll)},
   };
   return kOptions;
 }

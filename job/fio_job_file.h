@@ -1,6 +1,8 @@
 // The fio job-file front end: parses fio's INI syntax into a validated RunSpec. Supported so
 // far: [global] and job sections; rw/readwrite, rwmixread/rwmixwrite, bs/blocksize, size,
-// numjobs, runtime, time_based, directory, filename, ioengine, fsync, direct, invalidate.
+// numjobs, runtime, time_based, directory, filename, ioengine (sync, psync, pvsync2, mmap,
+// libaio, io_uring, null), iodepth, fsync, direct, invalidate, hipri, fixedbufs, registerfiles,
+// sqthread_poll.
 // Anything else is an error naming file:line and the nearest known option — never silently
 // ignored.
 #ifndef IOFLEET_JOB_FIO_JOB_FILE_H_

@@ -32,15 +32,18 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.direct() && job.block_size() % 512 != 0) {
     return bad(absl::StrCat("direct=1 needs bs to be a multiple of 512 (got ", job.block_size(), ")"));
   }
-  if (job.iodepth() > 1) return bad("iodepth above 1 needs an asynchronous engine (none yet)");
+  if (job.iodepth() > 4096) return bad("iodepth above 4096 is not supported");
+  auto engine = FindEngine(job.ioengine());
+  if (!engine.ok()) return bad(engine.status().message());
   if (job.filename().find('/') != std::string::npos && !job.directory().empty()) {
     return bad("filename with a '/' cannot be combined with directory");
   }
-  if (job.directory().empty() && job.filename().find('/') == std::string::npos) {
+  if (!(*engine)->diskless && job.directory().empty() && job.filename().find('/') == std::string::npos) {
     return bad("no directory= (where the job's files go)");
   }
-  auto engine = FindEngine(job.ioengine());
-  if (!engine.ok()) return bad(engine.status().message());
+  if (job.hipri() && job.ioengine() == "io_uring" && !job.direct()) {
+    return bad("hipri=1 with io_uring polls for completions, which needs direct=1");
+  }
   return absl::OkStatus();
 }
 

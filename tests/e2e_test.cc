@@ -147,6 +147,24 @@ TEST_F(EndToEnd, RandwriteThenRandreadOnTwoWorkers) {
   EXPECT_EQ(interval_ops, cluster_read->ops());
 }
 
+TEST_F(EndToEnd, AsyncEnginesAtQueueDepthReportSlatAndClat) {
+  TestWorker a("worker-async-a", {"--allow-root", data_});
+  TestWorker b("worker-async-b", {"--allow-root", data_});
+  ControllerRun run = RunJson({"run", WriteJob("async.fio", absl::StrCat("[global]\nbs=4k\nsize=1m\niodepth=8\ndirectory=", data_,
+                                                                      "\n[uring]\nioengine=io_uring\nrw=randwrite\n[aio]\nioengine=libaio\nrw=randread\n")),
+                               "--hosts", absl::StrCat(a.address(), ",", b.address())}, "async");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.report.jobs_size(), 2);
+  for (const auto& job : run.report.jobs()) {
+    ASSERT_EQ(job.directions_size(), 1) << job.name();
+    const v1::DirectionResult& d = job.directions(0);
+    EXPECT_EQ(d.ops(), 2u * 256) << job.name();  // one pass of 256 blocks on each of 2 workers
+    EXPECT_TRUE(d.has_submit_latency()) << job.name();
+    EXPECT_TRUE(d.has_completion_latency()) << job.name();
+    EXPECT_LE(d.completion_latency().max_ns(), d.latency().max_ns()) << job.name();
+  }
+}
+
 TEST_F(EndToEnd, TextReportHasClusterPercentilesAndPerWorkerTable) {
   TestWorker a("worker-text-a", {"--allow-root", data_});
   TestWorker b("worker-text-b", {"--allow-root", data_});

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   bazel-bootstrap          # Bazel 4, offline
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev liburing-dev prometheus-cpp-dev libgmock-dev libgtest-dev
+  libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev libgmock-dev libgtest-dev
   pkg-config
 )
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "engines/engine_registry.h"
 
 namespace iofleet {
 namespace {
@@ -82,6 +83,13 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
   RunLayout layout;
   std::set<std::string> seen;
   for (const v1::JobSpec& job : request.spec().jobs()) {
+    auto engine = FindEngine(job.ioengine());
+    if (!engine.ok()) return engine.status();
+    if ((*engine)->diskless) {
+      // Nothing is opened or written: the threads only need names.
+      layout.paths.emplace_back(job.numjobs(), absl::StrCat("(", job.ioengine(), ")"));
+      continue;
+    }
     std::string directory = job.directory();
     std::string shared_name = job.filename();
     if (const size_t slash = shared_name.rfind('/'); slash != std::string::npos) {

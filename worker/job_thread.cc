@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engines/engine_registry.h"
@@ -52,40 +53,6 @@ bool SleepUntil(Clock::time_point when, const std::atomic<bool>& stop) {
   return !stop.load(std::memory_order_relaxed);
 }
 
-// Performs one request to completion through the engine, resubmitting the rest of a short
-// transfer. Returns the final result (total bytes, or -errno).
-int64_t Complete(IoEngine& engine, IoRequest& request) {
-  const uint64_t wanted = request.length;
-  const uint64_t offset = request.offset;
-  char* const buffer = static_cast<char*>(request.buffer);
-  uint64_t done = 0;
-  while (true) {
-    if (engine.Submit(&request) == SubmitResult::kQueued) {
-      if (absl::Status s = engine.Commit(); !s.ok()) return -EIO;
-      IoRequest* completed[1];
-      auto n = engine.Reap(1, absl::MakeSpan(completed));
-      if (!n.ok() || *n != 1) return -EIO;
-    }
-    if (request.result == -EAGAIN || request.result == -EINTR) continue;
-    if (request.result < 0) return request.result;
-    if (request.op == IoOp::kFsync || request.op == IoOp::kFdatasync) return request.result;
-    done += static_cast<uint64_t>(request.result);
-    if (done >= wanted) return static_cast<int64_t>(done);
-    if (request.result == 0) return -ENODATA;  // end of file before the block was complete
-    request.buffer = buffer + done;
-    request.offset = offset + done;
-    request.length = wanted - done;
-  }
-}
-
-// fio's invalidate=1 for one pass; false (with the error in `outcome`) if it failed.
-bool Invalidate(IoEngine& engine, int file, const std::string& path, JobThreadOutcome* outcome) {
-  absl::Status dropped = engine.Invalidate(file);
-  if (dropped.ok()) return true;
-  outcome->status = absl::Status(dropped.code(), absl::StrCat(path, ": ", dropped.message()));
-  return false;
-}
-
 }  // namespace
 
 BlockPermutation::BlockPermutation(uint64_t count, uint64_t seed) : count_(count) {
@@ -106,108 +73,271 @@ uint64_t BlockPermutation::Next() {
   return state_;
 }
 
-JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>& stop,
-                              ThreadStats* stats) {
-  const v1::JobSpec& job = *plan.job;
-  auto fail = [](absl::Status status) { return JobThreadOutcome{std::move(status), Clock::now()}; };
+namespace {
 
-  auto engine_or = CreateEngine(job.ioengine(), EngineOptions{.iodepth = std::max(1u, job.iodepth())});
-  if (!engine_or.ok()) return fail(engine_or.status());
-  IoEngine& engine = **engine_or;
-  const bool reads = Reads(job.rw());
-  const bool writes = job.rw() != v1::SEQ_READ && job.rw() != v1::RAND_READ;
-  auto file = engine.Open(plan.path, OpenOptions{.read = reads,
-                                                 .write = writes,
-                                                 .create = writes,
-                                                 .direct = job.direct(),
-                                                 .pattern = IsRandom(job.rw()) ? AccessPattern::kRandom : AccessPattern::kSequential});
-  if (!file.ok()) return fail(file.status());
+// The IO loop of one thread: keeps up to iodepth requests in flight through the engine,
+// generating offsets and directions as the job says and timing every request.
+class IoLoop {
+ public:
+  IoLoop(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats)
+      : plan_(plan), job_(*plan.job), stop_(stop), stats_(stats), rng_(plan.seed) {}
 
-  void* raw = nullptr;
-  if (::posix_memalign(&raw, 4096, job.block_size()) != 0) {
-    return fail(absl::ResourceExhaustedError("cannot allocate the IO buffer"));
+  JobThreadOutcome Run();
+
+ private:
+  struct Slot {
+    IoRequest request;
+    char* buffer = nullptr;
+    uint64_t offset = 0;   // of the whole block
+    uint64_t length = 0;
+    uint64_t done = 0;     // bytes completed so far (short transfers are continued)
+    uint64_t issue_ns = 0;
+    uint64_t submit_ns = 0;
+    bool queued = false;
+  };
+  enum class Next { kDone, kResubmit };
+
+  absl::Status Setup();
+  void FillAndSubmit();
+  void Dispatch(Slot* slot);
+  Next Complete(Slot* slot, uint64_t now_ns);
+  void Fail(const Slot& slot, int error);
+  bool InvalidateFile();
+
+  const JobThreadPlan& plan_;
+  const v1::JobSpec& job_;
+  const std::atomic<bool>& stop_;
+  ThreadStats* const stats_;
+  std::mt19937_64 rng_;
+  JobThreadOutcome outcome_;
+
+  std::unique_ptr<IoEngine> engine_;
+  int file_ = -1;
+  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<void, AlignedFree>> buffers_;
+  std::vector<Slot*> free_;       // slots ready for a new request
+  std::vector<Slot*> unsent_;     // queued in the engine, not yet committed
+  std::vector<IoRequest*> reaped_;
+  uint32_t in_flight_ = 0;        // committed and not yet reaped
+
+  // Work generation for the current pass.
+  std::unique_ptr<BlockPermutation> permutation_;
+  uint64_t blocks_ = 0, next_block_ = 0;
+  bool reads_ = false, writes_ = false, random_ = false, mixed_ = false;
+  uint64_t writes_since_sync_ = 0;
+  bool sync_due_ = false;
+  bool stopping_ = false;
+  uint64_t deadline_ns_ = UINT64_MAX;
+};
+
+absl::Status IoLoop::Setup() {
+  const uint32_t depth = std::max(1u, job_.iodepth());
+  auto engine = CreateEngine(job_.ioengine(), EngineOptions{.iodepth = depth,
+                                                             .hipri = job_.hipri(),
+                                                             .fixedbufs = job_.fixedbufs(),
+                                                             .registerfiles = job_.registerfiles(),
+                                                             .sqthread_poll = job_.sqthread_poll()});
+  if (!engine.ok()) return engine.status();
+  engine_ = std::move(*engine);
+  reads_ = Reads(job_.rw());
+  writes_ = job_.rw() != v1::SEQ_READ && job_.rw() != v1::RAND_READ;
+  random_ = IsRandom(job_.rw());
+  mixed_ = IsMixed(job_.rw());
+  auto file = engine_->Open(plan_.path, OpenOptions{.read = reads_,
+                                                    .write = writes_,
+                                                    .create = writes_,
+                                                    .direct = job_.direct(),
+                                                    .pattern = random_ ? AccessPattern::kRandom : AccessPattern::kSequential});
+  if (!file.ok()) return file.status();
+  file_ = *file;
+
+  slots_.resize(depth);
+  std::vector<std::pair<void*, uint64_t>> registered;
+  for (uint32_t i = 0; i < depth; ++i) {
+    void* raw = nullptr;
+    if (::posix_memalign(&raw, 4096, job_.block_size()) != 0) {
+      return absl::ResourceExhaustedError("cannot allocate the IO buffers");
+    }
+    buffers_.emplace_back(raw);
+    // Random, incompressible data, as fio writes by default.
+    for (uint64_t b = 0; b + 8 <= job_.block_size(); b += 8) {
+      const uint64_t word = rng_();
+      std::memcpy(static_cast<char*>(raw) + b, &word, 8);
+    }
+    slots_[i].buffer = static_cast<char*>(raw);
+    slots_[i].request.tag = i;
+    registered.push_back({raw, job_.block_size()});
+    free_.push_back(&slots_[i]);
   }
-  std::unique_ptr<void, AlignedFree> buffer(raw);
-  std::mt19937_64 rng(plan.seed);
-  // Random, incompressible data, as fio writes by default.
-  for (uint64_t i = 0; i + 8 <= job.block_size(); i += 8) {
-    const uint64_t word = rng();
-    std::memcpy(static_cast<char*>(raw) + i, &word, 8);
-  }
-
-  const uint64_t blocks = job.size() / job.block_size();
-  const bool random = IsRandom(job.rw());
-  const bool mixed = IsMixed(job.rw());
+  if (absl::Status s = engine_->RegisterBuffers(registered); !s.ok()) return s;
+  reaped_.resize(depth);
+  unsent_.reserve(depth);
+  blocks_ = job_.size() / job_.block_size();
   const uint64_t start_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(plan.start.time_since_epoch()).count());
-  const uint64_t deadline_ns = job.runtime_ns() ? start_ns + job.runtime_ns() : UINT64_MAX;
+      std::chrono::duration_cast<std::chrono::nanoseconds>(plan_.start.time_since_epoch()).count());
+  if (job_.runtime_ns()) deadline_ns_ = start_ns + job_.runtime_ns();
+  return absl::OkStatus();
+}
 
-  JobThreadOutcome outcome;
-  // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
-  if ((job.invalidate() && !Invalidate(engine, *file, plan.path, &outcome)) || !SleepUntil(plan.start, stop)) {
-    outcome.end = Clock::now();
-    (void)engine.Close(*file);
-    return outcome;
+bool IoLoop::InvalidateFile() {
+  absl::Status dropped = engine_->Invalidate(file_);
+  if (dropped.ok()) return true;
+  outcome_.status = absl::Status(dropped.code(), absl::StrCat(plan_.path, ": ", dropped.message()));
+  return false;
+}
+
+void IoLoop::Fail(const Slot& slot, int error) {
+  stopping_ = true;
+  if (!outcome_.status.ok()) return;
+  const IoOp op = slot.request.op;
+  if (op == IoOp::kFsync || op == IoOp::kFdatasync) {
+    outcome_.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", plan_.path));
+  } else {
+    outcome_.status = absl::ErrnoToStatus(
+        error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", plan_.path));
   }
-  uint64_t writes_since_sync = 0;
-  bool done = false;
-  for (bool first_pass = true; !done; first_pass = false) {  // one pass over the file each
-    if (!first_pass && job.invalidate() && !Invalidate(engine, *file, plan.path, &outcome)) break;
-    BlockPermutation permutation(blocks, rng());
-    for (uint64_t i = 0; i < blocks; ++i) {
-      if (stop.load(std::memory_order_relaxed)) {
-        done = true;
-        break;
-      }
-      IoRequest request;
-      request.file = *file;
-      request.buffer = raw;
-      request.length = job.block_size();
-      const uint64_t offset = (random ? permutation.Next() : i) * job.block_size();
-      request.offset = offset;
-      bool is_read = reads;
-      if (mixed) is_read = rng() % 100 < job.rwmix_read();
-      request.op = is_read ? IoOp::kRead : IoOp::kWrite;
+}
 
-      const uint64_t begin = NowNs();
-      const int64_t result = Complete(engine, request);
-      const uint64_t end = NowNs();
-      stats->directions[is_read ? kReadIndex : kWriteIndex].Record(
-          end - begin, result > 0 ? static_cast<uint64_t>(result) : 0, result < 0);
-      if (result < 0) {
-        outcome.status = absl::ErrnoToStatus(
-            static_cast<int>(-result),
-            absl::StrCat(OpName(request.op), " of ", job.block_size(), " bytes at offset ", offset, " in ", plan.path));
-        done = true;
-        break;
+// Hands a prepared request to the engine; a request the engine completes at once is finished
+// (or continued, if short) right here.
+void IoLoop::Dispatch(Slot* slot) {
+  while (true) {
+    if (engine_->Submit(&slot->request) == SubmitResult::kQueued) {
+      slot->queued = true;
+      unsent_.push_back(slot);
+      return;
+    }
+    const uint64_t now = NowNs();
+    slot->submit_ns = slot->queued ? slot->submit_ns : slot->issue_ns;
+    if (Complete(slot, now) == Next::kDone) return;
+  }
+}
+
+IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
+  IoRequest& r = slot->request;
+  if (r.result == -EAGAIN || r.result == -EINTR) return Next::kResubmit;
+  const bool data = r.op == IoOp::kRead || r.op == IoOp::kWrite;
+  int error = r.result < 0 ? static_cast<int>(-r.result) : 0;
+  if (data && error == 0) {
+    slot->done += static_cast<uint64_t>(r.result);
+    if (slot->done < slot->length) {
+      if (r.result > 0) {
+        // A short transfer: continue with the rest, as fio does.
+        r.buffer = slot->buffer + slot->done;
+        r.offset = slot->offset + slot->done;
+        r.length = slot->length - slot->done;
+        return Next::kResubmit;
       }
-      if (!is_read && job.fsync_every() > 0 && ++writes_since_sync >= job.fsync_every()) {
-        // fio's fsync=N: a sync after every N writes, timed as its own direction.
-        writes_since_sync = 0;
-        IoRequest sync;
-        sync.op = IoOp::kFsync;
-        sync.file = *file;
-        const uint64_t sync_begin = NowNs();
-        const int64_t sync_result = Complete(engine, sync);
-        stats->directions[kSyncIndex].Record(NowNs() - sync_begin, 0, sync_result < 0);
-        if (sync_result < 0) {
-          outcome.status = absl::ErrnoToStatus(static_cast<int>(-sync_result), absl::StrCat("fsync of ", plan.path));
-          done = true;
-          break;
-        }
-      }
-      if (end >= deadline_ns) {
-        done = true;
-        break;
+      error = ENODATA;  // end of file before the block was complete
+    }
+  }
+  const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : kWriteIndex;
+  stats_->directions[direction].Record(slot->issue_ns, slot->submit_ns, now_ns, slot->queued,
+                                       data ? slot->done : 0, error != 0);
+  if (error != 0) Fail(*slot, error);
+  if (now_ns >= deadline_ns_) stopping_ = true;
+  free_.push_back(slot);
+  return Next::kDone;
+}
+
+void IoLoop::FillAndSubmit() {
+  uint64_t now = NowNs();
+  while (!free_.empty() && !stopping_ && (sync_due_ || next_block_ < blocks_)) {
+    if (stop_.load(std::memory_order_relaxed)) {
+      stopping_ = true;
+      break;
+    }
+    Slot* slot = free_.back();
+    free_.pop_back();
+    IoRequest& r = slot->request;
+    r.file = file_;
+    r.result = 0;
+    slot->done = 0;
+    slot->queued = false;
+    slot->issue_ns = now;
+    if (sync_due_) {
+      // fio's fsync=N: a sync after every N issued writes, timed as its own direction.
+      sync_due_ = false;
+      r.op = IoOp::kFsync;
+      r.buffer = nullptr;
+      r.length = slot->length = 0;
+      r.offset = slot->offset = 0;
+      r.buffer_index = -1;
+    } else {
+      const uint64_t block = random_ ? permutation_->Next() : next_block_;
+      ++next_block_;
+      const bool is_read = mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_;
+      r.op = is_read ? IoOp::kRead : IoOp::kWrite;
+      r.buffer = slot->buffer;
+      r.length = slot->length = job_.block_size();
+      r.offset = slot->offset = block * job_.block_size();
+      r.buffer_index = static_cast<int>(r.tag);
+      if (!is_read && job_.fsync_every() > 0 && ++writes_since_sync_ >= job_.fsync_every()) {
+        writes_since_sync_ = 0;
+        sync_due_ = true;
       }
     }
-    if (!job.time_based()) done = true;
+    Dispatch(slot);
+    if (!slot->queued) now = NowNs();
   }
-  outcome.end = Clock::now();
-  if (absl::Status closed = engine.Close(*file); !closed.ok() && outcome.status.ok()) {
-    outcome.status = closed;
+  if (!unsent_.empty()) {
+    if (absl::Status s = engine_->Commit(); !s.ok()) {
+      // Nothing was sent: the requests will never complete, so take the slots back.
+      if (outcome_.status.ok()) outcome_.status = s;
+      stopping_ = true;
+      free_.insert(free_.end(), unsent_.begin(), unsent_.end());
+      unsent_.clear();
+      return;
+    }
+    const uint64_t submitted = NowNs();
+    for (Slot* slot : unsent_) slot->submit_ns = submitted;
+    in_flight_ += static_cast<uint32_t>(unsent_.size());
+    unsent_.clear();
   }
-  return outcome;
+}
+
+JobThreadOutcome IoLoop::Run() {
+  if (absl::Status s = Setup(); !s.ok()) {
+    if (engine_ && file_ >= 0) (void)engine_->Close(file_);
+    return JobThreadOutcome{std::move(s), Clock::now(), {}};
+  }
+  // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
+  bool go = (!job_.invalidate() || InvalidateFile()) && SleepUntil(plan_.start, stop_);
+  for (bool first_pass = true; go; first_pass = false) {  // one pass over the file each
+    if (!first_pass && job_.invalidate() && !InvalidateFile()) break;
+    permutation_ = std::make_unique<BlockPermutation>(blocks_, rng_());
+    next_block_ = 0;
+    while (true) {
+      FillAndSubmit();
+      if (in_flight_ == 0) {
+        if (stopping_ || (next_block_ >= blocks_ && !sync_due_)) break;
+        continue;
+      }
+      auto reaped = engine_->Reap(1, absl::MakeSpan(reaped_));
+      if (!reaped.ok()) {
+        if (outcome_.status.ok()) outcome_.status = reaped.status();
+        stopping_ = true;
+        break;  // the engine is broken: nothing more can be reaped
+      }
+      const uint64_t now = NowNs();
+      for (int i = 0; i < *reaped; ++i) {
+        Slot* slot = &slots_[reaped_[i]->tag];
+        --in_flight_;
+        if (Complete(slot, now) == Next::kResubmit) Dispatch(slot);
+      }
+    }
+    go = !stopping_ && job_.time_based();
+  }
+  outcome_.end = Clock::now();
+  outcome_.notes = engine_->notes();
+  if (absl::Status closed = engine_->Close(file_); !closed.ok() && outcome_.status.ok()) outcome_.status = closed;
+  return std::move(outcome_);
+}
+
+}  // namespace
+
+JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats) {
+  return IoLoop(plan, stop, stats).Run();
 }
 
 }  // namespace iofleet

@@ -1,6 +1,7 @@
 // The IO loop of one job thread (one of a job's `numjobs`): opens its file with its own engine
-// instance, waits for the common start instant, then generates offsets and directions as the
-// job says, times every request and records it into its ThreadStats.
+// instance, waits for the common start instant, then keeps up to `iodepth` requests in flight,
+// generating offsets and directions as the job says, and records every request's lat, slat
+// and clat (as fio defines them) into its ThreadStats.
 #ifndef IOFLEET_WORKER_JOB_THREAD_H_
 #define IOFLEET_WORKER_JOB_THREAD_H_
 
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "proto/job.pb.h"
@@ -23,10 +25,11 @@ struct JobThreadPlan {
   std::chrono::steady_clock::time_point start;  // the run's common start instant
 };
 
-// Why a job thread ended early, if it did.
+// How a job thread ended.
 struct JobThreadOutcome {
   absl::Status status;  // the first IO error (path, offset, op, errno), else OK
   std::chrono::steady_clock::time_point end;
+  std::vector<std::string> notes;  // from the engine: features refused, fallbacks taken
 };
 
 // Runs until the job's work is done, its runtime has passed, or `stop` becomes true.

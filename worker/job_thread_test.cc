@@ -117,3 +117,67 @@ TEST(RunJobThread, IoErrorStopsTheThreadAndNamesTheFile) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+class AsyncEngines : public ::testing::TestWithParam<std::string> {};
+
+// A queue-depth pass through an asynchronous engine touches every block once, counts every
+// IO, and records slat for queued requests; fsync=N still syncs after every N writes.
+TEST_P(AsyncEngines, QueueDepthPassIsCompleteAndTimed) {
+  v1::JobSpec job;
+  job.set_name("qd");
+  job.set_rw(v1::RAND_WRITE);
+  job.set_block_size(4096);
+  job.set_size(1 << 20);
+  job.set_ioengine(GetParam());
+  job.set_iodepth(16);
+  job.set_fsync_every(32);
+  const std::string path = TempFile("qd-" + GetParam() + ".dat");
+  { int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644); ASSERT_EQ(::ftruncate(fd, 1 << 20), 0); ::close(fd); }
+  ThreadStats stats;
+  std::atomic<bool> stop{false};
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .seed = 3, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(stats.directions[kWriteIndex].latency.Snapshot().count(), 256u);
+  EXPECT_EQ(stats.directions[kWriteIndex].completion_latency.Snapshot().count(), 256u);
+  EXPECT_EQ(stats.directions[kWriteIndex].bytes.load(), 1u << 20);
+  EXPECT_EQ(stats.directions[kSyncIndex].latency.Snapshot().count(), 8u);
+  if (GetParam() != "mmap") {
+    EXPECT_GT(stats.directions[kWriteIndex].submit_latency.Snapshot().count(), 0u) << "queued requests have a slat";
+  }
+  // Every block was written once: no block of the zero-filled file is left all zero.
+  std::vector<char> block(4096);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  for (int b = 0; b < 256; ++b) {
+    ASSERT_EQ(::pread(fd, block.data(), 4096, b * 4096), 4096);
+    EXPECT_NE(std::count(block.begin(), block.end(), 0), 4096) << "block " << b << " never written";
+  }
+  ::close(fd);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, AsyncEngines, ::testing::Values("io_uring", "libaio", "mmap"));
+
+TEST(RunJobThread, NullEngineAtDepthCountsEveryRequest) {
+  v1::JobSpec job;
+  job.set_name("n");
+  job.set_rw(v1::RAND_MIXED);
+  job.set_rwmix_read(70);
+  job.set_block_size(4096);
+  job.set_size(64 << 20);
+  job.set_ioengine("null");
+  job.set_iodepth(32);
+  ThreadStats stats;
+  std::atomic<bool> stop{false};
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = "(null)", .seed = 4, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  const double reads = stats.directions[kReadIndex].latency.Snapshot().count();
+  const double writes = stats.directions[kWriteIndex].latency.Snapshot().count();
+  EXPECT_EQ(reads + writes, 16384);
+  EXPECT_NEAR(reads / (reads + writes), 0.70, 0.02);
+  EXPECT_EQ(stats.directions[kReadIndex].bytes.load() + stats.directions[kWriteIndex].bytes.load(), 64u << 20);
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -1,5 +1,7 @@
 #include "worker/worker_run.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 
@@ -67,7 +69,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
     for (uint32_t t = 0; t < numjobs; ++t) {
       state.threads.push_back(std::make_unique<ThreadStats>());
       auto& samplers = state.samplers.emplace_back();
-      for (int d = 0; d < kDirectionCount; ++d) samplers.emplace_back(&state.threads.back()->directions[d].latency);
+      for (int d = 0; d < kDirectionCount; ++d) samplers.emplace_back(state.threads.back()->directions[d]);
     }
   }
   for (int j = 0; j < specs.size(); ++j) {
@@ -85,6 +87,9 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
         ++state.threads_finished;
         state.last_end = std::max(state.last_end, outcome.end);
         if (!outcome.status.ok() && state.first_error.ok()) state.first_error = outcome.status;
+        for (const std::string& note : outcome.notes) {
+          if (std::find(state.notes.begin(), state.notes.end(), note) == state.notes.end()) state.notes.push_back(note);
+        }
         changed_.notify_all();
       });
     }
@@ -112,10 +117,13 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
   report.set_start_unix_ns(ToUnixNs(from));
   report.set_end_unix_ns(ToUnixNs(to));
   for (int d = 0; d < kDirectionCount; ++d) {
-    LatencyHistogram merged;
+    LatencyHistogram merged, submit, completion;
     uint64_t bytes = 0, errors = 0;
     for (size_t t = 0; t < state.threads.size(); ++t) {
-      merged.Merge(state.samplers[t][d].Next());
+      DirectionSamplers& samplers = state.samplers[t][d];
+      merged.Merge(samplers.latency.Next());
+      submit.Merge(samplers.submit.Next());
+      completion.Merge(samplers.completion.Next());
       const DirectionCounters& counters = state.threads[t]->directions[d];
       const uint64_t total_bytes = counters.bytes.load(std::memory_order_relaxed);
       const uint64_t total_errors = counters.errors.load(std::memory_order_relaxed);
@@ -131,6 +139,8 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
     stats->set_bytes(bytes);
     stats->set_errors(errors);
     *stats->mutable_latency() = merged.ToProto();
+    if (submit.count() > 0) *stats->mutable_submit_latency() = submit.ToProto();
+    *stats->mutable_completion_latency() = completion.ToProto();
   }
   return report;
 }
@@ -172,6 +182,7 @@ void WorkerRun::CollectorLoop() {
             std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - start_).count())));
         if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
         if (stop_) report.set_stop_reason(stop_reason_);
+        for (const std::string& note : state.notes) report.add_notes(note);
         state.final_sent = true;
         Publish(std::move(report));
       } else {

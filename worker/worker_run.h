@@ -48,14 +48,21 @@ class WorkerRun {
   bool NextReport(std::chrono::milliseconds timeout, v1::IntervalReport* report, bool* ended);
 
  private:
+  // Interval cutters for one direction of one thread: lat, slat, clat.
+  struct DirectionSamplers {
+    explicit DirectionSamplers(const DirectionCounters& c)
+        : latency(&c.latency), submit(&c.submit_latency), completion(&c.completion_latency) {}
+    IntervalSampler latency, submit, completion;
+  };
   struct JobState {
     std::vector<std::unique_ptr<ThreadStats>> threads;
     // Per thread and direction: interval cutters and the bytes/errors already reported.
-    std::vector<std::vector<IntervalSampler>> samplers;
+    std::vector<std::vector<DirectionSamplers>> samplers;
     std::vector<std::array<uint64_t, kDirectionCount>> reported_bytes, reported_errors;
     size_t threads_finished = 0;
     Clock::time_point last_end;
     absl::Status first_error;
+    std::vector<std::string> notes;
     bool final_sent = false;
   };
 

@@ -1,0 +1,42 @@
+// fio's "pvsync2" engine: preadv2(2)/pwritev2(2), one request at a time; with hipri=1 each
+// request carries RWF_HIPRI (polled completion, effective with O_DIRECT on polling devices).
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "engines/engine_registry.h"
+#include "engines/posix_files.h"
+
+namespace iofleet {
+namespace {
+
+class Pvsync2Engine final : public PosixFileEngine {
+ public:
+  explicit Pvsync2Engine(bool hipri) : flags_(hipri ? RWF_HIPRI : 0) {}
+  absl::string_view name() const override { return "pvsync2"; }
+
+  SubmitResult Submit(IoRequest* request) override {
+    if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
+      request->result = Sync(*request);
+      return SubmitResult::kCompleted;
+    }
+    struct iovec iov = {request->buffer, request->length};
+    const off_t offset = static_cast<off_t>(request->offset);
+    const ssize_t n = request->op == IoOp::kRead ? ::preadv2(request->file, &iov, 1, offset, flags_)
+                                                 : ::pwritev2(request->file, &iov, 1, offset, flags_);
+    request->result = n < 0 ? -errno : n;
+    return SubmitResult::kCompleted;
+  }
+
+ private:
+  const int flags_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IoEngine>> MakePvsync2Engine(const EngineOptions& options) {
+  return std::unique_ptr<IoEngine>(std::make_unique<Pvsync2Engine>(options.hipri));
+}
+
+}  // namespace iofleet
