@@ -4,7 +4,10 @@
 #include <fstream>
 #include <iostream>
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -13,6 +16,7 @@
 #include "common/protocol_version.h"
 #include "common/units.h"
 #include "controller/run_command.h"
+#include "job/fio_job_file.h"
 
 namespace iofleet {
 namespace {
@@ -32,6 +36,7 @@ const std::vector<OptionSpec> kRunOptions = {
 
 constexpr char kUsage[] =
     "usage: iofleet run JOBFILE [options]\n"
+    "       iofleet run --name=JOB --rw=randread --bs=4k ... [options]   (fio's command-line form)\n"
     "       iofleet version\n"
     "\n"
     "Runs a fio-style job file on every worker at once and reports cluster-wide results.\n"
@@ -64,16 +69,52 @@ int UsageError(absl::string_view message) {
   return 2;
 }
 
+// Separates iofleet's own options from fio job options (`--rw=randread`), which fio accepts
+// on its command line too. A --word that is neither is reported with the nearest of both.
+absl::Status SplitArguments(const std::vector<std::string>& args, std::vector<std::string>* ours,
+                            std::vector<std::string>* job_options) {
+  std::vector<std::string> fio_names = KnownFioOptions();
+  fio_names.push_back("name");
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (!absl::StartsWith(arg, "--") || arg == "--") {
+      ours->push_back(arg);
+      continue;
+    }
+    const std::string name = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    const auto spec = std::find_if(kRunOptions.begin(), kRunOptions.end(), [&](const OptionSpec& s) { return s.name == name; });
+    if (spec != kRunOptions.end()) {
+      ours->push_back(arg);
+      if (spec->takes_value && arg.find('=') == std::string::npos && i + 1 < args.size()) ours->push_back(args[++i]);
+    } else if (std::find(fio_names.begin(), fio_names.end(), name) != fio_names.end()) {
+      job_options->push_back(arg);
+    } else {
+      std::vector<std::string> all = fio_names;
+      for (const OptionSpec& s : kRunOptions) all.push_back(s.name);
+      return absl::InvalidArgumentError(absl::StrCat("unknown option --", name, DidYouMean(name, all, "--")));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int Run(const std::vector<std::string>& args) {
-  auto cl = ParseCommandLine(args, kRunOptions);
+  std::vector<std::string> own_args;
+  RunOptions options;
+  if (absl::Status split = SplitArguments(args, &own_args, &options.job_options); !split.ok()) {
+    return UsageError(split.message());
+  }
+  auto cl = ParseCommandLine(own_args, kRunOptions);
   if (!cl.ok()) return UsageError(cl.status().message());
   if (cl->Has("help")) {
     std::cout << kUsage << FormatOptionHelp(kRunOptions);
     return 0;
   }
-  if (cl->positional().size() != 1) return UsageError("iofleet run takes exactly one job file");
-  RunOptions options;
-  options.job_file = cl->positional()[0];
+  if (options.job_options.empty()) {
+    if (cl->positional().size() != 1) return UsageError("iofleet run takes one job file, or fio job options (--name=JOB --rw=...)");
+    options.job_file = cl->positional()[0];
+  } else if (!cl->positional().empty()) {
+    return UsageError("give either a job file or job options on the command line, not both");
+  }
   for (const std::string& list : cl->GetAll("hosts")) {
     for (absl::string_view host : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
       options.hosts.push_back(std::string(absl::StripAsciiWhitespace(host)));

@@ -85,7 +85,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
                   ", intervals of ", FormatDurationNs(static_cast<double>(report.interval_ns())), "\n");
   for (const v1::JobResult& job : report.jobs()) {
     absl::StrAppendFormat(&out, "\n%s: (rw=%s, bs=%s, ioengine=%s, iodepth=%d) numjobs=%d on each of %d workers\n",
-                          job.name(), job.rw(), FormatBytes(static_cast<double>(job.block_size())), job.ioengine(),
+                          job.name(), job.rw(), job.bs(), job.ioengine(),
                           job.iodepth(), job.numjobs(), job.workers_size());
     for (const v1::DirectionResult& d : job.directions()) RenderDirection(d, job.elapsed_ns(), "  ", &out);
     absl::StrAppendFormat(&out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");

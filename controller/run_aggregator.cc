@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "histogram/latency_histogram.h"
+#include "job/block_sizes.h"
 #include "job/fio_job_file.h"
 
 namespace iofleet {
@@ -126,7 +127,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     v1::JobResult* job = report->add_jobs();
     job->set_name(spec.name());
     job->set_rw(ReadWriteName(spec.rw()));
-    job->set_block_size(spec.block_size());
+    job->set_bs(DescribeBlockSizes(spec));
     job->set_ioengine(spec.ioengine());
     job->set_numjobs(spec.numjobs());
     job->set_iodepth(std::max(1u, spec.iodepth()));

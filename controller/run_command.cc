@@ -87,7 +87,7 @@ struct TemporaryDirectory {
 
 int RunJob(const RunOptions& options) {
   // 1. The job, fully validated before any worker is touched.
-  auto parsed = ParseFioJobFile(options.job_file);
+  auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file) : ParseFioCommandLine(options.job_options);
   if (!parsed.ok()) return Fail(parsed.status(), 2);
   v1::RunSpec spec = std::move(*parsed);
   if (options.output_format != "normal" && options.output_format != "json") {
@@ -148,7 +148,7 @@ int RunJob(const RunOptions& options) {
   report.set_tool("iofleet");
   report.set_tool_version(kIofleetVersion);
   report.set_run_id(NewRunId());
-  report.set_job_source(options.job_file);
+  report.set_job_source(spec.source());
   report.set_interval_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.interval)));
   for (size_t i = 0; i < n; ++i) {
     v1::WorkerInfo* info = report.add_workers();

@@ -11,7 +11,8 @@
 namespace iofleet {
 
 struct RunOptions {
-  std::string job_file;
+  std::string job_file;                  // a fio job file, or
+  std::vector<std::string> job_options;  // fio's command-line job options (--name=x --rw=...)
   std::vector<std::string> hosts;  // empty: start local workers
   int local_workers = 2;
   std::string worker_binary;       // for local workers; empty: found next to iofleet

@@ -4,11 +4,17 @@
 #include <functional>
 #include <sstream>
 
+#include <unistd.h>
+
+#include <cstdlib>
+
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/nearest_name.h"
+#include "common/status_macros.h"
 #include "common/units.h"
 #include "job/job_validation.h"
 
@@ -89,6 +95,30 @@ absl::Status SetReadWrite(absl::string_view v, JobSpec* j) {
                                                  "; use read, write, randread, randwrite, rw or randrw"));
 }
 
+// fio's bs=/bsrange= syntax: up to three comma-separated parts for reads, writes and trims;
+// each a size or a "min-max" range; an empty part leaves that direction as it was; a single
+// part applies to every direction.
+absl::Status SetBlockSizes(absl::string_view v, JobSpec* j) {
+  std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
+  if (parts.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts (read,write,trim)"));
+  v1::BlockSizeRange* ranges[] = {j->mutable_read_bs(), j->mutable_write_bs(), j->mutable_trim_bs()};
+  for (size_t i = 0; i < 3; ++i) {
+    const absl::string_view part = absl::StripAsciiWhitespace(parts.size() == 1 ? parts[0] : (i < parts.size() ? parts[i] : ""));
+    if (part.empty()) continue;
+    const size_t dash = part.find('-');
+    auto min = ParseSize(part.substr(0, dash));
+    if (!min.ok()) return min.status();
+    auto max = dash == absl::string_view::npos ? min : ParseSize(part.substr(dash + 1));
+    if (!max.ok()) return max.status();
+    if (*min == 0) return absl::InvalidArgumentError("a block size must be greater than 0");
+    if (*max > (1ull << 30)) return absl::InvalidArgumentError("block sizes above 1GiB are not supported");
+    if (*min > *max) return absl::InvalidArgumentError(absl::StrCat("range '", part, "' has its minimum above its maximum"));
+    ranges[i]->set_min(*min);
+    ranges[i]->set_max(*max);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SetRuntime(absl::string_view v, JobSpec* j) {
   auto ns = ParseDurationNs(v);
   if (ns.ok()) j->set_runtime_ns(*ns);
@@ -101,7 +131,8 @@ const std::vector<FioOption>& Options() {
       {"rw", true, &SetReadWrite},
       {"rwmixread", true, UintOption(&JobSpec::set_rwmix_read, 0, 100)},
       {"rwmixwrite", true, UintOption(&JobSpec::set_rwmix_read, 0, 100, [](uint32_t w) { return 100 - w; })},
-      {"bs", true, SizeOption(&JobSpec::set_block_size, 1ull << 30)},
+      {"bs", true, &SetBlockSizes},
+      {"bsrange", true, &SetBlockSizes},
       {"size", true, SizeOption(&JobSpec::set_size, UINT64_MAX)},
       {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
       {"runtime", true, &SetRuntime},
@@ -134,7 +165,10 @@ JobSpec DefaultJob() {
   JobSpec job;
   job.set_rw(v1::SEQ_READ);
   job.set_rwmix_read(50);
-  job.set_block_size(4096);
+  for (v1::BlockSizeRange* r : {job.mutable_read_bs(), job.mutable_write_bs(), job.mutable_trim_bs()}) {
+    r->set_min(4096);
+    r->set_max(4096);
+  }
   job.set_numjobs(1);
   job.set_ioengine("psync");
   job.set_iodepth(1);
@@ -162,19 +196,106 @@ std::string ReadWriteName(ReadWrite rw) {
   }
 }
 
-absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name) {
+namespace {
+
+// One line of job text and where it came from (after include expansion).
+struct SourceLine {
+  std::string file;
+  int line = 0;
+  std::string text;
+};
+
+constexpr char kCommandLine[] = "command line";
+
+std::string FileLine(const SourceLine& l) {
+  if (l.file == kCommandLine) return absl::StrCat("command line argument ", l.line);
+  return absl::StrCat(l.file, ":", l.line);
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read job file ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+// Splits `text` into lines, replacing each "include FILE" line by FILE's lines (relative to
+// the including file's directory, as fio resolves them).
+absl::Status AppendLines(const std::string& text, const std::string& file_name, int depth,
+                         std::vector<SourceLine>* out) {
+  int number = 0;
+  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
+    ++number;
+    absl::string_view stripped = absl::StripAsciiWhitespace(raw);
+    if (absl::StartsWith(stripped, "include") && (stripped.size() == 7 || absl::ascii_isspace(stripped[7]))) {
+      const std::string where = absl::StrCat(file_name, ":", number);
+      const std::string target(absl::StripAsciiWhitespace(stripped.substr(7)));
+      if (target.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": include needs a file name"));
+      if (depth >= 16) return absl::InvalidArgumentError(absl::StrCat(where, ": includes nested more than 16 deep (a cycle?)"));
+      std::string path = target;
+      if (path[0] != '/' && file_name.find('/') != std::string::npos) {
+        path = absl::StrCat(file_name.substr(0, file_name.rfind('/') + 1), target);
+      }
+      auto included = ReadWholeFile(path);
+      if (!included.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", included.status().message()));
+      RETURN_IF_ERROR(AppendLines(*included, path, depth + 1, out));
+      continue;
+    }
+    out->push_back({file_name, number, std::string(raw)});
+  }
+  return absl::OkStatus();
+}
+
+// fio's variables: ${NAME} or $NAME from the environment, and fio's own $ncpus, $pagesize,
+// $mb_memory. An undefined variable is an error: running with an empty value would quietly
+// run another workload.
+absl::StatusOr<std::string> ExpandVariables(absl::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != '$') {
+      out.push_back(text[i++]);
+      continue;
+    }
+    std::string name;
+    if (i + 1 < text.size() && text[i + 1] == '{') {
+      const size_t close = text.find('}', i + 2);
+      if (close == absl::string_view::npos) return absl::InvalidArgumentError("unterminated ${...}");
+      name = std::string(text.substr(i + 2, close - i - 2));
+      i = close + 1;
+    } else {
+      size_t end = i + 1;
+      while (end < text.size() && (absl::ascii_isalnum(text[end]) || text[end] == '_')) ++end;
+      name = std::string(text.substr(i + 1, end - i - 1));
+      i = end;
+    }
+    if (name.empty()) return absl::InvalidArgumentError("'$' without a variable name");
+    if (name == "ncpus") {
+      out += absl::StrCat(::sysconf(_SC_NPROCESSORS_ONLN));
+    } else if (name == "pagesize") {
+      out += absl::StrCat(::sysconf(_SC_PAGESIZE));
+    } else if (name == "mb_memory") {
+      out += absl::StrCat(static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) / (1 << 20));
+    } else if (const char* value = std::getenv(name.c_str()); value != nullptr) {
+      out += value;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("environment variable '", name, "' is not set"));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const std::string& source) {
   RunSpec spec;
-  spec.set_source(file_name);
+  spec.set_source(source);
   JobSpec global = DefaultJob();
   JobSpec* current = nullptr;  // nullptr outside any section
   bool in_global = false;
-  int line_number = 0;
-  for (absl::string_view raw : absl::StrSplit(text, '\n')) {
-    ++line_number;
+  for (const SourceLine& source_line : lines) {
     auto fail = [&](absl::string_view message) {
-      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", line_number, ": ", message));
+      return absl::InvalidArgumentError(absl::StrCat(FileLine(source_line), ": ", message));
     };
-    absl::string_view line = absl::StripAsciiWhitespace(raw);
+    absl::string_view line = absl::StripAsciiWhitespace(source_line.text);
     if (line.empty() || line[0] == ';' || line[0] == '#') continue;
     if (line[0] == '[') {
       if (line.back() != ']' || line.size() < 3) {
@@ -193,18 +314,18 @@ absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::stri
       current = spec.add_jobs();
       *current = global;
       current->set_name(name);
-      current->mutable_location()->set_file(file_name);
-      current->mutable_location()->set_line(line_number);
+      current->mutable_location()->set_file(source_line.file);
+      current->mutable_location()->set_line(source_line.line);
       continue;
     }
     if (current == nullptr) {
       return fail(absl::StrCat("option '", line, "' outside of a section: start with [global] or [jobname]"));
     }
-    absl::string_view key = line, value;
+    absl::string_view key = line, raw_value;
     bool has_value = false;
     if (size_t eq = line.find('='); eq != absl::string_view::npos) {
       key = absl::StripAsciiWhitespace(line.substr(0, eq));
-      value = absl::StripAsciiWhitespace(line.substr(eq + 1));
+      raw_value = absl::StripAsciiWhitespace(line.substr(eq + 1));
       has_value = true;
     }
     if (key.empty()) return fail(absl::StrCat("malformed line '", line, "' (expected option=value)"));
@@ -216,25 +337,56 @@ absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::stri
     if (option == nullptr) {
       return fail(absl::StrCat("unknown option '", key, "'", DidYouMean(key, KnownFioOptions())));
     }
-    if (option->needs_value && (!has_value || value.empty())) {
+    auto value = ExpandVariables(raw_value);
+    if (!value.ok()) return fail(absl::StrCat("option '", key, "': ", value.status().message()));
+    if (option->needs_value && (!has_value || value->empty())) {
       return fail(absl::StrCat("option '", key, "' needs a value (", key, "=...)"));
     }
     if (in_global && name == "name") return fail("'name' belongs in a job section, not [global]");
-    absl::Status status = option->set(value, current);
+    absl::Status status = option->set(*value, current);
     if (!status.ok()) return fail(absl::StrCat("bad value for ", key, ": ", status.message()));
   }
   if (spec.jobs().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(file_name, ": no job sections (add [jobname] after [global])"));
+    return absl::InvalidArgumentError(absl::StrCat(source, ": no job sections (add [jobname] after [global])"));
   }
   return spec;
 }
 
+}  // namespace
+
+absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name) {
+  std::vector<SourceLine> lines;
+  RETURN_IF_ERROR(AppendLines(text, file_name, 0, &lines));
+  return ParseLines(lines, file_name);
+}
+
 absl::StatusOr<RunSpec> ParseFioJobFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read job file ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseFioJobText(buffer.str(), path);
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  return ParseFioJobText(*text, path);
+}
+
+absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& options) {
+  // fio's rule: options before the first --name are global; each --name starts a job.
+  std::vector<SourceLine> lines = {{kCommandLine, 0, "[global]"}};
+  int argument = 0;
+  for (const std::string& option : options) {
+    ++argument;
+    if (!absl::StartsWith(option, "--")) {
+      return absl::InvalidArgumentError(absl::StrCat("command line argument ", argument, ": '", option, "' is not a --option"));
+    }
+    const std::string body = option.substr(2);
+    if (absl::StartsWith(body, "name=")) {
+      lines.push_back({kCommandLine, argument, absl::StrCat("[", body.substr(5), "]")});
+    } else {
+      lines.push_back({kCommandLine, argument, body});
+    }
+  }
+  auto spec = ParseLines(lines, kCommandLine);
+  if (!spec.ok() && absl::StrContains(spec.status().message(), "no job sections")) {
+    return absl::InvalidArgumentError("command line: job options need --name=JOB to start a job (as in fio)");
+  }
+  return spec;
 }
 
 }  // namespace iofleet

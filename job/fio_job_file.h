@@ -24,6 +24,9 @@ using v1::RunSpec;
 absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name);
 // Reads and parses a job file.
 absl::StatusOr<RunSpec> ParseFioJobFile(const std::string& path);
+// fio's command-line form: `--opt=value ...`, options before the first --name=JOB are global
+// and each --name starts a job. Errors say "command line argument N".
+absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& options);
 
 // The option names the parser knows, for "did you mean" and documentation.
 std::vector<std::string> KnownFioOptions();

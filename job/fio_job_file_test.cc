@@ -1,5 +1,10 @@
 #include "job/fio_job_file.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job/job_validation.h"
@@ -38,7 +43,8 @@ filename=shared.dat
   const JobSpec& w = spec->jobs(0);
   EXPECT_EQ(w.name(), "writer");
   EXPECT_EQ(w.rw(), v1::RAND_WRITE);
-  EXPECT_EQ(w.block_size(), 4096u);
+  EXPECT_EQ(w.read_bs().min(), 4096u);
+  EXPECT_EQ(w.write_bs().max(), 4096u);
   EXPECT_EQ(w.size(), 16u << 20);
   EXPECT_EQ(w.numjobs(), 2u);
   EXPECT_EQ(w.fsync_every(), 8u);
@@ -49,7 +55,8 @@ filename=shared.dat
   const JobSpec& r = spec->jobs(1);
   EXPECT_EQ(r.rw(), v1::RAND_MIXED);
   EXPECT_EQ(r.rwmix_read(), 70u);
-  EXPECT_EQ(r.block_size(), 65536u);
+  EXPECT_EQ(r.read_bs().min(), 65536u);
+  EXPECT_EQ(r.write_bs().max(), 65536u);
   EXPECT_TRUE(r.direct());
   EXPECT_EQ(r.filename(), "shared.dat");
   EXPECT_EQ(r.numjobs(), 1u);  // not inherited from a sibling job
@@ -63,7 +70,7 @@ TEST(FioJobFile, FioDefaultsAndBooleanSpellings) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   const JobSpec& j = spec->jobs(0);
   EXPECT_EQ(j.rw(), v1::SEQ_READ);
-  EXPECT_EQ(j.block_size(), 4096u);
+  EXPECT_EQ(j.trim_bs().min(), 4096u);
   EXPECT_EQ(j.ioengine(), "psync");
   EXPECT_EQ(j.rwmix_read(), 50u);
   EXPECT_FALSE(j.invalidate());
@@ -104,6 +111,80 @@ TEST(JobValidation, RejectsUnrunnableJobsWithLocation) {
   EXPECT_THAT(std::string(ValidateRunSpec(*spec).message()), HasSubstr("unknown ioengine 'libaoi'"));
   spec = ParseFioJobText("[j]\nsize=1m\ntime_based\ndirectory=/tmp\n", "v.fio");
   EXPECT_THAT(std::string(ValidateRunSpec(*spec).message()), HasSubstr("time_based needs a runtime"));
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(FioJobFile, PerDirectionBlockSizesAndRanges) {
+  auto spec = ParseFioJobText("[a]\nbs=,8k\nsize=1m\n[b]\nbs=4k-64k,16k\nsize=1m\n[c]\nbsrange=512-4k\nsize=1m\n", "bs.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const JobSpec& a = spec->jobs(0);
+  EXPECT_EQ(a.read_bs().min(), 4096u);  // unchanged default
+  EXPECT_EQ(a.write_bs().min(), 8192u);
+  EXPECT_EQ(a.write_bs().max(), 8192u);
+  const JobSpec& b = spec->jobs(1);
+  EXPECT_EQ(b.read_bs().min(), 4096u);
+  EXPECT_EQ(b.read_bs().max(), 65536u);
+  EXPECT_EQ(b.write_bs().min(), 16384u);
+  EXPECT_EQ(b.trim_bs().min(), 4096u);
+  const JobSpec& c = spec->jobs(2);
+  EXPECT_EQ(c.write_bs().min(), 512u);
+  EXPECT_EQ(c.trim_bs().max(), 4096u);
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nbs=64k-4k\n", "r.fio").status().message()),
+              HasSubstr("r.fio:2: bad value for bs: range '64k-4k' has its minimum above its maximum"));
+  EXPECT_FALSE(ParseFioJobText("[a]\nbs=1k,2k,3k,4k\n", "r.fio").ok());
+}
+
+TEST(FioJobFile, EnvironmentVariablesExpandAndUndefinedOnesAreErrors) {
+  ::setenv("IOFLEET_TEST_DIR", "/mnt/x", 1);
+  ::setenv("IOFLEET_TEST_BS", "16k", 1);
+  auto spec = ParseFioJobText("[a]\ndirectory=${IOFLEET_TEST_DIR}/sub\nbs=$IOFLEET_TEST_BS\nsize=1m\nnumjobs=$ncpus\n", "v.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->jobs(0).directory(), "/mnt/x/sub");
+  EXPECT_EQ(spec->jobs(0).read_bs().min(), 16384u);
+  EXPECT_EQ(spec->jobs(0).numjobs(), static_cast<uint32_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\n\ndirectory=${IOFLEET_NOT_SET_ANYWHERE}\n", "v.fio").status().message()),
+              HasSubstr("v.fio:3: option 'directory': environment variable 'IOFLEET_NOT_SET_ANYWHERE' is not set"));
+}
+
+TEST(FioJobFile, IncludesResolveRelativeToTheIncludingFile) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/inc";
+  ::mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/common.fio") << "bs=8k\nsize=2m\n";
+  std::ofstream(dir + "/bad.fio") << "bs=8k\nszie=2m\n";
+  std::ofstream(dir + "/main.fio") << "[global]\ninclude common.fio\n[j]\nrw=write\n";
+  auto spec = ParseFioJobFile(dir + "/main.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->jobs(0).write_bs().min(), 8192u);
+  EXPECT_EQ(spec->jobs(0).size(), 2u << 20);
+  EXPECT_EQ(spec->jobs(0).location().line(), 3u);
+  // Errors inside an included file name that file and line.
+  std::ofstream(dir + "/main2.fio") << "[global]\ninclude bad.fio\n[j]\n";
+  EXPECT_THAT(std::string(ParseFioJobFile(dir + "/main2.fio").status().message()), HasSubstr(dir + "/bad.fio:2: unknown option 'szie'"));
+  std::ofstream(dir + "/loop.fio") << "include loop.fio\n";
+  EXPECT_THAT(std::string(ParseFioJobFile(dir + "/loop.fio").status().message()), HasSubstr("nested more than 16 deep"));
+  std::ofstream(dir + "/missing.fio") << "[j]\ninclude nowhere.fio\n";
+  EXPECT_THAT(std::string(ParseFioJobFile(dir + "/missing.fio").status().message()), HasSubstr("missing.fio:2: cannot read job file"));
+}
+
+TEST(FioCommandLine, GlobalOptionsThenJobsLikeFio) {
+  auto spec = ParseFioCommandLine({"--bs=8k", "--size=4m", "--directory=/tmp", "--name=one", "--rw=randread",
+                                   "--name=two", "--rw=write", "--numjobs=3"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->jobs_size(), 2);
+  EXPECT_EQ(spec->jobs(0).name(), "one");
+  EXPECT_EQ(spec->jobs(0).rw(), v1::RAND_READ);
+  EXPECT_EQ(spec->jobs(1).numjobs(), 3u);
+  EXPECT_EQ(spec->jobs(1).read_bs().min(), 8192u);
+  EXPECT_THAT(std::string(ParseFioCommandLine({"--name=x", "--rw=read", "--bz=4k"}).status().message()),
+              HasSubstr("command line argument 3: unknown option 'bz'"));
+  EXPECT_THAT(std::string(ParseFioCommandLine({"--rw=read"}).status().message()), HasSubstr("need --name=JOB"));
 }
 
 }  // namespace

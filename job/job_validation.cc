@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engines/engine_registry.h"
+#include "job/block_sizes.h"
 
 namespace iofleet {
 namespace {
@@ -20,18 +21,23 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   };
   if (job.name().empty()) return bad("a job needs a name");
   if (job.rw() == v1::READ_WRITE_UNSPECIFIED) return bad("rw is not set");
-  if (job.block_size() == 0) return bad("bs must be greater than 0");
+  for (const auto& [name, range] : {std::pair{"read", &job.read_bs()}, std::pair{"write", &job.write_bs()}, std::pair{"trim", &job.trim_bs()}}) {
+    if (range->min() == 0 || range->max() == 0) return bad(absl::StrCat("bs must be greater than 0 (", name, ")"));
+    if (range->min() > range->max()) {
+      return bad(absl::StrCat("the ", name, " block size range ", range->min(), "-", range->max(), " is reversed"));
+    }
+    if (job.direct() && (range->min() % 512 != 0 || range->max() % 512 != 0)) {
+      return bad(absl::StrCat("direct=1 needs bs to be a multiple of 512 (", name, ": ", range->min(), "-", range->max(), ")"));
+    }
+  }
   if (job.size() == 0) return bad("size is not set (how many bytes each job thread works on)");
-  if (job.block_size() > job.size()) {
-    return bad(absl::StrCat("bs (", job.block_size(), ") is larger than size (", job.size(), ")"));
+  if (MaxBlockSize(job) > job.size()) {
+    return bad(absl::StrCat("bs (", MaxBlockSize(job), ") is larger than size (", job.size(), ")"));
   }
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
   if (job.numjobs() > 4096) return bad("numjobs above 4096 per worker is not supported");
   if (job.rwmix_read() > 100) return bad("rwmixread must be between 0 and 100");
   if (job.time_based() && job.runtime_ns() == 0) return bad("time_based needs a runtime");
-  if (job.direct() && job.block_size() % 512 != 0) {
-    return bad(absl::StrCat("direct=1 needs bs to be a multiple of 512 (got ", job.block_size(), ")"));
-  }
   if (job.iodepth() > 4096) return bad("iodepth above 4096 is not supported");
   auto engine = FindEngine(job.ioengine());
   if (!engine.ok()) return bad(engine.status().message());

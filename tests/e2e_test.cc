@@ -188,6 +188,20 @@ TEST_F(EndToEnd, LocalWorkersNeedNoHosts) {
   ASSERT_NE(FindDirection(run.report.cluster(), "write"), nullptr);
 }
 
+TEST_F(EndToEnd, JobGivenOnTheCommandLineAsInFio) {
+  TestWorker a("worker-cli", {"--allow-root", data_});
+  ControllerRun run = RunJson({"run", "--ioengine=psync", "--size=1m", absl::StrCat("--directory=", data_), "--name=clijob",
+                               "--rw=randwrite", "--bs=8k", "--hosts", a.address()}, "cli");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.report.jobs_size(), 1);
+  EXPECT_EQ(run.report.jobs(0).name(), "clijob");
+  EXPECT_EQ(run.report.jobs(0).bs(), "8KiB");
+  EXPECT_EQ(FindDirection(run.report.jobs(0).directions(), "write")->ops(), 128u);
+  ControllerRun typo = RunController({"run", "--name=x", "--rw=read", "--bz=4k", "--hosts", a.address()}, "cli-typo");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_THAT(typo.err, HasSubstr("unknown option --bz (did you mean --bs?)"));
+}
+
 TEST_F(EndToEnd, BadJobFileGivesFileLineBeforeTouchingWorkers) {
   // The host is unreachable: the job error must come first, without waiting for it.
   const std::string job = WriteJob("bad.fio", "[global]\nbs=4k\n\n[j]\nrw=randread\nszie=1m\n");

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engines/engine_registry.h"
+#include "job/block_sizes.h"
 
 namespace iofleet {
 namespace {
@@ -120,9 +121,12 @@ class IoLoop {
   std::vector<IoRequest*> reaped_;
   uint32_t in_flight_ = 0;        // committed and not yet reaped
 
-  // Work generation for the current pass.
+  // Work generation for the current pass: offsets are multiples of `unit_` (the smallest
+  // block size); a pass ends when `size` bytes were issued or every unit was used once.
+  void NextIo(bool* is_read, uint64_t* offset, uint64_t* length);
+  bool PassDone() const { return pass_bytes_ >= job_.size() || next_unit_ >= units_; }
   std::unique_ptr<BlockPermutation> permutation_;
-  uint64_t blocks_ = 0, next_block_ = 0;
+  uint64_t max_bs_ = 0, unit_ = 0, units_ = 0, next_unit_ = 0, pass_bytes_ = 0;
   bool reads_ = false, writes_ = false, random_ = false, mixed_ = false;
   uint64_t writes_since_sync_ = 0;
   bool sync_due_ = false;
@@ -151,28 +155,30 @@ absl::Status IoLoop::Setup() {
   if (!file.ok()) return file.status();
   file_ = *file;
 
+  max_bs_ = MaxBlockSize(job_);
+  unit_ = MinBlockSize(job_);
   slots_.resize(depth);
   std::vector<std::pair<void*, uint64_t>> registered;
   for (uint32_t i = 0; i < depth; ++i) {
     void* raw = nullptr;
-    if (::posix_memalign(&raw, 4096, job_.block_size()) != 0) {
+    if (::posix_memalign(&raw, 4096, max_bs_) != 0) {
       return absl::ResourceExhaustedError("cannot allocate the IO buffers");
     }
     buffers_.emplace_back(raw);
     // Random, incompressible data, as fio writes by default.
-    for (uint64_t b = 0; b + 8 <= job_.block_size(); b += 8) {
+    for (uint64_t b = 0; b + 8 <= max_bs_; b += 8) {
       const uint64_t word = rng_();
       std::memcpy(static_cast<char*>(raw) + b, &word, 8);
     }
     slots_[i].buffer = static_cast<char*>(raw);
     slots_[i].request.tag = i;
-    registered.push_back({raw, job_.block_size()});
+    registered.push_back({raw, max_bs_});
     free_.push_back(&slots_[i]);
   }
   if (absl::Status s = engine_->RegisterBuffers(registered); !s.ok()) return s;
   reaped_.resize(depth);
   unsent_.reserve(depth);
-  blocks_ = job_.size() / job_.block_size();
+  units_ = job_.size() / unit_;
   const uint64_t start_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(plan_.start.time_since_epoch()).count());
   if (job_.runtime_ns()) deadline_ns_ = start_ns + job_.runtime_ns();
@@ -240,9 +246,26 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
   return Next::kDone;
 }
 
+void IoLoop::NextIo(bool* is_read, uint64_t* offset, uint64_t* length) {
+  *is_read = mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_;
+  const v1::BlockSizeRange& bs = *is_read ? job_.read_bs() : job_.write_bs();
+  uint64_t size = bs.min();
+  if (bs.max() > bs.min()) size += (rng_() % ((bs.max() - bs.min()) / bs.min() + 1)) * bs.min();
+  if (random_) {
+    *offset = permutation_->Next() * unit_;
+    ++next_unit_;
+  } else {
+    *offset = pass_bytes_;
+    next_unit_ = (pass_bytes_ + size + unit_ - 1) / unit_;
+  }
+  // Never past the end of the file, nor past the pass's `size` bytes (fio trims the last IO).
+  *length = std::min({size, job_.size() - *offset, job_.size() - pass_bytes_});
+  pass_bytes_ += *length;
+}
+
 void IoLoop::FillAndSubmit() {
   uint64_t now = NowNs();
-  while (!free_.empty() && !stopping_ && (sync_due_ || next_block_ < blocks_)) {
+  while (!free_.empty() && !stopping_ && (sync_due_ || !PassDone())) {
     if (stop_.load(std::memory_order_relaxed)) {
       stopping_ = true;
       break;
@@ -264,13 +287,13 @@ void IoLoop::FillAndSubmit() {
       r.offset = slot->offset = 0;
       r.buffer_index = -1;
     } else {
-      const uint64_t block = random_ ? permutation_->Next() : next_block_;
-      ++next_block_;
-      const bool is_read = mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_;
+      bool is_read;
+      uint64_t offset, length;
+      NextIo(&is_read, &offset, &length);
       r.op = is_read ? IoOp::kRead : IoOp::kWrite;
       r.buffer = slot->buffer;
-      r.length = slot->length = job_.block_size();
-      r.offset = slot->offset = block * job_.block_size();
+      r.length = slot->length = length;
+      r.offset = slot->offset = offset;
       r.buffer_index = static_cast<int>(r.tag);
       if (!is_read && job_.fsync_every() > 0 && ++writes_since_sync_ >= job_.fsync_every()) {
         writes_since_sync_ = 0;
@@ -305,12 +328,13 @@ JobThreadOutcome IoLoop::Run() {
   bool go = (!job_.invalidate() || InvalidateFile()) && SleepUntil(plan_.start, stop_);
   for (bool first_pass = true; go; first_pass = false) {  // one pass over the file each
     if (!first_pass && job_.invalidate() && !InvalidateFile()) break;
-    permutation_ = std::make_unique<BlockPermutation>(blocks_, rng_());
-    next_block_ = 0;
+    permutation_ = std::make_unique<BlockPermutation>(units_, rng_());
+    next_unit_ = 0;
+    pass_bytes_ = 0;
     while (true) {
       FillAndSubmit();
       if (in_flight_ == 0) {
-        if (stopping_ || (next_block_ >= blocks_ && !sync_due_)) break;
+        if (stopping_ || (PassDone() && !sync_due_)) break;
         continue;
       }
       auto reaped = engine_->Reap(1, absl::MakeSpan(reaped_));

@@ -11,6 +11,13 @@
 namespace iofleet {
 namespace {
 
+void SetBlockSize(v1::JobSpec* job, uint64_t bs) {
+  for (v1::BlockSizeRange* r : {job->mutable_read_bs(), job->mutable_write_bs(), job->mutable_trim_bs()}) {
+    r->set_min(bs);
+    r->set_max(bs);
+  }
+}
+
 TEST(BlockPermutation, VisitsEveryBlockExactlyOncePerPass) {
   for (uint64_t count : {1ull, 2ull, 7ull, 64ull, 1000ull, 4097ull}) {
     BlockPermutation permutation(count, count * 31);
@@ -37,7 +44,7 @@ TEST(RunJobThread, RandomWritePassCoversTheFileAndCountsEveryIo) {
   v1::JobSpec job;
   job.set_name("w");
   job.set_rw(v1::RAND_WRITE);
-  job.set_block_size(4096);
+  SetBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine("psync");
   job.set_fsync_every(16);
@@ -75,7 +82,7 @@ TEST(RunJobThread, MixedWorkloadHonoursTheMixAndRuntime) {
   job.set_name("m");
   job.set_rw(v1::RAND_MIXED);
   job.set_rwmix_read(75);
-  job.set_block_size(4096);
+  SetBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine("sync");
   job.set_time_based(true);
@@ -98,7 +105,7 @@ TEST(RunJobThread, IoErrorStopsTheThreadAndNamesTheFile) {
   v1::JobSpec job;
   job.set_name("r");
   job.set_rw(v1::SEQ_READ);
-  job.set_block_size(4096);
+  SetBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine("psync");
   const std::string path = TempFile("short.dat");
@@ -129,7 +136,7 @@ TEST_P(AsyncEngines, QueueDepthPassIsCompleteAndTimed) {
   v1::JobSpec job;
   job.set_name("qd");
   job.set_rw(v1::RAND_WRITE);
-  job.set_block_size(4096);
+  SetBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine(GetParam());
   job.set_iodepth(16);
@@ -164,7 +171,7 @@ TEST(RunJobThread, NullEngineAtDepthCountsEveryRequest) {
   job.set_name("n");
   job.set_rw(v1::RAND_MIXED);
   job.set_rwmix_read(70);
-  job.set_block_size(4096);
+  SetBlockSize(&job, 4096);
   job.set_size(64 << 20);
   job.set_ioengine("null");
   job.set_iodepth(32);
@@ -177,6 +184,43 @@ TEST(RunJobThread, NullEngineAtDepthCountsEveryRequest) {
   EXPECT_EQ(reads + writes, 16384);
   EXPECT_NEAR(reads / (reads + writes), 0.70, 0.02);
   EXPECT_EQ(stats.directions[kReadIndex].bytes.load() + stats.directions[kWriteIndex].bytes.load(), 64u << 20);
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(RunJobThread, PerDirectionAndRangedBlockSizes) {
+  v1::JobSpec job;
+  job.set_name("bs");
+  job.set_rw(v1::RAND_MIXED);
+  job.set_rwmix_read(50);
+  job.set_size(4 << 20);
+  job.set_ioengine("null");
+  job.set_iodepth(4);
+  job.mutable_read_bs()->set_min(4096);
+  job.mutable_read_bs()->set_max(4096);
+  job.mutable_write_bs()->set_min(4096);
+  job.mutable_write_bs()->set_max(16384);
+  job.mutable_trim_bs()->set_min(4096);
+  job.mutable_trim_bs()->set_max(4096);
+  ThreadStats stats;
+  std::atomic<bool> stop{false};
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = "(null)", .seed = 5, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  const uint64_t reads = stats.directions[kReadIndex].latency.Snapshot().count();
+  const uint64_t writes = stats.directions[kWriteIndex].latency.Snapshot().count();
+  const uint64_t read_bytes = stats.directions[kReadIndex].bytes.load();
+  const uint64_t write_bytes = stats.directions[kWriteIndex].bytes.load();
+  // One pass is exactly `size` bytes.
+  EXPECT_EQ(read_bytes + write_bytes, 4u << 20);
+  // Reads are all 4 KiB (the last IO of the pass may be trimmed); writes average ~10 KiB.
+  EXPECT_NEAR(static_cast<double>(read_bytes) / reads, 4096, 64);
+  const double write_average = static_cast<double>(write_bytes) / writes;
+  EXPECT_GT(write_average, 8000);
+  EXPECT_LT(write_average, 12500);
 }
 
 }  // namespace

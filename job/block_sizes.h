@@ -1,0 +1,22 @@
+// Block-size helpers over the job model: fio's per-direction sizes and ranges, in one place so
+// the parser, validation, the IO loop and the reports agree.
+#ifndef IOFLEET_JOB_BLOCK_SIZES_H_
+#define IOFLEET_JOB_BLOCK_SIZES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "proto/job.pb.h"
+
+namespace iofleet {
+
+// The largest IO the job can issue in any direction (its buffer size).
+uint64_t MaxBlockSize(const v1::JobSpec& job);
+// The smallest IO in any direction the job uses (the offset granularity).
+uint64_t MinBlockSize(const v1::JobSpec& job);
+// "4KiB", "4KiB-64KiB", "4KiB,8KiB" (read,write) as fio would write it.
+std::string DescribeBlockSizes(const v1::JobSpec& job);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_JOB_BLOCK_SIZES_H_
