@@ -78,6 +78,41 @@ OptionSetter SizeOption(void (JobSpec::*set)(uint64_t), uint64_t max) {
   };
 }
 
+// A duration whose bare number is in `default_unit_ns` (seconds for most, microseconds for
+// thinktime, as in fio).
+OptionSetter DurationOption(void (JobSpec::*set)(uint64_t), uint64_t default_unit_ns) {
+  return [=](absl::string_view v, JobSpec* j) {
+    auto ns = ParseDurationNs(v, default_unit_ns);
+    if (ns.ok()) (j->*set)(*ns);
+    return ns.status();
+  };
+}
+
+// fio's rate=READ,WRITE (bytes/s with size suffixes) and rate_iops=READ,WRITE; one value
+// applies to both directions, an empty part leaves that direction unlimited.
+OptionSetter PerDirectionRate(google::protobuf::RepeatedField<uint64_t>* (JobSpec::*field)(), bool sizes) {
+  return [=](absl::string_view v, JobSpec* j) {
+    std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
+    if (parts.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts"));
+    google::protobuf::RepeatedField<uint64_t>* rates = (j->*field)();
+    rates->Resize(2, 0);
+    for (size_t i = 0; i < 2; ++i) {
+      const absl::string_view part = absl::StripAsciiWhitespace(parts.size() == 1 ? parts[0] : (i < parts.size() ? parts[i] : ""));
+      if (part.empty()) continue;
+      uint64_t value = 0;
+      if (sizes) {
+        auto size = ParseSize(part);
+        if (!size.ok()) return size.status();
+        value = *size;
+      } else if (!absl::SimpleAtoi(part, &value)) {
+        return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not a number of IOs per second"));
+      }
+      rates->Set(static_cast<int>(i), value);
+    }
+    return absl::OkStatus();
+  };
+}
+
 absl::Status SetReadWrite(absl::string_view v, JobSpec* j) {
   static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
       {"read", v1::SEQ_READ},      {"write", v1::SEQ_WRITE}, {"randread", v1::RAND_READ},
@@ -119,12 +154,6 @@ absl::Status SetBlockSizes(absl::string_view v, JobSpec* j) {
   return absl::OkStatus();
 }
 
-absl::Status SetRuntime(absl::string_view v, JobSpec* j) {
-  auto ns = ParseDurationNs(v);
-  if (ns.ok()) j->set_runtime_ns(*ns);
-  return ns.status();
-}
-
 const std::vector<FioOption>& Options() {
   static const std::vector<FioOption> kOptions = {
       {"name", true, StringOption(&JobSpec::mutable_name)},
@@ -135,7 +164,7 @@ const std::vector<FioOption>& Options() {
       {"bsrange", true, &SetBlockSizes},
       {"size", true, SizeOption(&JobSpec::set_size, UINT64_MAX)},
       {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
-      {"runtime", true, &SetRuntime},
+      {"runtime", true, DurationOption(&JobSpec::set_runtime_ns, 1'000'000'000)},
       {"time_based", false, BoolOption(&JobSpec::set_time_based)},
       {"directory", true, StringOption(&JobSpec::mutable_directory)},
       {"filename", true, StringOption(&JobSpec::mutable_filename)},
@@ -149,6 +178,43 @@ const std::vector<FioOption>& Options() {
       {"fixedbufs", false, BoolOption(&JobSpec::set_fixedbufs)},
       {"registerfiles", false, BoolOption(&JobSpec::set_registerfiles)},
       {"sqthread_poll", false, BoolOption(&JobSpec::set_sqthread_poll)},
+      {"buffered", false, [](absl::string_view v, JobSpec* j) {
+         bool b = true;
+         absl::Status s = ParseBool(v, &b);
+         if (s.ok()) j->set_direct(!b);
+         return s;
+       }},
+      {"loops", true, UintOption(&JobSpec::set_loops, 1, UINT32_MAX)},
+      {"startdelay", true, DurationOption(&JobSpec::set_startdelay_ns, 1'000'000'000)},
+      {"ramp_time", true, DurationOption(&JobSpec::set_ramp_time_ns, 1'000'000'000)},
+      {"fdatasync", true, UintOption(&JobSpec::set_fdatasync_every, 0, UINT32_MAX)},
+      {"end_fsync", false, BoolOption(&JobSpec::set_end_fsync)},
+      {"fsync_on_close", false, BoolOption(&JobSpec::set_fsync_on_close)},
+      {"thinktime", true, DurationOption(&JobSpec::set_thinktime_ns, 1'000)},  // fio: microseconds
+      {"thinktime_blocks", true, UintOption(&JobSpec::set_thinktime_blocks, 1, UINT32_MAX)},
+      {"rate", true, PerDirectionRate(&JobSpec::mutable_rate_bytes, true)},
+      {"rate_iops", true, PerDirectionRate(&JobSpec::mutable_rate_iops, false)},
+      {"rate_process", true, [](absl::string_view v, JobSpec* j) {
+         if (v == "linear") j->set_rate_process(v1::JobSpec::RATE_LINEAR);
+         else if (v == "poisson") j->set_rate_process(v1::JobSpec::RATE_POISSON);
+         else return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not linear or poisson"));
+         return absl::OkStatus();
+       }},
+      {"norandommap", false, BoolOption(&JobSpec::set_norandommap)},
+      {"randrepeat", false, BoolOption(&JobSpec::set_randrepeat)},
+      {"randseed", true, [](absl::string_view v, JobSpec* j) {
+         uint64_t seed;
+         if (!absl::SimpleAtoi(v, &seed)) return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a number"));
+         j->set_randseed(seed);
+         return absl::OkStatus();
+       }},
+      {"zero_buffers", false, BoolOption(&JobSpec::set_zero_buffers)},
+      {"refill_buffers", false, BoolOption(&JobSpec::set_refill_buffers)},
+      {"scramble_buffers", false, BoolOption(&JobSpec::set_scramble_buffers)},
+      {"offset", true, SizeOption(&JobSpec::set_offset, UINT64_MAX)},
+      {"io_size", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
+      {"io_limit", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
+      {"unlink", false, BoolOption(&JobSpec::set_unlink)},
   };
   return kOptions;
 }
@@ -173,6 +239,10 @@ JobSpec DefaultJob() {
   job.set_ioengine("psync");
   job.set_iodepth(1);
   job.set_invalidate(true);
+  job.set_loops(1);
+  job.set_thinktime_blocks(1);
+  job.set_randrepeat(true);
+  job.set_scramble_buffers(true);
   return job;
 }
 

@@ -35,6 +35,12 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     return bad(absl::StrCat("bs (", MaxBlockSize(job), ") is larger than size (", job.size(), ")"));
   }
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
+  if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
+  if (job.io_size() > 0 && job.io_size() < MinBlockSize(job)) return bad("io_size is smaller than one block");
+  if (job.thinktime_blocks() > 1 && job.thinktime_ns() == 0) {
+    // fio accepts it and does nothing; say so instead of running something else quietly.
+    return bad("thinktime_blocks without thinktime has no effect: set thinktime too");
+  }
   if (job.numjobs() > 4096) return bad("numjobs above 4096 per worker is not supported");
   if (job.rwmix_read() > 100) return bad("rwmixread must be between 0 and 100");
   if (job.time_based() && job.runtime_ns() == 0) return bad("time_based needs a runtime");

@@ -108,7 +108,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       const std::string path = absl::StrCat(*resolved == "/" ? "" : *resolved, "/", name);
       job_paths.push_back(path);
       if (!seen.insert(path).second) continue;
-      auto changed = EnsureFile(path, job.size(), JobReads(job), job.direct());
+      auto changed = EnsureFile(path, job.offset() + job.size(), JobReads(job), job.direct());
       if (!changed.ok()) {
         return absl::Status(changed.status().code(), absl::StrCat("job '", job.name(), "': ", changed.status().message()));
       }
@@ -119,7 +119,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       }
       v1::PreparedFile* file = layout.response.add_files();
       file->set_path(path);
-      file->set_size(job.size());
+      file->set_size(job.offset() + job.size());
       file->set_laid_out(*changed);
     }
   }

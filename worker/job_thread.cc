@@ -1,8 +1,10 @@
 #include "worker/job_thread.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -77,11 +79,12 @@ uint64_t BlockPermutation::Next() {
 namespace {
 
 // The IO loop of one thread: keeps up to iodepth requests in flight through the engine,
-// generating offsets and directions as the job says and timing every request.
+// generating offsets, sizes and directions as the job says, pacing them to its rate limits,
+// and timing every request.
 class IoLoop {
  public:
   IoLoop(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats)
-      : plan_(plan), job_(*plan.job), stop_(stop), stats_(stats), rng_(plan.seed) {}
+      : plan_(plan), job_(*plan.job), stop_(stop), stats_(stats) {}
 
   JobThreadOutcome Run();
 
@@ -97,13 +100,34 @@ class IoLoop {
     bool queued = false;
   };
   enum class Next { kDone, kResubmit };
+  // A request the loop owes besides data IO.
+  enum class Sync { kNone, kFsync, kFdatasync };
 
   absl::Status Setup();
+  // Issues requests while slots, work and rate limits allow; then commits the batch.
   void FillAndSubmit();
   void Dispatch(Slot* slot);
   Next Complete(Slot* slot, uint64_t now_ns);
   void Fail(const Slot& slot, int error);
   bool InvalidateFile();
+  // Waits for everything in flight (thinktime, end of pass).
+  void Drain();
+  // Issues one sync request and waits for it (end_fsync, fsync_on_close).
+  void SyncNow();
+  void ReapSome();
+
+  // Work generation for the current pass: offsets are multiples of `unit_` (the smallest
+  // block size) within [region_start_, region_start_ + size); a pass ends when io_size
+  // (default size) bytes were issued.
+  void NextIo(bool is_read, uint64_t* offset, uint64_t* length);
+  bool DrawIsRead() { return mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_; }
+  void IssueSync(Slot* slot, IoOp op, uint64_t now);
+  void CommitBatch();
+  bool PassDone() const { return pass_bytes_ >= pass_budget_; }
+  void PrepareWriteBuffer(Slot* slot);
+  // When the next IO in `direction` may be issued under the job's rate limits.
+  uint64_t RateDue(int direction) const { return next_due_ns_[direction]; }
+  void ChargeRate(int direction, uint64_t length);
 
   const JobThreadPlan& plan_;
   const v1::JobSpec& job_;
@@ -121,20 +145,30 @@ class IoLoop {
   std::vector<IoRequest*> reaped_;
   uint32_t in_flight_ = 0;        // committed and not yet reaped
 
-  // Work generation for the current pass: offsets are multiples of `unit_` (the smallest
-  // block size); a pass ends when `size` bytes were issued or every unit was used once.
-  void NextIo(bool* is_read, uint64_t* offset, uint64_t* length);
-  bool PassDone() const { return pass_bytes_ >= job_.size() || next_unit_ >= units_; }
   std::unique_ptr<BlockPermutation> permutation_;
-  uint64_t max_bs_ = 0, unit_ = 0, units_ = 0, next_unit_ = 0, pass_bytes_ = 0;
+  uint64_t max_bs_ = 0, unit_ = 0, units_ = 0, units_used_ = 0;
+  uint64_t region_start_ = 0, cursor_ = 0, pass_bytes_ = 0, pass_budget_ = 0;
   bool reads_ = false, writes_ = false, random_ = false, mixed_ = false;
-  uint64_t writes_since_sync_ = 0;
-  bool sync_due_ = false;
+  uint64_t writes_since_fsync_ = 0, writes_since_fdatasync_ = 0;
+  Sync sync_due_ = Sync::kNone;
+  uint64_t ios_since_think_ = 0;
+  bool think_due_ = false;
   bool stopping_ = false;
+  uint64_t record_from_ns_ = 0;   // after ramp_time
   uint64_t deadline_ns_ = UINT64_MAX;
+  // Rate limiting per direction (read, write): interval per IO or per byte, and the time the
+  // next IO is due. Latency is measured from that due time (no coordinated omission).
+  uint64_t next_due_ns_[2] = {0, 0};
+  double ns_per_io_[2] = {0, 0}, ns_per_byte_[2] = {0, 0};
+  bool rate_limited_ = false;
+  int pending_direction_ = -1;  // drawn but held back by the rate limit (0 read, 1 write)
+  std::exponential_distribution<double> poisson_{1.0};
 };
 
 absl::Status IoLoop::Setup() {
+  // randrepeat=1 (fio's default): the same sequence every run, from randseed; otherwise new.
+  const uint64_t base_seed = job_.randrepeat() ? job_.randseed() : std::random_device{}() ^ NowNs();
+  rng_.seed(base_seed ^ plan_.seed);
   const uint32_t depth = std::max(1u, job_.iodepth());
   auto engine = CreateEngine(job_.ioengine(), EngineOptions{.iodepth = depth,
                                                              .hipri = job_.hipri(),
@@ -161,14 +195,16 @@ absl::Status IoLoop::Setup() {
   std::vector<std::pair<void*, uint64_t>> registered;
   for (uint32_t i = 0; i < depth; ++i) {
     void* raw = nullptr;
-    if (::posix_memalign(&raw, 4096, max_bs_) != 0) {
-      return absl::ResourceExhaustedError("cannot allocate the IO buffers");
-    }
+    if (::posix_memalign(&raw, 4096, max_bs_) != 0) return absl::ResourceExhaustedError("cannot allocate the IO buffers");
     buffers_.emplace_back(raw);
-    // Random, incompressible data, as fio writes by default.
-    for (uint64_t b = 0; b + 8 <= max_bs_; b += 8) {
-      const uint64_t word = rng_();
-      std::memcpy(static_cast<char*>(raw) + b, &word, 8);
+    if (job_.zero_buffers()) {
+      std::memset(raw, 0, max_bs_);
+    } else {
+      // Random, incompressible data, as fio writes by default.
+      for (uint64_t b = 0; b + 8 <= max_bs_; b += 8) {
+        const uint64_t word = rng_();
+        std::memcpy(static_cast<char*>(raw) + b, &word, 8);
+      }
     }
     slots_[i].buffer = static_cast<char*>(raw);
     slots_[i].request.tag = i;
@@ -178,10 +214,15 @@ absl::Status IoLoop::Setup() {
   if (absl::Status s = engine_->RegisterBuffers(registered); !s.ok()) return s;
   reaped_.resize(depth);
   unsent_.reserve(depth);
+  region_start_ = job_.offset();
   units_ = job_.size() / unit_;
-  const uint64_t start_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(plan_.start.time_since_epoch()).count());
-  if (job_.runtime_ns()) deadline_ns_ = start_ns + job_.runtime_ns();
+  pass_budget_ = job_.io_size() ? job_.io_size() : job_.size();
+
+  for (int d = 0; d < 2; ++d) {
+    if (d < job_.rate_iops_size() && job_.rate_iops(d) > 0) ns_per_io_[d] = 1e9 / static_cast<double>(job_.rate_iops(d));
+    if (d < job_.rate_bytes_size() && job_.rate_bytes(d) > 0) ns_per_byte_[d] = 1e9 / static_cast<double>(job_.rate_bytes(d));
+    rate_limited_ |= ns_per_io_[d] > 0 || ns_per_byte_[d] > 0;
+  }
   return absl::OkStatus();
 }
 
@@ -237,72 +278,149 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
       error = ENODATA;  // end of file before the block was complete
     }
   }
-  const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : kWriteIndex;
-  stats_->directions[direction].Record(slot->issue_ns, slot->submit_ns, now_ns, slot->queued,
-                                       data ? slot->done : 0, error != 0);
+  // During ramp_time IO runs but is not counted (fio ramp_time).
+  if (slot->issue_ns >= record_from_ns_) {
+    const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : kWriteIndex;
+    stats_->directions[direction].Record(slot->issue_ns, slot->submit_ns, now_ns, slot->queued,
+                                         data ? slot->done : 0, error != 0);
+  }
   if (error != 0) Fail(*slot, error);
   if (now_ns >= deadline_ns_) stopping_ = true;
   free_.push_back(slot);
   return Next::kDone;
 }
 
-void IoLoop::NextIo(bool* is_read, uint64_t* offset, uint64_t* length) {
-  *is_read = mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_;
-  const v1::BlockSizeRange& bs = *is_read ? job_.read_bs() : job_.write_bs();
+void IoLoop::NextIo(bool is_read, uint64_t* offset, uint64_t* length) {
+  const v1::BlockSizeRange& bs = is_read ? job_.read_bs() : job_.write_bs();
   uint64_t size = bs.min();
   if (bs.max() > bs.min()) size += (rng_() % ((bs.max() - bs.min()) / bs.min() + 1)) * bs.min();
+  uint64_t position;  // within the region
   if (random_) {
-    *offset = permutation_->Next() * unit_;
-    ++next_unit_;
+    if (job_.norandommap()) {
+      position = (rng_() % units_) * unit_;
+    } else {
+      if (units_used_ >= units_) {  // io_size beyond size: start a new round of the map
+        permutation_ = std::make_unique<BlockPermutation>(units_, rng_());
+        units_used_ = 0;
+      }
+      position = permutation_->Next() * unit_;
+      ++units_used_;
+    }
   } else {
-    *offset = pass_bytes_;
-    next_unit_ = (pass_bytes_ + size + unit_ - 1) / unit_;
+    if (cursor_ >= job_.size()) cursor_ = 0;  // io_size beyond size wraps around
+    position = cursor_;
   }
-  // Never past the end of the file, nor past the pass's `size` bytes (fio trims the last IO).
-  *length = std::min({size, job_.size() - *offset, job_.size() - pass_bytes_});
+  // Never past the end of the region, nor past the pass's bytes (fio trims the last IO).
+  *length = std::min({size, job_.size() - position, pass_budget_ - pass_bytes_});
+  if (!random_) cursor_ = position + *length;
+  *offset = region_start_ + position;
   pass_bytes_ += *length;
+}
+
+void IoLoop::PrepareWriteBuffer(Slot* slot) {
+  if (job_.zero_buffers()) return;
+  if (job_.refill_buffers()) {
+    for (uint64_t b = 0; b + 8 <= slot->length; b += 8) {
+      const uint64_t word = rng_();
+      std::memcpy(slot->buffer + b, &word, 8);
+    }
+  } else if (job_.scramble_buffers()) {
+    // fio's scramble: the offset and a timestamp at the start of every 512-byte sector, so
+    // deduplicating storage cannot fold repeated buffers away.
+    for (uint64_t b = 0; b + 16 <= slot->length; b += 512) {
+      const uint64_t words[2] = {slot->offset + b, slot->issue_ns};
+      std::memcpy(slot->buffer + b, words, sizeof(words));
+    }
+  }
+}
+
+void IoLoop::ChargeRate(int direction, uint64_t length) {
+  double gap = ns_per_io_[direction] + ns_per_byte_[direction] * static_cast<double>(length);
+  if (gap <= 0) return;
+  if (job_.rate_process() == v1::JobSpec::RATE_POISSON) gap *= poisson_(rng_);
+  next_due_ns_[direction] += static_cast<uint64_t>(gap);
 }
 
 void IoLoop::FillAndSubmit() {
   uint64_t now = NowNs();
-  while (!free_.empty() && !stopping_ && (sync_due_ || !PassDone())) {
+  while (!free_.empty() && !stopping_ && !think_due_ && (sync_due_ != Sync::kNone || !PassDone())) {
     if (stop_.load(std::memory_order_relaxed)) {
       stopping_ = true;
       break;
     }
     Slot* slot = free_.back();
-    free_.pop_back();
     IoRequest& r = slot->request;
+    if (sync_due_ != Sync::kNone) {
+      // fio's fsync=N / fdatasync=N: a sync after every N issued writes, timed as its own direction.
+      const IoOp op = sync_due_ == Sync::kFsync ? IoOp::kFsync : IoOp::kFdatasync;
+      sync_due_ = Sync::kNone;
+      free_.pop_back();
+      IssueSync(slot, op, now);
+      if (!slot->queued) now = NowNs();
+      continue;
+    }
+    // The direction decides the rate limit; one held back stays drawn, so the mix is unbiased.
+    if (pending_direction_ < 0) pending_direction_ = DrawIsRead() ? 0 : 1;
+    const int direction = pending_direction_;
+    if (rate_limited_) {
+      if (next_due_ns_[direction] == 0) next_due_ns_[direction] = now;
+      if (next_due_ns_[direction] > now) break;  // not due yet: the loop waits
+      // Latency counts from when the IO was due, so a slow device cannot hide its backlog.
+      slot->issue_ns = next_due_ns_[direction];
+    } else {
+      slot->issue_ns = now;
+    }
+    pending_direction_ = -1;
+    const bool is_read = direction == 0;
+    uint64_t offset, length;
+    NextIo(is_read, &offset, &length);
+    if (rate_limited_) ChargeRate(direction, length);
+    r.op = is_read ? IoOp::kRead : IoOp::kWrite;
+    r.buffer = slot->buffer;
+    r.length = slot->length = length;
+    r.offset = slot->offset = offset;
+    r.buffer_index = static_cast<int>(r.tag);
+    if (!is_read) {
+      PrepareWriteBuffer(slot);
+      if (job_.fsync_every() > 0 && ++writes_since_fsync_ >= job_.fsync_every()) {
+        writes_since_fsync_ = 0;
+        sync_due_ = Sync::kFsync;
+      } else if (job_.fdatasync_every() > 0 && ++writes_since_fdatasync_ >= job_.fdatasync_every()) {
+        writes_since_fdatasync_ = 0;
+        sync_due_ = Sync::kFdatasync;
+      }
+    }
+    if (job_.thinktime_ns() > 0 && ++ios_since_think_ >= job_.thinktime_blocks()) {
+      ios_since_think_ = 0;
+      think_due_ = true;
+    }
+    free_.pop_back();
     r.file = file_;
     r.result = 0;
     slot->done = 0;
     slot->queued = false;
-    slot->issue_ns = now;
-    if (sync_due_) {
-      // fio's fsync=N: a sync after every N issued writes, timed as its own direction.
-      sync_due_ = false;
-      r.op = IoOp::kFsync;
-      r.buffer = nullptr;
-      r.length = slot->length = 0;
-      r.offset = slot->offset = 0;
-      r.buffer_index = -1;
-    } else {
-      bool is_read;
-      uint64_t offset, length;
-      NextIo(&is_read, &offset, &length);
-      r.op = is_read ? IoOp::kRead : IoOp::kWrite;
-      r.buffer = slot->buffer;
-      r.length = slot->length = length;
-      r.offset = slot->offset = offset;
-      r.buffer_index = static_cast<int>(r.tag);
-      if (!is_read && job_.fsync_every() > 0 && ++writes_since_sync_ >= job_.fsync_every()) {
-        writes_since_sync_ = 0;
-        sync_due_ = true;
-      }
-    }
     Dispatch(slot);
     if (!slot->queued) now = NowNs();
   }
+  CommitBatch();
+}
+
+void IoLoop::IssueSync(Slot* slot, IoOp op, uint64_t now) {
+  IoRequest& r = slot->request;
+  r.op = op;
+  r.file = file_;
+  r.result = 0;
+  r.buffer = nullptr;
+  r.length = slot->length = 0;
+  r.offset = slot->offset = 0;
+  r.buffer_index = -1;
+  slot->issue_ns = now;
+  slot->done = 0;
+  slot->queued = false;
+  Dispatch(slot);
+}
+
+void IoLoop::CommitBatch() {
   if (!unsent_.empty()) {
     if (absl::Status s = engine_->Commit(); !s.ok()) {
       // Nothing was sent: the requests will never complete, so take the slots back.
@@ -319,42 +437,90 @@ void IoLoop::FillAndSubmit() {
   }
 }
 
+void IoLoop::ReapSome() {
+  auto reaped = engine_->Reap(1, absl::MakeSpan(reaped_));
+  if (!reaped.ok()) {
+    if (outcome_.status.ok()) outcome_.status = reaped.status();
+    stopping_ = true;
+    in_flight_ = 0;  // the engine is broken: nothing more can be reaped
+    return;
+  }
+  const uint64_t now = NowNs();
+  for (int i = 0; i < *reaped; ++i) {
+    Slot* slot = &slots_[reaped_[i]->tag];
+    --in_flight_;
+    if (Complete(slot, now) == Next::kResubmit) Dispatch(slot);
+  }
+  // Resubmitted remainders of short transfers go out now.
+  CommitBatch();
+}
+
+void IoLoop::Drain() {
+  while (in_flight_ > 0) ReapSome();
+}
+
+void IoLoop::SyncNow() {
+  Drain();
+  if (free_.empty()) return;
+  Slot* slot = free_.back();
+  free_.pop_back();
+  IssueSync(slot, IoOp::kFsync, NowNs());
+  CommitBatch();
+  Drain();
+}
+
 JobThreadOutcome IoLoop::Run() {
   if (absl::Status s = Setup(); !s.ok()) {
     if (engine_ && file_ >= 0) (void)engine_->Close(file_);
     return JobThreadOutcome{std::move(s), Clock::now(), {}};
   }
+  const Clock::time_point job_start = plan_.start + std::chrono::nanoseconds(job_.startdelay_ns());
+  const uint64_t start_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
+  record_from_ns_ = start_ns + job_.ramp_time_ns();
+  if (job_.runtime_ns()) deadline_ns_ = record_from_ns_ + job_.runtime_ns();
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
-  bool go = (!job_.invalidate() || InvalidateFile()) && SleepUntil(plan_.start, stop_);
-  for (bool first_pass = true; go; first_pass = false) {  // one pass over the file each
-    if (!first_pass && job_.invalidate() && !InvalidateFile()) break;
+  bool go = (!job_.invalidate() || InvalidateFile()) && SleepUntil(job_start, stop_);
+  const uint32_t loops = std::max(1u, job_.loops());
+  for (uint32_t pass = 0; go; ++pass) {  // one pass over the file each
+    if (pass > 0 && job_.invalidate() && !InvalidateFile()) break;
     permutation_ = std::make_unique<BlockPermutation>(units_, rng_());
-    next_unit_ = 0;
+    units_used_ = 0;
+    cursor_ = 0;
     pass_bytes_ = 0;
     while (true) {
       FillAndSubmit();
-      if (in_flight_ == 0) {
-        if (stopping_ || (PassDone() && !sync_due_)) break;
+      if (think_due_) {
+        // fio's thinktime: let what is in flight finish, then pause.
+        Drain();
+        think_due_ = false;
+        if (!stopping_ && !SleepUntil(Clock::now() + std::chrono::nanoseconds(job_.thinktime_ns()), stop_)) stopping_ = true;
         continue;
       }
-      auto reaped = engine_->Reap(1, absl::MakeSpan(reaped_));
-      if (!reaped.ok()) {
-        if (outcome_.status.ok()) outcome_.status = reaped.status();
-        stopping_ = true;
-        break;  // the engine is broken: nothing more can be reaped
+      if (in_flight_ == 0) {
+        if (stopping_ || (PassDone() && sync_due_ == Sync::kNone)) break;
+        if (rate_limited_ && pending_direction_ >= 0) {
+          // Idle until the held-back IO is due (or the job's time is up).
+          const uint64_t now = NowNs();
+          const uint64_t wake = std::min(next_due_ns_[pending_direction_], deadline_ns_);
+          if (wake > now && !SleepUntil(Clock::now() + std::chrono::nanoseconds(wake - now), stop_)) stopping_ = true;
+          if (NowNs() >= deadline_ns_) stopping_ = true;
+        }
+        continue;
       }
-      const uint64_t now = NowNs();
-      for (int i = 0; i < *reaped; ++i) {
-        Slot* slot = &slots_[reaped_[i]->tag];
-        --in_flight_;
-        if (Complete(slot, now) == Next::kResubmit) Dispatch(slot);
-      }
+      ReapSome();
     }
-    go = !stopping_ && job_.time_based();
+    Drain();
+    if (job_.fsync_on_close() && writes_ && outcome_.status.ok()) SyncNow();
+    go = !stopping_ && (job_.time_based() || pass + 1 < loops);
   }
+  if (job_.end_fsync() && writes_ && outcome_.status.ok()) SyncNow();
   outcome_.end = Clock::now();
   outcome_.notes = engine_->notes();
   if (absl::Status closed = engine_->Close(file_); !closed.ok() && outcome_.status.ok()) outcome_.status = closed;
+  if (job_.unlink() && ::unlink(plan_.path.c_str()) != 0 && errno != ENOENT && outcome_.status.ok()) {
+    outcome_.status = absl::ErrnoToStatus(errno, absl::StrCat("unlink ", plan_.path));
+  }
   return std::move(outcome_);
 }
 

@@ -225,3 +225,175 @@ TEST(RunJobThread, PerDirectionAndRangedBlockSizes) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// Helpers for the fio-option tests below: a 4 KiB job of `rw` over `size` bytes on `engine`.
+v1::JobSpec Job(v1::ReadWrite rw, uint64_t size, const std::string& engine) {
+  v1::JobSpec job;
+  job.set_name("opt");
+  job.set_rw(rw);
+  job.set_size(size);
+  job.set_ioengine(engine);
+  job.set_iodepth(1);
+  job.set_loops(1);
+  job.set_thinktime_blocks(1);
+  job.set_randrepeat(true);
+  SetBlockSize(&job, 4096);
+  return job;
+}
+
+struct Ran {
+  JobThreadOutcome outcome;
+  uint64_t reads, writes, syncs, bytes;
+  double seconds;
+};
+
+Ran RunJob(const v1::JobSpec& job, const std::string& path, uint64_t seed = 1) {
+  auto stats = std::make_unique<ThreadStats>();
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  Ran ran{RunJobThread({.job = &job, .path = path, .seed = seed, .start = start}, stop, stats.get()), 0, 0, 0, 0, 0};
+  ran.reads = stats->directions[kReadIndex].latency.Snapshot().count();
+  ran.writes = stats->directions[kWriteIndex].latency.Snapshot().count();
+  ran.syncs = stats->directions[kSyncIndex].latency.Snapshot().count();
+  ran.bytes = stats->directions[kReadIndex].bytes.load() + stats->directions[kWriteIndex].bytes.load();
+  ran.seconds = std::chrono::duration<double>(ran.outcome.end - start).count();
+  return ran;
+}
+
+// A file of `size` bytes filled with `fill`.
+std::string FilledFile(const std::string& name, uint64_t size, char fill) {
+  const std::string path = TempFile(name);
+  std::vector<char> data(size, fill);
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  EXPECT_EQ(::write(fd, data.data(), data.size()), static_cast<ssize_t>(size));
+  ::close(fd);
+  return path;
+}
+
+// How many 4 KiB blocks in [from, to) still hold only `fill`.
+int UntouchedBlocks(const std::string& path, uint64_t from, uint64_t to, char fill) {
+  std::vector<char> block(4096);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  int untouched = 0;
+  for (uint64_t off = from; off < to; off += 4096) {
+    EXPECT_EQ(::pread(fd, block.data(), 4096, static_cast<off_t>(off)), 4096);
+    untouched += std::count(block.begin(), block.end(), fill) == 4096;
+  }
+  ::close(fd);
+  return untouched;
+}
+
+TEST(FioOptions, LoopsRepeatPasses) {
+  v1::JobSpec job = Job(v1::RAND_READ, 1 << 20, "psync");
+  job.set_loops(3);
+  Ran ran = RunJob(job, FilledFile("loops", 1 << 20, 'x'));
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(ran.reads, 3u * 256);
+}
+
+TEST(FioOptions, StartdelayAndRampTime) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_startdelay_ns(200'000'000);
+  job.set_ramp_time_ns(200'000'000);
+  job.set_runtime_ns(300'000'000);
+  job.set_time_based(true);
+  job.add_rate_iops(1000);
+  job.add_rate_iops(1000);
+  Ran ran = RunJob(job, "(null)");
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_GE(ran.seconds, 0.7);  // 200 ms delay + 200 ms ramp + 300 ms measured
+  // At 1000 IOPS only the 300 measured milliseconds count: ~300 IOs, not ~500.
+  EXPECT_NEAR(static_cast<double>(ran.reads), 300, 40);
+}
+
+TEST(FioOptions, RateLimitsLinearPoissonAndBytes) {
+  for (auto process : {v1::JobSpec::RATE_LINEAR, v1::JobSpec::RATE_POISSON}) {
+    v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+    job.set_runtime_ns(500'000'000);
+    job.set_time_based(true);
+    job.add_rate_iops(2000);
+    job.add_rate_iops(0);
+    job.set_rate_process(process);
+    Ran ran = RunJob(job, "(null)");
+    ASSERT_TRUE(ran.outcome.status.ok());
+    EXPECT_NEAR(static_cast<double>(ran.reads), 1000, process == v1::JobSpec::RATE_LINEAR ? 60 : 200) << process;
+  }
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 64 << 20, "null");
+  job.set_runtime_ns(500'000'000);
+  job.set_time_based(true);
+  job.add_rate_bytes(0);
+  job.add_rate_bytes(8 << 20);  // 8 MiB/s of 4 KiB writes: 2048 IOPS
+  Ran ran = RunJob(job, "(null)");
+  EXPECT_NEAR(static_cast<double>(ran.writes), 1024, 80);
+}
+
+TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_runtime_ns(400'000'000);
+  job.set_time_based(true);
+  job.set_thinktime_ns(20'000'000);
+  job.set_thinktime_blocks(10);
+  Ran ran = RunJob(job, "(null)");
+  // 400 ms / 20 ms = ~20 pauses of 10 IOs each.
+  EXPECT_GE(ran.reads, 150u);
+  EXPECT_LE(ran.reads, 220u);
+}
+
+TEST(FioOptions, FdatasyncEndFsyncAndFsyncOnClose) {
+  const std::string path = FilledFile("syncs", 1 << 20, 0);
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_fdatasync_every(4);
+  EXPECT_EQ(RunJob(job, path).syncs, 64u);
+  job = Job(v1::SEQ_WRITE, 1 << 20, "io_uring");
+  job.set_iodepth(8);
+  job.set_end_fsync(true);
+  EXPECT_EQ(RunJob(job, path).syncs, 1u);
+  job.set_end_fsync(false);
+  job.set_fsync_on_close(true);
+  job.set_loops(2);
+  EXPECT_EQ(RunJob(job, path).syncs, 2u);
+}
+
+TEST(FioOptions, NorandommapRepeatsOffsetsAndRandseedDecidesThem) {
+  auto untouched = [](uint64_t seed, bool norandommap) {
+    const std::string path = FilledFile("map", 1 << 20, 0);
+    v1::JobSpec job = Job(v1::RAND_WRITE, 1 << 20, "psync");
+    job.set_norandommap(norandommap);
+    job.set_randseed(seed);
+    Ran ran = RunJob(job, path);
+    EXPECT_EQ(ran.writes, 256u);
+    return UntouchedBlocks(path, 0, 1 << 20, 0);
+  };
+  EXPECT_EQ(untouched(7, false), 0);  // the random map visits every block once
+  const int first = untouched(7, true);
+  EXPECT_GT(first, 40);               // ~256/e blocks are never drawn with replacement
+  EXPECT_EQ(untouched(7, true), first);  // randrepeat: same seed, same offsets
+  EXPECT_NE(untouched(8, true), first);
+}
+
+TEST(FioOptions, OffsetIoSizeZeroBuffersAndUnlink) {
+  const std::string path = FilledFile("region", 2 << 20, 'x');
+  v1::JobSpec job = Job(v1::RAND_WRITE, 1 << 20, "psync");
+  job.set_offset(1 << 20);
+  job.set_zero_buffers(true);
+  Ran ran = RunJob(job, path);
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(UntouchedBlocks(path, 0, 1 << 20, 'x'), 256);      // before the region: untouched
+  EXPECT_EQ(UntouchedBlocks(path, 1 << 20, 2 << 20, 0), 256);  // the region: all zeros now
+
+  job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_io_size(3 << 20);  // three times the region, wrapping around
+  EXPECT_EQ(RunJob(job, path).bytes, 3u << 20);
+
+  job.set_io_size(0);
+  job.set_unlink(true);
+  ASSERT_TRUE(RunJob(job, path).outcome.status.ok());
+  struct stat st;
+  EXPECT_NE(::stat(path.c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -178,8 +178,11 @@ void WorkerRun::CollectorLoop() {
         const Clock::time_point end = std::max(state.last_end, interval_start);
         v1::IntervalReport report = CutInterval(j, interval, interval_start, std::max(end, start_));
         report.set_final(true);
+        // Run time counts from when the job's measured IO began (after startdelay and ramp_time).
+        const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(j));
+        const Clock::time_point measured_from = start_ + std::chrono::nanoseconds(spec.startdelay_ns() + spec.ramp_time_ns());
         report.set_elapsed_ns(static_cast<uint64_t>(
-            std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - start_).count())));
+            std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - measured_from).count())));
         if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
         if (stop_) report.set_stop_reason(stop_reason_);
         for (const std::string& note : state.notes) report.add_notes(note);
