@@ -42,13 +42,26 @@ const v1::LatencySummary& Clat(const v1::DirectionResult& d) {
   return d.has_completion_latency() ? d.completion_latency() : d.latency();
 }
 
-void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, const std::string& indent, std::string* out) {
+void RenderPercentiles(const char* name, const v1::LatencySummary& lat, uint64_t ops, const std::string& indent, std::string* out) {
+  const LatencyUnit unit = UnitFor(lat.max_ns());
+  absl::StrAppendFormat(out, "%s    %s percentiles (%s), %s ops:\n", indent, name, unit.name, FormatCount(static_cast<double>(ops)));
+  for (int i = 0; i < lat.percentiles_size(); ++i) {
+    if (i % 4 == 0) absl::StrAppend(out, indent, "     |");
+    const v1::Percentile& p = lat.percentiles(i);
+    absl::StrAppendFormat(out, " %6.2fth=[%7s]%s", p.percentile(), FormatScaled(p.value_ns() / unit.ns),
+                          (i % 4 == 3 || i + 1 == lat.percentiles_size()) ? "\n" : ",");
+  }
+}
+
+// One direction: rates, fio's slat/clat/lat lines (slat only for queued requests), then the
+// percentile blocks asked for (clat's by default, as fio prints).
+void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, bool clat_block, bool lat_block,
+                     const std::string& indent, std::string* out) {
   absl::StrAppendFormat(out, "%s%6s: IOPS=%s, BW=%s (%s in %s)%s\n", indent, d.direction(), FormatCount(d.iops()),
                         FormatBandwidth(d.bandwidth_bytes_per_sec()), FormatBytes(static_cast<double>(d.bytes())),
                         FormatDurationNs(static_cast<double>(elapsed_ns)),
                         d.errors() ? absl::StrCat(", ERRORS=", d.errors()) : "");
   if (!d.has_latency()) return;
-  // fio's three lines (slat only for queued requests), then clat's percentiles as fio prints.
   auto line = [&](const char* name, const v1::LatencySummary& s) {
     const LatencyUnit unit = UnitFor(s.max_ns());
     absl::StrAppendFormat(out, "%s    %4s (%s): min=%s, max=%s, avg=%s, stdev=%s\n", indent, name, unit.name,
@@ -58,16 +71,8 @@ void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, const st
   if (d.has_submit_latency()) line("slat", d.submit_latency());
   if (d.has_completion_latency()) line("clat", d.completion_latency());
   line("lat", d.latency());
-  const v1::LatencySummary& lat = Clat(d);
-  const LatencyUnit unit = UnitFor(lat.max_ns());
-  absl::StrAppendFormat(out, "%s    %s percentiles (%s), %s ops:\n", indent, d.has_completion_latency() ? "clat" : "lat", unit.name,
-                        FormatCount(static_cast<double>(d.ops())));
-  for (int i = 0; i < lat.percentiles_size(); ++i) {
-    if (i % 4 == 0) absl::StrAppend(out, indent, "     |");
-    const v1::Percentile& p = lat.percentiles(i);
-    absl::StrAppendFormat(out, " %6.2fth=[%7s]%s", p.percentile(), FormatScaled(p.value_ns() / unit.ns),
-                          (i % 4 == 3 || i + 1 == lat.percentiles_size()) ? "\n" : ",");
-  }
+  if (clat_block) RenderPercentiles(d.has_completion_latency() ? "clat" : "lat", Clat(d), d.ops(), indent, out);
+  if (lat_block) RenderPercentiles("lat", d.latency(), d.ops(), indent, out);
 }
 
 }  // namespace
@@ -87,7 +92,9 @@ std::string RenderTextReport(const v1::RunReport& report) {
     absl::StrAppendFormat(&out, "\n%s: (rw=%s, bs=%s, ioengine=%s, iodepth=%d) numjobs=%d on each of %d workers\n",
                           job.name(), job.rw(), job.bs(), job.ioengine(),
                           job.iodepth(), job.numjobs(), job.workers_size());
-    for (const v1::DirectionResult& d : job.directions()) RenderDirection(d, job.elapsed_ns(), "  ", &out);
+    for (const v1::DirectionResult& d : job.directions()) {
+      RenderDirection(d, job.elapsed_ns(), job.clat_percentiles(), job.lat_percentiles(), "  ", &out);
+    }
     absl::StrAppendFormat(&out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");
     for (const v1::WorkerResult& w : job.workers()) {
       if (w.directions().empty()) {
@@ -105,7 +112,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
     }
   }
   absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", report.workers_size());
-  for (const v1::DirectionResult& d : report.cluster()) RenderDirection(d, report.cluster_elapsed_ns(), "  ", &out);
+  for (const v1::DirectionResult& d : report.cluster()) RenderDirection(d, report.cluster_elapsed_ns(), true, false, "  ", &out);
   if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");

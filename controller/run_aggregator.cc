@@ -26,14 +26,14 @@ void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
 }
 
 // min/max/mean/stddev and fio's percentiles of one histogram; nothing for an empty one.
-void Summarize(const v1::LatencyHistogramProto& proto, v1::LatencySummary* summary) {
+void Summarize(const v1::LatencyHistogramProto& proto, const std::vector<double>& percentiles, v1::LatencySummary* summary) {
   auto histogram = LatencyHistogram::FromProto(proto);
   if (!histogram.ok() || histogram->count() == 0) return;
   summary->set_min_ns(histogram->min_ns());
   summary->set_max_ns(histogram->max_ns());
   summary->set_mean_ns(histogram->mean_ns());
   summary->set_stddev_ns(histogram->stddev_ns());
-  for (double p : DefaultPercentiles()) {
+  for (double p : percentiles) {
     v1::Percentile* entry = summary->add_percentiles();
     entry->set_percentile(p);
     entry->set_value_ns(histogram->ValueAtPercentile(p));
@@ -51,7 +51,7 @@ const std::vector<double>& DefaultPercentiles() {
 }
 
 v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns,
-                                       bool include_histogram) {
+                                       bool include_histogram, const std::vector<double>& percentiles) {
   v1::DirectionResult result;
   result.set_ops(stats.ops());
   result.set_bytes(stats.bytes());
@@ -61,12 +61,12 @@ v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t
     result.set_iops(static_cast<double>(stats.ops()) / seconds);
     result.set_bandwidth_bytes_per_sec(static_cast<double>(stats.bytes()) / seconds);
   }
-  Summarize(stats.latency(), result.mutable_latency());
-  Summarize(stats.submit_latency(), result.mutable_submit_latency());
-  Summarize(stats.completion_latency(), result.mutable_completion_latency());
-  if (!result.latency().percentiles_size()) result.clear_latency();
-  if (!result.submit_latency().percentiles_size()) result.clear_submit_latency();
-  if (!result.completion_latency().percentiles_size()) result.clear_completion_latency();
+  Summarize(stats.latency(), percentiles, result.mutable_latency());
+  Summarize(stats.submit_latency(), percentiles, result.mutable_submit_latency());
+  Summarize(stats.completion_latency(), percentiles, result.mutable_completion_latency());
+  if (!stats.latency().count()) result.clear_latency();
+  if (!stats.submit_latency().count()) result.clear_submit_latency();
+  if (!stats.completion_latency().count()) result.clear_completion_latency();
   if (include_histogram) *result.mutable_histogram() = stats.latency();
   return result;
 }
@@ -131,6 +131,11 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     job->set_ioengine(spec.ioengine());
     job->set_numjobs(spec.numjobs());
     job->set_iodepth(std::max(1u, spec.iodepth()));
+    job->set_clat_percentiles(spec.clat_percentiles());
+    job->set_lat_percentiles(spec.lat_percentiles());
+    const std::vector<double> percentiles = spec.percentile_list().empty()
+                                                ? DefaultPercentiles()
+                                                : std::vector<double>(spec.percentile_list().begin(), spec.percentile_list().end());
     Totals job_totals;
     uint64_t elapsed = 0;
     for (size_t w = 0; w < workers_.size(); ++w) {
@@ -151,7 +156,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
         const v1::DirectionStats& stats = worker_job.totals.directions[d];
         if (!Active(stats)) continue;
         v1::DirectionResult* result = worker->add_directions();
-        *result = SummarizeDirection(stats, worker_elapsed, false);
+        *result = SummarizeDirection(stats, worker_elapsed, false, DefaultPercentiles());  // the table shows p50/p99
         result->set_direction(DirectionName(d));
         AddStats(stats, &job_totals.directions[d]);
       }
@@ -161,7 +166,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     for (int d = 0; d < kDirections; ++d) {
       if (!Active(job_totals.directions[d])) continue;
       v1::DirectionResult* result = job->add_directions();
-      *result = SummarizeDirection(job_totals.directions[d], elapsed, true);
+      *result = SummarizeDirection(job_totals.directions[d], elapsed, true, percentiles);
       result->set_direction(DirectionName(d));
       AddStats(job_totals.directions[d], &cluster[d]);
     }
@@ -175,7 +180,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       for (int d = 0; d < kDirections; ++d) {
         if (!Active(interval.totals.directions[d])) continue;
         v1::DirectionResult* result = out->add_directions();
-        *result = SummarizeDirection(interval.totals.directions[d], span, false);
+        *result = SummarizeDirection(interval.totals.directions[d], span, false, percentiles);
         result->set_direction(DirectionName(d));
       }
     }
@@ -184,7 +189,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
   for (int d = 0; d < kDirections; ++d) {
     if (!Active(cluster[d])) continue;
     v1::DirectionResult* result = report->add_cluster();
-    *result = SummarizeDirection(cluster[d], cluster_elapsed, true);
+    *result = SummarizeDirection(cluster[d], cluster_elapsed, true, DefaultPercentiles());
     result->set_direction(DirectionName(d));
   }
 }

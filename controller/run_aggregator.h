@@ -63,9 +63,9 @@ class RunAggregator {
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
 };
 
-// Computes rates and latency summaries of one direction over `elapsed_ns`.
+// Computes rates and latency summaries (at `percentiles`) of one direction over `elapsed_ns`.
 v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns,
-                                       bool include_histogram);
+                                       bool include_histogram, const std::vector<double>& percentiles);
 
 }  // namespace iofleet
 

@@ -1,6 +1,7 @@
 #include "job/block_sizes.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/units.h"
@@ -16,24 +17,59 @@ std::string Describe(const v1::BlockSizeRange& r) {
   return absl::StrCat(FormatBytes(static_cast<double>(r.min())), "-", FormatBytes(static_cast<double>(r.max())));
 }
 
+// The [min, max] of one direction's sizes, from its split if it has one.
+std::pair<uint64_t, uint64_t> Bounds(const v1::BlockSizeRange& range,
+                                     const google::protobuf::RepeatedPtrField<v1::BlockSizeSplit>& split) {
+  if (split.empty()) return {range.min(), range.max()};
+  uint64_t min = UINT64_MAX, max = 0;
+  for (const auto& entry : split) {
+    min = std::min(min, entry.size());
+    max = std::max(max, entry.size());
+  }
+  return {min, max};
+}
+
 }  // namespace
 
 uint64_t MaxBlockSize(const v1::JobSpec& job) {
   uint64_t max = 0;
-  if (UsesReads(job.rw())) max = std::max(max, job.read_bs().max());
-  if (UsesWrites(job.rw())) max = std::max(max, job.write_bs().max());
+  if (UsesReads(job.rw())) max = std::max(max, Bounds(job.read_bs(), job.read_bssplit()).second);
+  if (UsesWrites(job.rw())) max = std::max(max, Bounds(job.write_bs(), job.write_bssplit()).second);
   return max;
 }
 
 uint64_t MinBlockSize(const v1::JobSpec& job) {
   uint64_t min = UINT64_MAX;
-  if (UsesReads(job.rw())) min = std::min(min, job.read_bs().min());
-  if (UsesWrites(job.rw())) min = std::min(min, job.write_bs().min());
+  if (UsesReads(job.rw())) min = std::min(min, Bounds(job.read_bs(), job.read_bssplit()).first);
+  if (UsesWrites(job.rw())) min = std::min(min, Bounds(job.write_bs(), job.write_bssplit()).first);
   return min == UINT64_MAX ? 0 : min;
 }
 
+uint64_t OffsetUnit(const v1::JobSpec& job) { return job.blockalign() ? job.blockalign() : MinBlockSize(job); }
+
+uint64_t PickBlockSize(const v1::JobSpec& job, bool is_read, uint64_t random) {
+  const auto& split = is_read ? job.read_bssplit() : job.write_bssplit();
+  if (!split.empty()) {
+    uint32_t point = static_cast<uint32_t>(random % 100), seen = 0;
+    for (const auto& entry : split) {
+      seen += entry.percent();
+      if (point < seen) return entry.size();
+    }
+    return split.rbegin()->size();
+  }
+  const v1::BlockSizeRange& bs = is_read ? job.read_bs() : job.write_bs();
+  if (bs.max() <= bs.min()) return bs.min();
+  return bs.min() + (random % ((bs.max() - bs.min()) / bs.min() + 1)) * bs.min();
+}
+
 std::string DescribeBlockSizes(const v1::JobSpec& job) {
-  const std::string read = Describe(job.read_bs()), write = Describe(job.write_bs());
+  auto describe = [](const v1::BlockSizeRange& range, const google::protobuf::RepeatedPtrField<v1::BlockSizeSplit>& split) {
+    if (split.empty()) return Describe(range);
+    std::string out;
+    for (const auto& e : split) absl::StrAppend(&out, out.empty() ? "" : ":", FormatBytes(static_cast<double>(e.size())), "/", e.percent());
+    return out;
+  };
+  const std::string read = describe(job.read_bs(), job.read_bssplit()), write = describe(job.write_bs(), job.write_bssplit());
   if (!UsesWrites(job.rw())) return read;
   if (!UsesReads(job.rw())) return write;
   return read == write ? read : absl::StrCat(read, ",", write);

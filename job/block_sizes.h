@@ -12,8 +12,13 @@ namespace iofleet {
 
 // The largest IO the job can issue in any direction (its buffer size).
 uint64_t MaxBlockSize(const v1::JobSpec& job);
-// The smallest IO in any direction the job uses (the offset granularity).
+// The smallest IO in any direction the job uses.
 uint64_t MinBlockSize(const v1::JobSpec& job);
+// The offset granularity: blockalign, or else the smallest block size.
+uint64_t OffsetUnit(const v1::JobSpec& job);
+// The size of one IO in a direction, from a uniformly random 64-bit number: a bssplit entry
+// by its weight, or a size in [min, max] in multiples of min.
+uint64_t PickBlockSize(const v1::JobSpec& job, bool is_read, uint64_t random);
 // "4KiB", "4KiB-64KiB", "4KiB,8KiB" (read,write) as fio would write it.
 std::string DescribeBlockSizes(const v1::JobSpec& job);
 

@@ -113,6 +113,98 @@ OptionSetter PerDirectionRate(google::protobuf::RepeatedField<uint64_t>* (JobSpe
   };
 }
 
+// fio's bssplit=4k/10:64k/50:32k/40[,WRITE SPLIT]: entries without a percentage share what
+// the others leave of 100 equally; the total must come to 100.
+absl::Status SetBlockSizeSplit(absl::string_view v, JobSpec* j) {
+  std::vector<absl::string_view> directions = absl::StrSplit(v, ',');
+  if (directions.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts (read,write,trim)"));
+  google::protobuf::RepeatedPtrField<v1::BlockSizeSplit>* targets[] = {j->mutable_read_bssplit(), j->mutable_write_bssplit()};
+  for (size_t d = 0; d < 2; ++d) {
+    const absl::string_view text = directions.size() == 1 ? directions[0] : (d < directions.size() ? directions[d] : "");
+    if (absl::StripAsciiWhitespace(text).empty()) continue;
+    google::protobuf::RepeatedPtrField<v1::BlockSizeSplit> split;
+    uint32_t given = 0;
+    int unweighted = 0;
+    for (absl::string_view entry : absl::StrSplit(text, ':')) {
+      const size_t slash = entry.find('/');
+      auto size = ParseSize(entry.substr(0, slash));
+      if (!size.ok()) return size.status();
+      if (*size == 0 || *size > (1ull << 30)) return absl::InvalidArgumentError(absl::StrCat("block size '", entry, "' is out of range"));
+      uint32_t percent = 0;
+      if (slash != absl::string_view::npos) {
+        if (!absl::SimpleAtoi(entry.substr(slash + 1), &percent) || percent > 100) {
+          return absl::InvalidArgumentError(absl::StrCat("'", entry, "' needs a percentage from 0 to 100 after '/'"));
+        }
+        given += percent;
+      } else {
+        ++unweighted;
+      }
+      v1::BlockSizeSplit* e = split.Add();
+      e->set_size(*size);
+      e->set_percent(slash == absl::string_view::npos ? UINT32_MAX : percent);
+    }
+    if (given > 100) return absl::InvalidArgumentError(absl::StrCat("percentages in '", text, "' add up to ", given, ", above 100"));
+    // The unweighted entries share what is left equally; the last one takes the rounding.
+    const uint32_t left = 100 - given;
+    const uint32_t share = unweighted ? left / static_cast<uint32_t>(unweighted) : 0;
+    uint32_t total = given;
+    for (v1::BlockSizeSplit& e : split) {
+      if (e.percent() != UINT32_MAX) continue;
+      e.set_percent(--unweighted == 0 ? 100 - total : share);
+      total += e.percent();
+    }
+    if (total != 100) {
+      return absl::InvalidArgumentError(absl::StrCat("percentages in '", text, "' add up to ", total, ", not 100"));
+    }
+    targets[d]->Swap(&split);
+  }
+  return absl::OkStatus();
+}
+
+// fio's random_distribution: random, zipf:THETA, pareto:H, normal:DEV (percent).
+absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
+  const size_t colon = v.find(':');
+  const absl::string_view kind = v.substr(0, colon);
+  double parameter = 0;
+  if (colon != absl::string_view::npos && !absl::SimpleAtod(v.substr(colon + 1), &parameter)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", v.substr(colon + 1), "' is not a number"));
+  }
+  v1::RandomDistribution* d = j->mutable_random_distribution();
+  d->set_parameter(parameter);
+  if (kind == "random") {
+    d->set_kind(v1::RandomDistribution::UNIFORM);
+  } else if (kind == "zipf") {
+    if (parameter <= 0 || parameter == 1.0) return absl::InvalidArgumentError("zipf needs a theta above 0 other than 1 (e.g. zipf:1.2)");
+    d->set_kind(v1::RandomDistribution::ZIPF);
+  } else if (kind == "pareto") {
+    if (parameter <= 0 || parameter >= 1) return absl::InvalidArgumentError("pareto needs h between 0 and 1 (e.g. pareto:0.2)");
+    d->set_kind(v1::RandomDistribution::PARETO);
+  } else if (kind == "normal" || kind == "gauss") {
+    if (parameter <= 0 || parameter > 100) return absl::InvalidArgumentError("normal needs a deviation in percent (e.g. normal:5)");
+    d->set_kind(v1::RandomDistribution::NORMAL);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown distribution '", kind, "'",
+                                                   DidYouMean(kind, {"random", "zipf", "pareto", "normal"}),
+                                                   "; use random, zipf:THETA, pareto:H or normal:DEV"));
+  }
+  if (d->kind() != v1::RandomDistribution::UNIFORM) j->set_norandommap(true);  // repeats are the point
+  return absl::OkStatus();
+}
+
+// fio's percentile_list=99:99.9:99.99 (up to 20 values in (0, 100]).
+absl::Status SetPercentileList(absl::string_view v, JobSpec* j) {
+  j->clear_percentile_list();
+  for (absl::string_view part : absl::StrSplit(v, ':')) {
+    double p;
+    if (!absl::SimpleAtod(part, &p) || p <= 0 || p > 100) {
+      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not a percentile in (0, 100]"));
+    }
+    j->add_percentile_list(p);
+  }
+  if (j->percentile_list_size() > 20) return absl::InvalidArgumentError("at most 20 percentiles");
+  return absl::OkStatus();
+}
+
 absl::Status SetReadWrite(absl::string_view v, JobSpec* j) {
   static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
       {"read", v1::SEQ_READ},      {"write", v1::SEQ_WRITE}, {"randread", v1::RAND_READ},
@@ -215,6 +307,17 @@ const std::vector<FioOption>& Options() {
       {"io_size", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
       {"io_limit", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
       {"unlink", false, BoolOption(&JobSpec::set_unlink)},
+      {"bssplit", true, &SetBlockSizeSplit},
+      {"blockalign", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
+      {"random_distribution", true, &SetRandomDistribution},
+      {"iodepth_batch_submit", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
+      {"iodepth_batch", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
+      {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
+      {"iodepth_batch_complete", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
+      {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},
+      {"percentile_list", true, &SetPercentileList},
+      {"clat_percentiles", false, BoolOption(&JobSpec::set_clat_percentiles)},
+      {"lat_percentiles", false, BoolOption(&JobSpec::set_lat_percentiles)},
   };
   return kOptions;
 }
@@ -243,6 +346,9 @@ JobSpec DefaultJob() {
   job.set_thinktime_blocks(1);
   job.set_randrepeat(true);
   job.set_scramble_buffers(true);
+  job.set_iodepth_batch_submit(1);
+  job.set_iodepth_batch_complete_min(1);
+  job.set_clat_percentiles(true);
   return job;
 }
 

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "job/block_sizes.h"
 #include "job/job_validation.h"
 
 namespace iofleet {
@@ -185,6 +186,53 @@ TEST(FioCommandLine, GlobalOptionsThenJobsLikeFio) {
   EXPECT_THAT(std::string(ParseFioCommandLine({"--name=x", "--rw=read", "--bz=4k"}).status().message()),
               HasSubstr("command line argument 3: unknown option 'bz'"));
   EXPECT_THAT(std::string(ParseFioCommandLine({"--rw=read"}).status().message()), HasSubstr("need --name=JOB"));
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FioJobFile, BssplitWeightsAndRemainders) {
+  auto spec = ParseFioJobText("[a]\nrw=randrw\nsize=1m\nbssplit=4k/10:64k/50:32k,8k/30:16k\n", "s.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const JobSpec& a = spec->jobs(0);
+  ASSERT_EQ(a.read_bssplit_size(), 3);
+  EXPECT_EQ(a.read_bssplit(2).size(), 32768u);
+  EXPECT_EQ(a.read_bssplit(2).percent(), 40u);  // what 10 + 50 leave
+  ASSERT_EQ(a.write_bssplit_size(), 2);
+  EXPECT_EQ(a.write_bssplit(1).percent(), 70u);
+  EXPECT_EQ(MaxBlockSize(a), 65536u);
+  EXPECT_EQ(MinBlockSize(a), 4096u);
+  // Picks follow the weights.
+  int big = 0;
+  for (uint64_t r = 0; r < 1000; ++r) big += PickBlockSize(a, true, r * 7919) == 65536;
+  EXPECT_NEAR(big, 500, 60);
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nbssplit=4k/60:8k/60\n", "s.fio").status().message()),
+              HasSubstr("s.fio:2: bad value for bssplit: percentages in '4k/60:8k/60' add up to 120, above 100"));
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nbssplit=4k/60:8k/30\n", "s.fio").status().message()), HasSubstr("add up to 90, not 100"));
+}
+
+TEST(FioJobFile, RandomDistributionsPercentilesAndBatching) {
+  auto spec = ParseFioJobText("[a]\nrw=randread\nsize=1m\nrandom_distribution=zipf:1.2\npercentile_list=50:99.9\nlat_percentiles=1\n"
+                              "iodepth=16\niodepth_batch_submit=8\niodepth_batch_complete_max=4\nblockalign=512\n", "d.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const JobSpec& a = spec->jobs(0);
+  EXPECT_EQ(a.random_distribution().kind(), v1::RandomDistribution::ZIPF);
+  EXPECT_DOUBLE_EQ(a.random_distribution().parameter(), 1.2);
+  EXPECT_TRUE(a.norandommap());  // implied, as in fio
+  ASSERT_EQ(a.percentile_list_size(), 2);
+  EXPECT_DOUBLE_EQ(a.percentile_list(1), 99.9);
+  EXPECT_TRUE(a.lat_percentiles());
+  EXPECT_TRUE(a.clat_percentiles());
+  EXPECT_EQ(a.iodepth_batch_submit(), 8u);
+  EXPECT_EQ(a.iodepth_batch_complete_max(), 4u);
+  EXPECT_EQ(OffsetUnit(a), 512u);
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nrandom_distribution=zipff:1.2\n", "d.fio").status().message()),
+              HasSubstr("unknown distribution 'zipff' (did you mean zipf?)"));
+  EXPECT_FALSE(ParseFioJobText("[a]\nrandom_distribution=pareto:2\n", "d.fio").ok());
+  EXPECT_FALSE(ParseFioJobText("[a]\npercentile_list=50:101\n", "d.fio").ok());
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "worker/random_offsets.h"
 
 namespace iofleet {
 namespace {
@@ -145,8 +146,9 @@ class IoLoop {
   std::vector<IoRequest*> reaped_;
   uint32_t in_flight_ = 0;        // committed and not yet reaped
 
-  std::unique_ptr<BlockPermutation> permutation_;
-  uint64_t max_bs_ = 0, unit_ = 0, units_ = 0, units_used_ = 0;
+  std::unique_ptr<RandomOffsets> offsets_;
+  uint64_t max_bs_ = 0, unit_ = 0, units_ = 0;
+  uint32_t submit_batch_ = 1, complete_min_ = 1, complete_max_ = 1;
   uint64_t region_start_ = 0, cursor_ = 0, pass_bytes_ = 0, pass_budget_ = 0;
   bool reads_ = false, writes_ = false, random_ = false, mixed_ = false;
   uint64_t writes_since_fsync_ = 0, writes_since_fdatasync_ = 0;
@@ -190,7 +192,10 @@ absl::Status IoLoop::Setup() {
   file_ = *file;
 
   max_bs_ = MaxBlockSize(job_);
-  unit_ = MinBlockSize(job_);
+  unit_ = OffsetUnit(job_);
+  submit_batch_ = job_.iodepth_batch_submit() ? std::min(job_.iodepth_batch_submit(), depth) : depth;
+  complete_max_ = job_.iodepth_batch_complete_max() ? std::min(job_.iodepth_batch_complete_max(), depth) : depth;
+  complete_min_ = std::clamp(job_.iodepth_batch_complete_min(), 1u, complete_max_);
   slots_.resize(depth);
   std::vector<std::pair<void*, uint64_t>> registered;
   for (uint32_t i = 0; i < depth; ++i) {
@@ -216,6 +221,7 @@ absl::Status IoLoop::Setup() {
   unsent_.reserve(depth);
   region_start_ = job_.offset();
   units_ = job_.size() / unit_;
+  offsets_ = std::make_unique<RandomOffsets>(job_.random_distribution(), units_, !job_.norandommap(), rng_());
   pass_budget_ = job_.io_size() ? job_.io_size() : job_.size();
 
   for (int d = 0; d < 2; ++d) {
@@ -291,21 +297,10 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
 }
 
 void IoLoop::NextIo(bool is_read, uint64_t* offset, uint64_t* length) {
-  const v1::BlockSizeRange& bs = is_read ? job_.read_bs() : job_.write_bs();
-  uint64_t size = bs.min();
-  if (bs.max() > bs.min()) size += (rng_() % ((bs.max() - bs.min()) / bs.min() + 1)) * bs.min();
+  const uint64_t size = PickBlockSize(job_, is_read, rng_());
   uint64_t position;  // within the region
   if (random_) {
-    if (job_.norandommap()) {
-      position = (rng_() % units_) * unit_;
-    } else {
-      if (units_used_ >= units_) {  // io_size beyond size: start a new round of the map
-        permutation_ = std::make_unique<BlockPermutation>(units_, rng_());
-        units_used_ = 0;
-      }
-      position = permutation_->Next() * unit_;
-      ++units_used_;
-    }
+    position = offsets_->Next(rng_) * unit_;
   } else {
     if (cursor_ >= job_.size()) cursor_ = 0;  // io_size beyond size wraps around
     position = cursor_;
@@ -401,6 +396,8 @@ void IoLoop::FillAndSubmit() {
     slot->queued = false;
     Dispatch(slot);
     if (!slot->queued) now = NowNs();
+    // fio's iodepth_batch_submit: send once this many requests are queued.
+    if (unsent_.size() >= submit_batch_) CommitBatch();
   }
   CommitBatch();
 }
@@ -438,7 +435,8 @@ void IoLoop::CommitBatch() {
 }
 
 void IoLoop::ReapSome() {
-  auto reaped = engine_->Reap(1, absl::MakeSpan(reaped_));
+  const int min = static_cast<int>(std::min(complete_min_, in_flight_));
+  auto reaped = engine_->Reap(min, absl::MakeSpan(reaped_.data(), complete_max_));
   if (!reaped.ok()) {
     if (outcome_.status.ok()) outcome_.status = reaped.status();
     stopping_ = true;
@@ -484,8 +482,7 @@ JobThreadOutcome IoLoop::Run() {
   const uint32_t loops = std::max(1u, job_.loops());
   for (uint32_t pass = 0; go; ++pass) {  // one pass over the file each
     if (pass > 0 && job_.invalidate() && !InvalidateFile()) break;
-    permutation_ = std::make_unique<BlockPermutation>(units_, rng_());
-    units_used_ = 0;
+    offsets_->NewPass();
     cursor_ = 0;
     pass_bytes_ = 0;
     while (true) {
