@@ -45,6 +45,11 @@ uint64_t MinBlockSize(const v1::JobSpec& job) {
   return min == UINT64_MAX ? 0 : min;
 }
 
+uint64_t FileSize(const v1::JobSpec& job) {
+  if (job.filesize() > 0) return job.filesize();
+  return job.size() / std::max(1u, job.nrfiles());
+}
+
 uint64_t OffsetUnit(const v1::JobSpec& job) { return job.blockalign() ? job.blockalign() : MinBlockSize(job); }
 
 uint64_t PickBlockSize(const v1::JobSpec& job, bool is_read, uint64_t random) {

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
@@ -161,6 +162,26 @@ absl::Status SetBlockSizeSplit(absl::string_view v, JobSpec* j) {
   return absl::OkStatus();
 }
 
+// fio's file_service_type=roundrobin|sequential|random[:N].
+absl::Status SetFileService(absl::string_view v, JobSpec* j) {
+  const size_t colon = v.find(':');
+  const absl::string_view kind = v.substr(0, colon);
+  uint32_t every = 1;
+  if (colon != absl::string_view::npos && (!absl::SimpleAtoi(v.substr(colon + 1), &every) || every == 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", v.substr(colon + 1), "' is not a number of IOs above 0"));
+  }
+  if (kind == "roundrobin") j->set_file_service(v1::JobSpec::ROUNDROBIN);
+  else if (kind == "sequential") j->set_file_service(v1::JobSpec::SEQUENTIAL);
+  else if (kind == "random") j->set_file_service(v1::JobSpec::RANDOM_FILE);
+  else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown file_service_type '", kind, "'",
+                                                   DidYouMean(kind, {"roundrobin", "sequential", "random"}),
+                                                   "; use roundrobin, sequential or random"));
+  }
+  j->set_file_service_switch(every);
+  return absl::OkStatus();
+}
+
 // fio's random_distribution: random, zipf:THETA, pareto:H, normal:DEV (percent).
 absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
   const size_t colon = v.find(':');
@@ -308,6 +329,11 @@ const std::vector<FioOption>& Options() {
       {"io_limit", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
       {"unlink", false, BoolOption(&JobSpec::set_unlink)},
       {"bssplit", true, &SetBlockSizeSplit},
+      {"nrfiles", true, UintOption(&JobSpec::set_nrfiles, 1, 65536)},
+      {"filesize", true, SizeOption(&JobSpec::set_filesize, UINT64_MAX)},
+      {"file_service_type", true, &SetFileService},
+      {"create_on_open", false, BoolOption(&JobSpec::set_create_on_open)},
+      {"overwrite", false, BoolOption(&JobSpec::set_overwrite)},
       {"blockalign", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},
       {"iodepth_batch_submit", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
@@ -349,6 +375,8 @@ JobSpec DefaultJob() {
   job.set_iodepth_batch_submit(1);
   job.set_iodepth_batch_complete_min(1);
   job.set_clat_percentiles(true);
+  job.set_nrfiles(1);
+  job.set_file_service_switch(1);
   return job;
 }
 
@@ -524,6 +552,13 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
   }
   if (spec.jobs().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": no job sections (add [jobname] after [global])"));
+  }
+  for (JobSpec& job : *spec.mutable_jobs()) {
+    // fio: filename=a:b:c names the job's files; size defaults to nrfiles x filesize.
+    if (job.filename().find(':') != std::string::npos) {
+      job.set_nrfiles(static_cast<uint32_t>(std::count(job.filename().begin(), job.filename().end(), ':') + 1));
+    }
+    if (job.size() == 0 && job.filesize() > 0) job.set_size(job.filesize() * std::max(1u, job.nrfiles()));
   }
   return spec;
 }

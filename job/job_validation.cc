@@ -36,6 +36,9 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   }
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
   if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
+  if (job.nrfiles() > 1 && FileSize(job) < MaxBlockSize(job)) {
+    return bad(absl::StrCat("each of the ", job.nrfiles(), " files would hold ", FileSize(job), " bytes, less than one block"));
+  }
   if (job.io_size() > 0 && job.io_size() < MinBlockSize(job)) return bad("io_size is smaller than one block");
   if (job.thinktime_blocks() > 1 && job.thinktime_ns() == 0) {
     // fio accepts it and does nothing; say so instead of running something else quietly.

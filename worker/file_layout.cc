@@ -7,11 +7,14 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "absl/strings/str_split.h"
 #include "engines/engine_registry.h"
+#include "job/block_sizes.h"
 
 namespace iofleet {
 namespace {
@@ -83,44 +86,59 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
   RunLayout layout;
   std::set<std::string> seen;
   for (const v1::JobSpec& job : request.spec().jobs()) {
+    auto in_job = [&](const absl::Status& s) {
+      return absl::Status(s.code(), absl::StrCat("job '", job.name(), "': ", s.message()));
+    };
     auto engine = FindEngine(job.ioengine());
     if (!engine.ok()) return engine.status();
+    const uint32_t nrfiles = std::max(1u, job.nrfiles());
+    auto& job_paths = layout.paths.emplace_back();
     if ((*engine)->diskless) {
       // Nothing is opened or written: the threads only need names.
-      layout.paths.emplace_back(job.numjobs(), absl::StrCat("(", job.ioengine(), ")"));
+      job_paths.assign(job.numjobs(), std::vector<std::string>(nrfiles, absl::StrCat("(", job.ioengine(), ")")));
       continue;
     }
-    std::string directory = job.directory();
-    std::string shared_name = job.filename();
-    if (const size_t slash = shared_name.rfind('/'); slash != std::string::npos) {
-      directory = shared_name.substr(0, std::max<size_t>(slash, 1));  // "/f" lives in "/"
-      shared_name = shared_name.substr(slash + 1);
-    }
-    auto resolved = policy.ResolveDirectory(directory);
-    if (!resolved.ok()) {
-      return absl::Status(resolved.status().code(), absl::StrCat("job '", job.name(), "': ", resolved.status().message()));
-    }
-    auto& job_paths = layout.paths.emplace_back();
+    // A path for a file name: in the job's directory, or its own (absolute) one.
+    std::map<std::string, std::string> resolved_directories;
+    auto path_of = [&](const std::string& name) -> absl::StatusOr<std::string> {
+      std::string directory = job.directory(), base = name;
+      if (const size_t slash = name.rfind('/'); slash != std::string::npos) {
+        directory = name.substr(0, std::max<size_t>(slash, 1));  // "/f" lives in "/"
+        base = name.substr(slash + 1);
+      }
+      auto it = resolved_directories.find(directory);
+      if (it == resolved_directories.end()) {
+        auto resolved = policy.ResolveDirectory(directory);
+        if (!resolved.ok()) return resolved.status();
+        it = resolved_directories.emplace(directory, *resolved).first;
+      }
+      return absl::StrCat(it->second == "/" ? "" : it->second, "/", base);
+    };
+    const std::vector<std::string> shared_names =
+        job.filename().empty() ? std::vector<std::string>{} : absl::StrSplit(job.filename(), ':');
+    const uint64_t file_size = job.offset() + FileSize(job);
+    // Write jobs get data only when asked to overwrite; reads always need it.
+    const bool fill = JobReads(job) || job.overwrite();
     for (uint32_t jobnum = 0; jobnum < job.numjobs(); ++jobnum) {
-      const std::string name = shared_name.empty()
-                                   ? absl::StrCat(job.name(), ".w", request.worker_index(), ".", jobnum, ".0")
-                                   : shared_name;
-      const std::string path = absl::StrCat(*resolved == "/" ? "" : *resolved, "/", name);
-      job_paths.push_back(path);
-      if (!seen.insert(path).second) continue;
-      auto changed = EnsureFile(path, job.offset() + job.size(), JobReads(job), job.direct());
-      if (!changed.ok()) {
-        return absl::Status(changed.status().code(), absl::StrCat("job '", job.name(), "': ", changed.status().message()));
-      }
-      if (job.invalidate()) {
-        if (absl::Status dropped = DropCachedPages(path); !dropped.ok()) {
-          return absl::Status(dropped.code(), absl::StrCat("job '", job.name(), "': ", dropped.message()));
+      auto& thread_paths = job_paths.emplace_back();
+      for (uint32_t filenum = 0; filenum < nrfiles; ++filenum) {
+        const std::string name = shared_names.empty()
+                                     ? absl::StrCat(job.name(), ".w", request.worker_index(), ".", jobnum, ".", filenum)
+                                     : shared_names[filenum % shared_names.size()];
+        auto path = path_of(name);
+        if (!path.ok()) return in_job(path.status());
+        thread_paths.push_back(*path);
+        if (!seen.insert(*path).second || job.create_on_open()) continue;
+        auto changed = EnsureFile(*path, file_size, fill, job.direct());
+        if (!changed.ok()) return in_job(changed.status());
+        if (job.invalidate()) {
+          if (absl::Status dropped = DropCachedPages(*path); !dropped.ok()) return in_job(dropped);
         }
+        v1::PreparedFile* file = layout.response.add_files();
+        file->set_path(*path);
+        file->set_size(file_size);
+        file->set_laid_out(*changed);
       }
-      v1::PreparedFile* file = layout.response.add_files();
-      file->set_path(path);
-      file->set_size(job.offset() + job.size());
-      file->set_laid_out(*changed);
     }
   }
   return layout;

@@ -14,13 +14,14 @@
 namespace iofleet {
 
 struct RunLayout {
-  // paths[job][jobnum]: the file of each job thread.
-  std::vector<std::vector<std::string>> paths;
+  // paths[job][jobnum][filenum]: the files of each job thread.
+  std::vector<std::vector<std::vector<std::string>>> paths;
   v1::PrepareResponse response;  // the distinct files, as reported to the controller
 };
 
-// The file-naming rule: a job with `filename=` shares that one file among all its threads on
-// all workers; otherwise each thread gets "<directory>/<job>.w<worker>.<jobnum>.0".
+// The file-naming rule: a job with `filename=` (one name, or a colon-separated list) shares
+// those files among all its threads on all workers; otherwise each thread gets nrfiles files
+// "<directory>/<job>.w<worker>.<jobnum>.<filenum>".
 absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy);
 
 }  // namespace iofleet

@@ -98,6 +98,7 @@ class IoLoop {
     uint64_t done = 0;     // bytes completed so far (short transfers are continued)
     uint64_t issue_ns = 0;
     uint64_t submit_ns = 0;
+    size_t file_index = 0;
     bool queued = false;
   };
   enum class Next { kDone, kResubmit };
@@ -120,9 +121,9 @@ class IoLoop {
   // Work generation for the current pass: offsets are multiples of `unit_` (the smallest
   // block size) within [region_start_, region_start_ + size); a pass ends when io_size
   // (default size) bytes were issued.
-  void NextIo(bool is_read, uint64_t* offset, uint64_t* length);
+  void NextIo(bool is_read, size_t* file_index, uint64_t* offset, uint64_t* length);
   bool DrawIsRead() { return mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_; }
-  void IssueSync(Slot* slot, IoOp op, uint64_t now);
+  void IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now);
   void CommitBatch();
   bool PassDone() const { return pass_bytes_ >= pass_budget_; }
   void PrepareWriteBuffer(Slot* slot);
@@ -137,8 +138,23 @@ class IoLoop {
   std::mt19937_64 rng_;
   JobThreadOutcome outcome_;
 
+  // One of the thread's files: its handle, where sequential IO is, and its random offsets.
+  struct File {
+    std::string path;
+    int handle = -1;
+    uint64_t cursor = 0;
+    uint64_t pass_bytes = 0;  // issued to this file in the current pass
+    std::unique_ptr<RandomOffsets> offsets;
+  };
+  // Picks the file for the next IO (fio file_service_type).
+  File& NextFile();
+  const std::string& PathOf(const Slot& slot) const { return files_[slot.file_index].path; }
+
   std::unique_ptr<IoEngine> engine_;
-  int file_ = -1;
+  std::vector<File> files_;
+  size_t current_file_ = 0;
+  uint64_t ios_on_current_file_ = 0;
+  size_t last_write_file_ = 0;
   std::vector<Slot> slots_;
   std::vector<std::unique_ptr<void, AlignedFree>> buffers_;
   std::vector<Slot*> free_;       // slots ready for a new request
@@ -146,10 +162,9 @@ class IoLoop {
   std::vector<IoRequest*> reaped_;
   uint32_t in_flight_ = 0;        // committed and not yet reaped
 
-  std::unique_ptr<RandomOffsets> offsets_;
-  uint64_t max_bs_ = 0, unit_ = 0, units_ = 0;
+  uint64_t max_bs_ = 0, unit_ = 0, units_ = 0, file_size_ = 0;
   uint32_t submit_batch_ = 1, complete_min_ = 1, complete_max_ = 1;
-  uint64_t region_start_ = 0, cursor_ = 0, pass_bytes_ = 0, pass_budget_ = 0;
+  uint64_t region_start_ = 0, pass_bytes_ = 0, pass_budget_ = 0;
   bool reads_ = false, writes_ = false, random_ = false, mixed_ = false;
   uint64_t writes_since_fsync_ = 0, writes_since_fdatasync_ = 0;
   Sync sync_due_ = Sync::kNone;
@@ -183,13 +198,16 @@ absl::Status IoLoop::Setup() {
   writes_ = job_.rw() != v1::SEQ_READ && job_.rw() != v1::RAND_READ;
   random_ = IsRandom(job_.rw());
   mixed_ = IsMixed(job_.rw());
-  auto file = engine_->Open(plan_.path, OpenOptions{.read = reads_,
-                                                    .write = writes_,
-                                                    .create = writes_,
-                                                    .direct = job_.direct(),
-                                                    .pattern = random_ ? AccessPattern::kRandom : AccessPattern::kSequential});
-  if (!file.ok()) return file.status();
-  file_ = *file;
+  for (const std::string& path : plan_.paths) {
+    auto handle = engine_->Open(path, OpenOptions{.read = reads_,
+                                                  .write = writes_,
+                                                  .create = writes_ || job_.create_on_open(),
+                                                  .direct = job_.direct(),
+                                                  .pattern = random_ ? AccessPattern::kRandom : AccessPattern::kSequential});
+    if (!handle.ok()) return handle.status();
+    files_.push_back(File{.path = path, .handle = *handle});
+  }
+  if (files_.empty()) return absl::InvalidArgumentError("a job thread needs at least one file");
 
   max_bs_ = MaxBlockSize(job_);
   unit_ = OffsetUnit(job_);
@@ -220,8 +238,11 @@ absl::Status IoLoop::Setup() {
   reaped_.resize(depth);
   unsent_.reserve(depth);
   region_start_ = job_.offset();
-  units_ = job_.size() / unit_;
-  offsets_ = std::make_unique<RandomOffsets>(job_.random_distribution(), units_, !job_.norandommap(), rng_());
+  file_size_ = FileSize(job_);
+  units_ = file_size_ / unit_;
+  for (File& f : files_) {
+    f.offsets = std::make_unique<RandomOffsets>(job_.random_distribution(), units_, !job_.norandommap(), rng_());
+  }
   pass_budget_ = job_.io_size() ? job_.io_size() : job_.size();
 
   for (int d = 0; d < 2; ++d) {
@@ -233,10 +254,14 @@ absl::Status IoLoop::Setup() {
 }
 
 bool IoLoop::InvalidateFile() {
-  absl::Status dropped = engine_->Invalidate(file_);
-  if (dropped.ok()) return true;
-  outcome_.status = absl::Status(dropped.code(), absl::StrCat(plan_.path, ": ", dropped.message()));
-  return false;
+  for (const File& f : files_) {
+    absl::Status dropped = engine_->Invalidate(f.handle);
+    if (!dropped.ok()) {
+      outcome_.status = absl::Status(dropped.code(), absl::StrCat(f.path, ": ", dropped.message()));
+      return false;
+    }
+  }
+  return true;
 }
 
 void IoLoop::Fail(const Slot& slot, int error) {
@@ -244,10 +269,10 @@ void IoLoop::Fail(const Slot& slot, int error) {
   if (!outcome_.status.ok()) return;
   const IoOp op = slot.request.op;
   if (op == IoOp::kFsync || op == IoOp::kFdatasync) {
-    outcome_.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", plan_.path));
+    outcome_.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)));
   } else {
     outcome_.status = absl::ErrnoToStatus(
-        error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", plan_.path));
+        error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot)));
   }
 }
 
@@ -296,19 +321,49 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
   return Next::kDone;
 }
 
-void IoLoop::NextIo(bool is_read, uint64_t* offset, uint64_t* length) {
+IoLoop::File& IoLoop::NextFile() {
+  if (files_.size() > 1) {
+    const uint32_t every = std::max(1u, job_.file_service_switch());
+    switch (job_.file_service()) {
+      case v1::JobSpec::SEQUENTIAL:
+        // Stay on a file until its share of the pass is issued.
+        while (files_[current_file_].pass_bytes >= file_size_ && current_file_ + 1 < files_.size()) ++current_file_;
+        break;
+      case v1::JobSpec::RANDOM_FILE:
+        if (ios_on_current_file_ >= every) {
+          current_file_ = rng_() % files_.size();
+          ios_on_current_file_ = 0;
+        }
+        break;
+      case v1::JobSpec::ROUNDROBIN:
+      default:
+        if (ios_on_current_file_ >= every) {
+          current_file_ = (current_file_ + 1) % files_.size();
+          ios_on_current_file_ = 0;
+        }
+        break;
+    }
+  }
+  ++ios_on_current_file_;
+  return files_[current_file_];
+}
+
+void IoLoop::NextIo(bool is_read, size_t* file_index, uint64_t* offset, uint64_t* length) {
   const uint64_t size = PickBlockSize(job_, is_read, rng_());
-  uint64_t position;  // within the region
+  File& file = NextFile();
+  *file_index = static_cast<size_t>(&file - files_.data());
+  uint64_t position;  // within the file's region
   if (random_) {
-    position = offsets_->Next(rng_) * unit_;
+    position = file.offsets->Next(rng_) * unit_;
   } else {
-    if (cursor_ >= job_.size()) cursor_ = 0;  // io_size beyond size wraps around
-    position = cursor_;
+    if (file.cursor >= file_size_) file.cursor = 0;  // io_size beyond size wraps around
+    position = file.cursor;
   }
   // Never past the end of the region, nor past the pass's bytes (fio trims the last IO).
-  *length = std::min({size, job_.size() - position, pass_budget_ - pass_bytes_});
-  if (!random_) cursor_ = position + *length;
+  *length = std::min({size, file_size_ - position, pass_budget_ - pass_bytes_});
+  if (!random_) file.cursor = position + *length;
   *offset = region_start_ + position;
+  file.pass_bytes += *length;
   pass_bytes_ += *length;
 }
 
@@ -350,7 +405,7 @@ void IoLoop::FillAndSubmit() {
       const IoOp op = sync_due_ == Sync::kFsync ? IoOp::kFsync : IoOp::kFdatasync;
       sync_due_ = Sync::kNone;
       free_.pop_back();
-      IssueSync(slot, op, now);
+      IssueSync(slot, op, last_write_file_, now);
       if (!slot->queued) now = NowNs();
       continue;
     }
@@ -368,7 +423,9 @@ void IoLoop::FillAndSubmit() {
     pending_direction_ = -1;
     const bool is_read = direction == 0;
     uint64_t offset, length;
-    NextIo(is_read, &offset, &length);
+    size_t file_index;
+    NextIo(is_read, &file_index, &offset, &length);
+    slot->file_index = file_index;
     if (rate_limited_) ChargeRate(direction, length);
     r.op = is_read ? IoOp::kRead : IoOp::kWrite;
     r.buffer = slot->buffer;
@@ -376,6 +433,7 @@ void IoLoop::FillAndSubmit() {
     r.offset = slot->offset = offset;
     r.buffer_index = static_cast<int>(r.tag);
     if (!is_read) {
+      last_write_file_ = file_index;
       PrepareWriteBuffer(slot);
       if (job_.fsync_every() > 0 && ++writes_since_fsync_ >= job_.fsync_every()) {
         writes_since_fsync_ = 0;
@@ -390,7 +448,7 @@ void IoLoop::FillAndSubmit() {
       think_due_ = true;
     }
     free_.pop_back();
-    r.file = file_;
+    r.file = files_[file_index].handle;
     r.result = 0;
     slot->done = 0;
     slot->queued = false;
@@ -402,10 +460,11 @@ void IoLoop::FillAndSubmit() {
   CommitBatch();
 }
 
-void IoLoop::IssueSync(Slot* slot, IoOp op, uint64_t now) {
+void IoLoop::IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now) {
   IoRequest& r = slot->request;
   r.op = op;
-  r.file = file_;
+  r.file = files_[file_index].handle;
+  slot->file_index = file_index;
   r.result = 0;
   r.buffer = nullptr;
   r.length = slot->length = 0;
@@ -458,18 +517,22 @@ void IoLoop::Drain() {
 }
 
 void IoLoop::SyncNow() {
-  Drain();
-  if (free_.empty()) return;
-  Slot* slot = free_.back();
-  free_.pop_back();
-  IssueSync(slot, IoOp::kFsync, NowNs());
-  CommitBatch();
-  Drain();
+  for (size_t i = 0; i < files_.size(); ++i) {
+    Drain();
+    if (free_.empty()) return;
+    Slot* slot = free_.back();
+    free_.pop_back();
+    IssueSync(slot, IoOp::kFsync, i, NowNs());
+    CommitBatch();
+    Drain();
+  }
 }
 
 JobThreadOutcome IoLoop::Run() {
   if (absl::Status s = Setup(); !s.ok()) {
-    if (engine_ && file_ >= 0) (void)engine_->Close(file_);
+    if (engine_) {
+      for (const File& f : files_) (void)engine_->Close(f.handle);
+    }
     return JobThreadOutcome{std::move(s), Clock::now(), {}};
   }
   const Clock::time_point job_start = plan_.start + std::chrono::nanoseconds(job_.startdelay_ns());
@@ -482,8 +545,13 @@ JobThreadOutcome IoLoop::Run() {
   const uint32_t loops = std::max(1u, job_.loops());
   for (uint32_t pass = 0; go; ++pass) {  // one pass over the file each
     if (pass > 0 && job_.invalidate() && !InvalidateFile()) break;
-    offsets_->NewPass();
-    cursor_ = 0;
+    for (File& f : files_) {
+      f.offsets->NewPass();
+      f.cursor = 0;
+      f.pass_bytes = 0;
+    }
+    current_file_ = 0;
+    ios_on_current_file_ = 0;
     pass_bytes_ = 0;
     while (true) {
       FillAndSubmit();
@@ -514,9 +582,11 @@ JobThreadOutcome IoLoop::Run() {
   if (job_.end_fsync() && writes_ && outcome_.status.ok()) SyncNow();
   outcome_.end = Clock::now();
   outcome_.notes = engine_->notes();
-  if (absl::Status closed = engine_->Close(file_); !closed.ok() && outcome_.status.ok()) outcome_.status = closed;
-  if (job_.unlink() && ::unlink(plan_.path.c_str()) != 0 && errno != ENOENT && outcome_.status.ok()) {
-    outcome_.status = absl::ErrnoToStatus(errno, absl::StrCat("unlink ", plan_.path));
+  for (const File& f : files_) {
+    if (absl::Status closed = engine_->Close(f.handle); !closed.ok() && outcome_.status.ok()) outcome_.status = closed;
+    if (job_.unlink() && ::unlink(f.path.c_str()) != 0 && errno != ENOENT && outcome_.status.ok()) {
+      outcome_.status = absl::ErrnoToStatus(errno, absl::StrCat("unlink ", f.path));
+    }
   }
   return std::move(outcome_);
 }

@@ -19,7 +19,7 @@ namespace iofleet {
 
 struct JobThreadPlan {
   const v1::JobSpec* job = nullptr;
-  std::string path;     // the file this thread works on
+  std::vector<std::string> paths;  // the files this thread works on (nrfiles)
   uint32_t jobnum = 0;  // index among the job's threads on this worker
   uint64_t seed = 0;    // random offsets and mixes; distinct per worker and thread
   std::chrono::steady_clock::time_point start;  // the run's common start instant

@@ -51,7 +51,7 @@ TEST(RunJobThread, RandomWritePassCoversTheFileAndCountsEveryIo) {
   const std::string path = TempFile("randwrite.dat");
   ThreadStats stats;
   std::atomic<bool> stop{false};
-  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(stats.directions[kWriteIndex].latency.Snapshot().count(), 256u);
   EXPECT_EQ(stats.directions[kWriteIndex].bytes.load(), 1u << 20);
@@ -90,7 +90,7 @@ TEST(RunJobThread, MixedWorkloadHonoursTheMixAndRuntime) {
   ThreadStats stats;
   std::atomic<bool> stop{false};
   const auto start = std::chrono::steady_clock::now();
-  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .seed = 2, .start = start}, stop, &stats);
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 2, .start = start}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   const double seconds = std::chrono::duration<double>(outcome.end - start).count();
   EXPECT_GE(seconds, 0.3);
@@ -114,7 +114,7 @@ TEST(RunJobThread, IoErrorStopsTheThreadAndNamesTheFile) {
   ::close(fd);
   ThreadStats stats;
   std::atomic<bool> stop{false};
-  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_FALSE(outcome.status.ok());
   EXPECT_NE(outcome.status.message().find("short.dat"), std::string::npos) << outcome.status;
   EXPECT_NE(outcome.status.message().find("offset 8192"), std::string::npos) << outcome.status;
@@ -145,7 +145,7 @@ TEST_P(AsyncEngines, QueueDepthPassIsCompleteAndTimed) {
   { int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644); ASSERT_EQ(::ftruncate(fd, 1 << 20), 0); ::close(fd); }
   ThreadStats stats;
   std::atomic<bool> stop{false};
-  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = path, .seed = 3, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 3, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(stats.directions[kWriteIndex].latency.Snapshot().count(), 256u);
   EXPECT_EQ(stats.directions[kWriteIndex].completion_latency.Snapshot().count(), 256u);
@@ -177,7 +177,7 @@ TEST(RunJobThread, NullEngineAtDepthCountsEveryRequest) {
   job.set_iodepth(32);
   ThreadStats stats;
   std::atomic<bool> stop{false};
-  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = "(null)", .seed = 4, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 4, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   const double reads = stats.directions[kReadIndex].latency.Snapshot().count();
   const double writes = stats.directions[kWriteIndex].latency.Snapshot().count();
@@ -208,7 +208,7 @@ TEST(RunJobThread, PerDirectionAndRangedBlockSizes) {
   job.mutable_trim_bs()->set_max(4096);
   ThreadStats stats;
   std::atomic<bool> stop{false};
-  JobThreadOutcome outcome = RunJobThread({.job = &job, .path = "(null)", .seed = 5, .start = std::chrono::steady_clock::now()}, stop, &stats);
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 5, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   const uint64_t reads = stats.directions[kReadIndex].latency.Snapshot().count();
   const uint64_t writes = stats.directions[kWriteIndex].latency.Snapshot().count();
@@ -254,7 +254,7 @@ Ran RunJob(const v1::JobSpec& job, const std::string& path, uint64_t seed = 1) {
   auto stats = std::make_unique<ThreadStats>();
   std::atomic<bool> stop{false};
   const auto start = std::chrono::steady_clock::now();
-  Ran ran{RunJobThread({.job = &job, .path = path, .seed = seed, .start = start}, stop, stats.get()), 0, 0, 0, 0, 0};
+  Ran ran{RunJobThread({.job = &job, .paths = {path}, .seed = seed, .start = start}, stop, stats.get()), 0, 0, 0, 0, 0};
   ran.reads = stats->directions[kReadIndex].latency.Snapshot().count();
   ran.writes = stats->directions[kWriteIndex].latency.Snapshot().count();
   ran.syncs = stats->directions[kSyncIndex].latency.Snapshot().count();
@@ -393,6 +393,36 @@ TEST(FioOptions, OffsetIoSizeZeroBuffersAndUnlink) {
   ASSERT_TRUE(RunJob(job, path).outcome.status.ok());
   struct stat st;
   EXPECT_NE(::stat(path.c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FioOptions, SeveralFilesPerThreadByServiceType) {
+  for (auto service : {v1::JobSpec::ROUNDROBIN, v1::JobSpec::SEQUENTIAL, v1::JobSpec::RANDOM_FILE}) {
+    std::vector<std::string> paths;
+    for (int i = 0; i < 3; ++i) paths.push_back(FilledFile("nr" + std::to_string(service) + "_" + std::to_string(i), 256 << 10, 0));
+    v1::JobSpec job = Job(v1::RAND_WRITE, 768 << 10, "psync");
+    job.set_nrfiles(3);
+    job.set_file_service(service);
+    job.set_file_service_switch(1);
+    auto stats = std::make_unique<ThreadStats>();
+    std::atomic<bool> stop{false};
+    JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = paths, .seed = 2, .start = std::chrono::steady_clock::now()}, stop, stats.get());
+    ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+    EXPECT_EQ(stats->directions[kWriteIndex].bytes.load(), 768u << 10);
+    if (service != v1::JobSpec::RANDOM_FILE) {
+      // Round robin and sequential give every file its share: every block of each is written.
+      for (const std::string& p : paths) EXPECT_EQ(UntouchedBlocks(p, 0, 256 << 10, 0), 0) << p << " service " << service;
+    } else {
+      int written = 0;
+      for (const std::string& p : paths) written += UntouchedBlocks(p, 0, 256 << 10, 0) < 64;
+      EXPECT_EQ(written, 3) << "random file choice still reaches every file";
+    }
+  }
 }
 
 }  // namespace

@@ -45,9 +45,9 @@ TEST(FileLayout, PerWorkerPerThreadFilesFilledForReads) {
   auto layout = LayOutRunFiles(MakeRequest(dir), *policy);
   ASSERT_TRUE(layout.ok()) << layout.status();
   ASSERT_EQ(layout->paths[0].size(), 2u);
-  EXPECT_EQ(layout->paths[0][1], dir + "/reader.w3.1.0");
+  EXPECT_EQ(layout->paths[0][1][0], dir + "/reader.w3.1.0");
   struct stat st;
-  ASSERT_EQ(::stat(layout->paths[0][0].c_str(), &st), 0);
+  ASSERT_EQ(::stat(layout->paths[0][0][0].c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 1 << 20);
   EXPECT_GT(st.st_blocks * 512, 1 << 19);  // data, not a sparse hole
   EXPECT_TRUE(layout->response.files(0).laid_out());
@@ -118,6 +118,54 @@ TEST(WorkerRun, StopEndsIoPromptlyWithAReason) {
   EXPECT_LT(std::chrono::steady_clock::now() - stop_at, std::chrono::seconds(2));
   EXPECT_TRUE(last.final());
   EXPECT_EQ(last.stop_reason(), "test says stop");
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FileLayout, NrfilesFilenameListsCreateOnOpenAndOverwrite) {
+  const std::string root = std::getenv("TEST_TMPDIR");
+  auto policy = PathPolicy::Create({root});
+  v1::PrepareRequest request = MakeRequest(root + "/multi");
+  v1::JobSpec* job = request.mutable_spec()->mutable_jobs(0);
+  job->set_nrfiles(3);
+  job->set_size(3 << 20);
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  ASSERT_EQ(layout->paths[0][1].size(), 3u);
+  EXPECT_EQ(layout->paths[0][1][2], root + "/multi/reader.w3.1.2");
+  struct stat st;
+  ASSERT_EQ(::stat(layout->paths[0][1][2].c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1 << 20);  // size split over nrfiles
+
+  // A colon-separated filename list is shared by every thread.
+  job->set_filename("a.dat:b.dat");
+  job->set_nrfiles(2);
+  job->set_directory(root + "/list");
+  layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->paths[0][0][1], root + "/list/b.dat");
+  EXPECT_EQ(layout->paths[0][1][1], root + "/list/b.dat");
+
+  // create_on_open: nothing is laid out; overwrite: a write job's file is filled with data.
+  job->clear_filename();
+  job->set_nrfiles(1);
+  job->set_rw(v1::SEQ_WRITE);
+  job->set_directory(root + "/lazy");
+  job->set_create_on_open(true);
+  layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok());
+  EXPECT_NE(::stat(layout->paths[0][0][0].c_str(), &st), 0);
+  job->set_create_on_open(false);
+  job->set_overwrite(true);
+  job->set_directory(root + "/over");
+  layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok());
+  ASSERT_EQ(::stat(layout->paths[0][0][0].c_str(), &st), 0);
+  EXPECT_GE(st.st_blocks * 512, 3 << 20);  // written, not just allocated
 }
 
 }  // namespace
