@@ -1,6 +1,7 @@
 #include "controller/report_text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -75,6 +76,22 @@ void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, bool cla
   if (lat_block) RenderPercentiles("lat", d.latency(), d.ops(), indent, out);
 }
 
+void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult>& workers, std::string* out) {
+  absl::StrAppendFormat(out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");
+  for (const v1::WorkerResult& w : workers) {
+    if (w.directions().empty()) absl::StrAppendFormat(out, "    %-28s (no IO reported)\n", w.worker());
+    for (const v1::DirectionResult& d : w.directions()) {
+      absl::StrAppendFormat(out, "    %-28s %-6s %10s %12s %10s %10s %7d\n", w.worker(), d.direction(), FormatCount(d.iops()),
+                            FormatBandwidth(d.bandwidth_bytes_per_sec()),
+                            FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 50))),
+                            FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 99))), d.errors());
+    }
+    if (!w.error().empty()) absl::StrAppend(out, "      error: ", w.error(), "\n");
+    if (!w.stop_reason().empty()) absl::StrAppend(out, "      stopped: ", w.stop_reason(), "\n");
+    for (const std::string& note : w.notes()) absl::StrAppend(out, "      note: ", note, "\n");
+  }
+}
+
 }  // namespace
 
 std::string RenderTextReport(const v1::RunReport& report) {
@@ -88,27 +105,32 @@ std::string RenderTextReport(const v1::RunReport& report) {
                         report.workers().empty() ? "" : absl::StrCat(": ", absl::StrJoin(worker_names, ", ")));
   absl::StrAppend(&out, "started ", absl::FormatTime("%Y-%m-%d %H:%M:%E3S %Z", absl::FromUnixNanos(report.start_unix_ns()), absl::UTCTimeZone()),
                   ", intervals of ", FormatDurationNs(static_cast<double>(report.interval_ns())), "\n");
-  for (const v1::JobResult& job : report.jobs()) {
-    absl::StrAppendFormat(&out, "\n%s: (rw=%s, bs=%s, ioengine=%s, iodepth=%d) numjobs=%d on each of %d workers\n",
-                          job.name(), job.rw(), job.bs(), job.ioengine(),
-                          job.iodepth(), job.numjobs(), job.workers_size());
-    for (const v1::DirectionResult& d : job.directions()) {
-      RenderDirection(d, job.elapsed_ns(), job.clat_percentiles(), job.lat_percentiles(), "  ", &out);
+  if (report.group_reporting()) {
+    // fio's group_reporting: one block per group, summed over its jobs.
+    for (const v1::GroupResult& group : report.groups()) {
+      absl::StrAppendFormat(&out, "\ngroup %d (%s): on %d workers\n", group.group(), absl::StrJoin(group.jobs(), ", "), report.workers_size());
+      for (const v1::DirectionResult& d : group.directions()) RenderDirection(d, group.elapsed_ns(), true, false, "  ", &out);
+      RenderWorkerTable(group.workers(), &out);
     }
-    absl::StrAppendFormat(&out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");
-    for (const v1::WorkerResult& w : job.workers()) {
-      if (w.directions().empty()) {
-        absl::StrAppendFormat(&out, "    %-28s (no IO reported)\n", w.worker());
+  } else {
+    for (const v1::JobResult& job : report.jobs()) {
+      absl::StrAppendFormat(&out, "\n%s: (groupid=%d, rw=%s, bs=%s, ioengine=%s, iodepth=%d) numjobs=%d on each of %d workers\n",
+                            job.name(), job.group(), job.rw(), job.bs(), job.ioengine(), job.iodepth(), job.numjobs(),
+                            job.workers_size());
+      for (const v1::DirectionResult& d : job.directions()) {
+        RenderDirection(d, job.elapsed_ns(), job.clat_percentiles(), job.lat_percentiles(), "  ", &out);
       }
-      for (const v1::DirectionResult& d : w.directions()) {
-        absl::StrAppendFormat(&out, "    %-28s %-6s %10s %12s %10s %10s %7d\n", w.worker(), d.direction(), FormatCount(d.iops()),
-                              FormatBandwidth(d.bandwidth_bytes_per_sec()),
-                              FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 50))),
-                              FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 99))), d.errors());
-      }
-      if (!w.error().empty()) absl::StrAppend(&out, "      error: ", w.error(), "\n");
-      if (!w.stop_reason().empty()) absl::StrAppend(&out, "      stopped: ", w.stop_reason(), "\n");
-      for (const std::string& note : w.notes()) absl::StrAppend(&out, "      note: ", note, "\n");
+      RenderWorkerTable(job.workers(), &out);
+    }
+  }
+  // fio's closing lines per group.
+  for (const v1::GroupResult& group : report.groups()) {
+    absl::StrAppendFormat(&out, "\nRun status group %d (all jobs):\n", group.group());
+    for (const v1::DirectionResult& d : group.directions()) {
+      std::string name = d.direction();
+      for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      absl::StrAppendFormat(&out, "  %6s: bw=%s, io=%s, run=%s\n", name, FormatBandwidth(d.bandwidth_bytes_per_sec()),
+                            FormatBytes(static_cast<double>(d.bytes())), FormatDurationNs(static_cast<double>(group.elapsed_ns())));
     }
   }
   absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", report.workers_size());

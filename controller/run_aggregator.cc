@@ -72,9 +72,21 @@ v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t
 }
 
 RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
-    : spec_(std::move(spec)), workers_(std::move(workers)) {
+    : spec_(std::move(spec)), phases_(SplitIntoPhases(spec_)), workers_(std::move(workers)) {
   per_job_worker_.assign(spec_.jobs_size(), std::vector<WorkerJob>(workers_.size()));
   per_job_intervals_.resize(spec_.jobs_size());
+  job_start_unix_ns_.assign(spec_.jobs_size(), 0);
+}
+
+void RunAggregator::MarkStarted(size_t job, int64_t start_unix_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (job < job_start_unix_ns_.size()) job_start_unix_ns_[job] = start_unix_ns;
+}
+
+void RunAggregator::AddTotals(const Totals& from, Totals* into) {
+  for (int d = 0; d < kDirections; ++d) {
+    if (Active(from.directions[d])) AddStats(from.directions[d], &into->directions[d]);
+  }
 }
 
 void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* totals) {
@@ -112,8 +124,8 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
 
 bool RunAggregator::WorkerComplete(size_t worker_index) const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& job_workers : per_job_worker_) {
-    if (!job_workers[worker_index].final) return false;
+  for (size_t j = 0; j < per_job_worker_.size(); ++j) {
+    if (job_start_unix_ns_[j] != 0 && !per_job_worker_[j][worker_index].final) return false;
   }
   return true;
 }
@@ -121,7 +133,11 @@ bool RunAggregator::WorkerComplete(size_t worker_index) const {
 void RunAggregator::FillReport(v1::RunReport* report) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::array<v1::DirectionStats, kDirections> cluster;
-  uint64_t cluster_elapsed = 0;
+  std::vector<uint64_t> phase_elapsed(phases_.phases, 0);
+  std::vector<Totals> group_totals(phases_.groups);
+  std::vector<std::vector<Totals>> group_worker_totals(phases_.groups, std::vector<Totals>(workers_.size()));
+  std::vector<uint64_t> group_elapsed(phases_.groups, 0);
+  std::vector<std::vector<uint64_t>> group_worker_elapsed(phases_.groups, std::vector<uint64_t>(workers_.size(), 0));
   for (int j = 0; j < spec_.jobs_size(); ++j) {
     const v1::JobSpec& spec = spec_.jobs(j);
     v1::JobResult* job = report->add_jobs();
@@ -131,6 +147,8 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     job->set_ioengine(spec.ioengine());
     job->set_numjobs(spec.numjobs());
     job->set_iodepth(std::max(1u, spec.iodepth()));
+    job->set_group(phases_.group_of[j]);
+    job->set_phase(phases_.phase_of[j]);
     job->set_clat_percentiles(spec.clat_percentiles());
     job->set_lat_percentiles(spec.lat_percentiles());
     const std::vector<double> percentiles = spec.percentile_list().empty()
@@ -143,7 +161,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       uint64_t worker_elapsed = worker_job.elapsed_ns;
       if (!worker_job.final && worker_job.last_end_unix_ns > 0) {
         // No final report (worker lost): rate over what it reported.
-        worker_elapsed = static_cast<uint64_t>(std::max<int64_t>(0, worker_job.last_end_unix_ns - report->start_unix_ns()));
+        worker_elapsed = static_cast<uint64_t>(std::max<int64_t>(0, worker_job.last_end_unix_ns - job_start_unix_ns_[j]));
       }
       elapsed = std::max(elapsed, worker_elapsed);
       v1::WorkerResult* worker = job->add_workers();
@@ -160,9 +178,15 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
         result->set_direction(DirectionName(d));
         AddStats(stats, &job_totals.directions[d]);
       }
+      const uint32_t g = phases_.group_of[j];
+      AddTotals(worker_job.totals, &group_worker_totals[g][w]);
+      group_worker_elapsed[g][w] = std::max(group_worker_elapsed[g][w], worker_elapsed);
     }
     job->set_elapsed_ns(elapsed);
-    cluster_elapsed = std::max(cluster_elapsed, elapsed);
+    // Phases run one after another: the run's time is the sum of each phase's longest job.
+    phase_elapsed[phases_.phase_of[j]] = std::max(phase_elapsed[phases_.phase_of[j]], elapsed);
+    AddTotals(job_totals, &group_totals[phases_.group_of[j]]);
+    group_elapsed[phases_.group_of[j]] = std::max(group_elapsed[phases_.group_of[j]], elapsed);
     for (int d = 0; d < kDirections; ++d) {
       if (!Active(job_totals.directions[d])) continue;
       v1::DirectionResult* result = job->add_directions();
@@ -185,7 +209,36 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       }
     }
   }
+  uint64_t cluster_elapsed = 0;
+  for (uint64_t e : phase_elapsed) cluster_elapsed += e;
   report->set_cluster_elapsed_ns(cluster_elapsed);
+  report->set_group_reporting(false);
+  for (const v1::JobSpec& job : spec_.jobs()) report->set_group_reporting(report->group_reporting() || job.group_reporting());
+  for (uint32_t g = 0; g < phases_.groups; ++g) {
+    v1::GroupResult* group = report->add_groups();
+    group->set_group(g);
+    group->set_elapsed_ns(group_elapsed[g]);
+    for (int j = 0; j < spec_.jobs_size(); ++j) {
+      if (phases_.group_of[j] == g) group->add_jobs(spec_.jobs(j).name());
+    }
+    for (int d = 0; d < kDirections; ++d) {
+      if (!Active(group_totals[g].directions[d])) continue;
+      v1::DirectionResult* result = group->add_directions();
+      *result = SummarizeDirection(group_totals[g].directions[d], group_elapsed[g], false, DefaultPercentiles());
+      result->set_direction(DirectionName(d));
+    }
+    for (size_t w = 0; w < workers_.size(); ++w) {
+      v1::WorkerResult* worker = group->add_workers();
+      worker->set_worker(workers_[w]);
+      worker->set_elapsed_ns(group_worker_elapsed[g][w]);
+      for (int d = 0; d < kDirections; ++d) {
+        if (!Active(group_worker_totals[g][w].directions[d])) continue;
+        v1::DirectionResult* result = worker->add_directions();
+        *result = SummarizeDirection(group_worker_totals[g][w].directions[d], group_worker_elapsed[g][w], false, DefaultPercentiles());
+        result->set_direction(DirectionName(d));
+      }
+    }
+  }
   for (int d = 0; d < kDirections; ++d) {
     if (!Active(cluster[d])) continue;
     v1::DirectionResult* result = report->add_cluster();

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "job/job_phases.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
 #include "proto/worker_service.pb.h"
@@ -26,10 +27,14 @@ class RunAggregator {
   // `workers`: addresses in worker-index order.
   RunAggregator(v1::RunSpec spec, std::vector<std::string> workers);
 
-  // Adds one report from worker `worker_index`. Reports of one worker arrive in order.
+  // Records that `job` (an index into the whole spec) started at `start_unix_ns` (its
+  // stonewall phase's start instant).
+  void MarkStarted(size_t job, int64_t start_unix_ns);
+  // Adds one report from worker `worker_index`; its job_index is into the whole spec. Reports
+  // of one worker arrive in order.
   void Add(size_t worker_index, const v1::IntervalReport& report);
 
-  // Whether every job's final report from this worker has arrived.
+  // Whether every started job's final report from this worker has arrived.
   bool WorkerComplete(size_t worker_index) const;
 
   // The results so far; `report` must already carry run identity and worker info.
@@ -55,8 +60,11 @@ class RunAggregator {
   };
 
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
+  static void AddTotals(const Totals& from, Totals* into);
 
   const v1::RunSpec spec_;
+  const JobPhases phases_;
+  std::vector<int64_t> job_start_unix_ns_;  // 0: not started
   const std::vector<std::string> workers_;
   mutable std::mutex mu_;
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]

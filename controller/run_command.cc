@@ -24,6 +24,7 @@
 #include "controller/run_aggregator.h"
 #include "controller/worker_client.h"
 #include "job/fio_job_file.h"
+#include "job/job_phases.h"
 #include "job/job_validation.h"
 
 namespace iofleet {
@@ -160,104 +161,129 @@ int RunJob(const RunOptions& options) {
     info->set_local(local);
   }
 
-  // 4. Prepare (validate + lay out files) everywhere.
-  std::vector<absl::Status> prepared(n);
-  ForEachWorker(n, [&](size_t i) {
-    v1::PrepareRequest request;
-    request.set_run_id(report.run_id());
-    *request.mutable_spec() = spec;
-    request.set_worker_index(static_cast<uint32_t>(i));
-    request.set_worker_count(static_cast<uint32_t>(n));
-    request.set_interval_ns(report.interval_ns());
-    request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
-    prepared[i] = clients[i]->Prepare(request, absl::Minutes(30)).status();
-  });
-  for (size_t i = 0; i < n; ++i) {
-    if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));
-  }
-  if (!failures.empty()) {
-    ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(report.run_id(), "another worker failed to prepare", absl::Seconds(2)); });
-    return Fail(absl::FailedPreconditionError(absl::StrJoin(failures, "\niofleet: ")), 1);
-  }
-
-  // 5. Streams first (so nothing is missed), leases kept alive, then one start instant.
+  // 4. Phase by phase (fio's stonewall): prepare everywhere, start everywhere at one instant,
+  // collect until every worker has finished the phase — a cluster-wide barrier.
   RunAggregator aggregator(spec, addresses);
+  const JobPhases phases = SplitIntoPhases(spec);
   std::vector<absl::Status> stream_status(n);
-  std::vector<std::atomic<bool>> stream_done(n);
-  std::vector<std::thread> streams;
-  for (size_t i = 0; i < n; ++i) {
-    streams.emplace_back([&, i] {
-      stream_status[i] = clients[i]->ReadIntervals(report.run_id(), [&](const v1::IntervalReport& r) { aggregator.Add(i, r); });
-      stream_done[i] = true;
-    });
-  }
-  std::atomic<bool> run_over{false};
-  std::vector<std::atomic<int64_t>> last_heartbeat_ok(n);
-  for (auto& t : last_heartbeat_ok) t = absl::ToUnixNanos(absl::Now());
-  std::thread heartbeats([&] {
-    while (!run_over) {
-      ForEachWorker(n, [&](size_t i) {
-        if (stream_done[i]) return;
-        if (clients[i]->Heartbeat(report.run_id(), absl::Seconds(1)).ok()) {
-          last_heartbeat_ok[i] = absl::ToUnixNanos(absl::Now());
-        } else if (absl::Now() - absl::FromUnixNanos(last_heartbeat_ok[i]) > options.lease) {
-          // The worker has not answered for a whole lease: it is gone (and has stopped its IO).
-          clients[i]->CancelStream();
-        }
-      });
-      absl::SleepFor(std::min(options.lease / 5, absl::Seconds(1)));
-    }
-  });
-
-  const absl::Time start = absl::Now() + absl::Milliseconds(500);
-  report.set_start_unix_ns(absl::ToUnixNanos(start));
-  std::vector<absl::Status> started(n);
-  ForEachWorker(n, [&](size_t i) {
-    v1::StartRequest request;
-    request.set_run_id(report.run_id());
-    request.set_start_unix_ns(report.start_unix_ns());
-    auto response = clients[i]->Start(request, absl::Seconds(5));
-    started[i] = response.status();
-    if (response.ok() && response->lead_ns() < 0) {
-      Log(LogLevel::kWarning, absl::StrCat("worker ", addresses[i], " got the start request ", -response->lead_ns() / 1000000, " ms late"));
-    }
-  });
-  bool any_start_failed = false;
-  for (size_t i = 0; i < n; ++i) {
-    if (!started[i].ok()) {
-      report.add_problems(std::string(started[i].message()));
-      any_start_failed = true;
-    }
-  }
-  if (any_start_failed) {
-    ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(report.run_id(), "another worker failed to start", absl::Seconds(2)); });
-  }
-
-  // 6. Wait for every stream to end; Ctrl-C stops the workers, whose final reports still come.
   struct sigaction action = {};
   action.sa_handler = OnInterrupt;
   struct sigaction previous_int, previous_term;
   sigaction(SIGINT, &action, &previous_int);
   sigaction(SIGTERM, &action, &previous_term);
   bool interrupted = false;
-  for (size_t i = 0; i < n;) {
-    if (stream_done[i]) {
-      ++i;
-      continue;
+  for (uint32_t phase = 0; phase < phases.phases && !interrupted; ++phase) {
+    v1::RunSpec phase_spec;
+    phase_spec.set_source(spec.source());
+    std::vector<size_t> global_index;  // phase job -> job in the whole spec
+    for (int j = 0; j < spec.jobs_size(); ++j) {
+      if (phases.phase_of[j] != phase) continue;
+      *phase_spec.add_jobs() = spec.jobs(j);
+      global_index.push_back(static_cast<size_t>(j));
     }
-    if (g_interrupted && !interrupted) {
-      interrupted = true;
-      std::cerr << "iofleet: interrupted; stopping the workers and reporting what was measured\n";
-      ForEachWorker(n, [&](size_t w) { (void)clients[w]->Stop(report.run_id(), "interrupted by the user (Ctrl-C)", absl::Seconds(2)); });
+    const std::string run_id = phases.phases == 1 ? report.run_id() : absl::StrCat(report.run_id(), "-p", phase);
+
+    std::vector<absl::Status> prepared(n);
+    ForEachWorker(n, [&](size_t i) {
+      v1::PrepareRequest request;
+      request.set_run_id(run_id);
+      *request.mutable_spec() = phase_spec;
+      request.set_worker_index(static_cast<uint32_t>(i));
+      request.set_worker_count(static_cast<uint32_t>(n));
+      request.set_interval_ns(report.interval_ns());
+      request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
+      prepared[i] = clients[i]->Prepare(request, absl::Minutes(30)).status();
+    });
+    for (size_t i = 0; i < n; ++i) {
+      if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));
     }
-    absl::SleepFor(absl::Milliseconds(50));
+    if (!failures.empty()) {
+      ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "another worker failed to prepare", absl::Seconds(2)); });
+      if (phase == 0) return Fail(absl::FailedPreconditionError(absl::StrJoin(failures, "\niofleet: ")), 1);
+      for (const std::string& f : failures) report.add_problems(absl::StrCat("phase ", phase, " not run: ", f));
+      break;
+    }
+
+    // Streams first (so nothing is missed), leases kept alive, then one start instant.
+    std::vector<std::atomic<bool>> stream_done(n);
+    std::vector<std::thread> streams;
+    for (size_t i = 0; i < n; ++i) {
+      streams.emplace_back([&, i] {
+        stream_status[i] = clients[i]->ReadIntervals(run_id, [&](const v1::IntervalReport& r) {
+          v1::IntervalReport global = r;
+          if (r.job_index() < global_index.size()) global.set_job_index(static_cast<uint32_t>(global_index[r.job_index()]));
+          aggregator.Add(i, global);
+        });
+        stream_done[i] = true;
+      });
+    }
+    std::atomic<bool> phase_over{false};
+    std::vector<std::atomic<int64_t>> last_heartbeat_ok(n);
+    for (auto& t : last_heartbeat_ok) t = absl::ToUnixNanos(absl::Now());
+    std::thread heartbeats([&] {
+      while (!phase_over) {
+        ForEachWorker(n, [&](size_t i) {
+          if (stream_done[i]) return;
+          if (clients[i]->Heartbeat(run_id, absl::Seconds(1)).ok()) {
+            last_heartbeat_ok[i] = absl::ToUnixNanos(absl::Now());
+          } else if (absl::Now() - absl::FromUnixNanos(last_heartbeat_ok[i]) > options.lease) {
+            // The worker has not answered for a whole lease: it is gone (and has stopped its IO).
+            clients[i]->CancelStream();
+          }
+        });
+        absl::SleepFor(std::min(options.lease / 5, absl::Seconds(1)));
+      }
+    });
+
+    const int64_t start = absl::ToUnixNanos(absl::Now() + absl::Milliseconds(500));
+    if (phase == 0) report.set_start_unix_ns(start);
+    for (size_t j : global_index) aggregator.MarkStarted(j, start);
+    std::vector<absl::Status> started(n);
+    ForEachWorker(n, [&](size_t i) {
+      v1::StartRequest request;
+      request.set_run_id(run_id);
+      request.set_start_unix_ns(start);
+      auto response = clients[i]->Start(request, absl::Seconds(5));
+      started[i] = response.status();
+      if (response.ok() && response->lead_ns() < 0) {
+        Log(LogLevel::kWarning, absl::StrCat("worker ", addresses[i], " got the start request ", -response->lead_ns() / 1000000, " ms late"));
+      }
+    });
+    bool any_start_failed = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!started[i].ok()) {
+        report.add_problems(std::string(started[i].message()));
+        any_start_failed = true;
+      }
+    }
+    if (any_start_failed) {
+      ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "another worker failed to start", absl::Seconds(2)); });
+    }
+
+    // Wait for every stream to end; Ctrl-C stops the workers, whose final reports still come.
+    for (size_t i = 0; i < n;) {
+      if (stream_done[i]) {
+        ++i;
+        continue;
+      }
+      if (g_interrupted && !interrupted) {
+        interrupted = true;
+        std::cerr << "iofleet: interrupted; stopping the workers and reporting what was measured\n";
+        ForEachWorker(n, [&](size_t w) { (void)clients[w]->Stop(run_id, "interrupted by the user (Ctrl-C)", absl::Seconds(2)); });
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    for (std::thread& t : streams) t.join();
+    phase_over = true;
+    heartbeats.join();
+    ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "run complete", absl::Seconds(1)); });
+    if (any_start_failed) break;
+    if (phase + 1 < phases.phases && interrupted) {
+      report.add_problems(absl::StrCat("stonewall phases ", phase + 1, " to ", phases.phases - 1, " were not run"));
+    }
   }
-  for (std::thread& t : streams) t.join();
-  run_over = true;
-  heartbeats.join();
   sigaction(SIGINT, &previous_int, nullptr);
   sigaction(SIGTERM, &previous_term, nullptr);
-  ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(report.run_id(), "run complete", absl::Seconds(1)); });
 
   // 7. Report.
   aggregator.FillReport(&report);

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job/block_sizes.h"
+#include "job/job_phases.h"
 #include "job/job_validation.h"
 
 namespace iofleet {
@@ -233,6 +234,23 @@ TEST(FioJobFile, RandomDistributionsPercentilesAndBatching) {
               HasSubstr("unknown distribution 'zipff' (did you mean zipf?)"));
   EXPECT_FALSE(ParseFioJobText("[a]\nrandom_distribution=pareto:2\n", "d.fio").ok());
   EXPECT_FALSE(ParseFioJobText("[a]\npercentile_list=50:101\n", "d.fio").ok());
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(JobPhases, StonewallStartsPhasesAndGroupsNewGroupOnlyGroups) {
+  auto spec = ParseFioJobText("[global]\nsize=1m\ngroup_reporting\n[a]\n[b]\n[c]\nstonewall\n[d]\nnew_group\n[e]\nwait_for_previous\n", "p.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  JobPhases phases = SplitIntoPhases(*spec);
+  EXPECT_EQ(phases.phases, 3u);
+  EXPECT_EQ(phases.groups, 4u);
+  EXPECT_EQ(phases.phase_of, (std::vector<uint32_t>{0, 0, 1, 1, 2}));
+  EXPECT_EQ(phases.group_of, (std::vector<uint32_t>{0, 0, 1, 2, 3}));
+  EXPECT_TRUE(spec->jobs(0).group_reporting());
 }
 
 }  // namespace

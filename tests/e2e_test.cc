@@ -165,6 +165,34 @@ TEST_F(EndToEnd, AsyncEnginesAtQueueDepthReportSlatAndClat) {
   }
 }
 
+TEST_F(EndToEnd, StonewallIsAClusterWideBarrier) {
+  TestWorker a("worker-wall-a", {"--allow-root", data_});
+  TestWorker b("worker-wall-b", {"--allow-root", data_});
+  const std::string job = WriteJob("wall.fio", absl::StrCat("[global]\nsize=1m\ntime_based\nruntime=1s\ndirectory=", data_,
+                                                            "\ngroup_reporting\n[first]\nrw=randwrite\n[second]\nstonewall\nrw=randread\n"));
+  const std::string hosts = absl::StrCat(a.address(), ",", b.address());
+  ControllerRun run = RunJson({"run", job, "--hosts", hosts, "--interval", "250ms"}, "wall");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.report.jobs_size(), 2);
+  const v1::JobResult& first = run.report.jobs(0);
+  const v1::JobResult& second = run.report.jobs(1);
+  EXPECT_EQ(second.phase(), 1u);
+  EXPECT_EQ(second.group(), 1u);
+  // The second job started on every worker only after the first had ended on every worker.
+  int64_t first_end = 0;
+  for (const auto& interval : first.intervals()) first_end = std::max(first_end, interval.end_unix_ns());
+  ASSERT_GT(second.intervals_size(), 0);
+  EXPECT_GE(second.intervals(0).start_unix_ns(), first_end);
+  // The run took both phases, one after the other.
+  EXPECT_GE(run.report.cluster_elapsed_ns(), 2'000'000'000u);
+  ASSERT_EQ(run.report.groups_size(), 2);
+  EXPECT_EQ(run.report.groups(1).jobs(0), "second");
+  ControllerRun text = RunController({"run", job, "--hosts", hosts}, "wall-text");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("group 1 (second)"));
+  EXPECT_THAT(text.out, HasSubstr("Run status group 1 (all jobs):"));
+}
+
 TEST_F(EndToEnd, TextReportHasClusterPercentilesAndPerWorkerTable) {
   TestWorker a("worker-text-a", {"--allow-root", data_});
   TestWorker b("worker-text-b", {"--allow-root", data_});
