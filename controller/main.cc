@@ -25,7 +25,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"hosts", true, true, "HOST:PORT,...", "workers to use (comma-separated; repeatable)"},
     {"hostfile", true, false, "FILE", "workers to use, one HOST:PORT per line (# comments)"},
     {"interval", true, false, "DURATION", "interval report length (default 1s)"},
-    {"output-format", true, false, "normal|json", "report format (default normal)"},
+    {"output-format", true, false, "FORMAT", "normal (default); json or json+ (fio's layout, iofleet's data under \"iofleet\"); iofleet-json"},
     {"output", true, false, "FILE", "write the report to FILE (atomically) instead of stdout"},
     {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
     {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},

@@ -67,7 +67,10 @@ v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t
   if (!stats.latency().count()) result.clear_latency();
   if (!stats.submit_latency().count()) result.clear_submit_latency();
   if (!stats.completion_latency().count()) result.clear_completion_latency();
-  if (include_histogram) *result.mutable_histogram() = stats.latency();
+  if (include_histogram) {
+    *result.mutable_histogram() = stats.latency();
+    *result.mutable_completion_histogram() = stats.completion_latency();
+  }
   return result;
 }
 
@@ -109,6 +112,9 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
     worker_job.error = report.error();
     worker_job.stop_reason = report.stop_reason();
     worker_job.notes.assign(report.notes().begin(), report.notes().end());
+    worker_job.cpu_user_ns = report.cpu_user_ns();
+    worker_job.cpu_system_ns = report.cpu_system_ns();
+    worker_job.context_switches = report.context_switches();
   }
   ClusterInterval& interval = per_job_intervals_[report.job_index()][report.interval_index()];
   AddDirections(report, &interval.totals);
@@ -156,6 +162,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
                                                 : std::vector<double>(spec.percentile_list().begin(), spec.percentile_list().end());
     Totals job_totals;
     uint64_t elapsed = 0;
+    double job_cpu_user = 0, job_cpu_system = 0, job_thread_ns = 0;
     for (size_t w = 0; w < workers_.size(); ++w) {
       const WorkerJob& worker_job = per_job_worker_[j][w];
       uint64_t worker_elapsed = worker_job.elapsed_ns;
@@ -170,6 +177,17 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       worker->set_error(worker_job.error);
       worker->set_stop_reason(worker_job.stop_reason);
       for (const std::string& note : worker_job.notes) worker->add_notes(note);
+      // CPU in percent of the threads' time, as fio's usr_cpu/sys_cpu.
+      const double thread_ns = static_cast<double>(worker_elapsed) * std::max(1u, spec.numjobs());
+      if (thread_ns > 0) {
+        worker->set_usr_cpu(100.0 * static_cast<double>(worker_job.cpu_user_ns) / thread_ns);
+        worker->set_sys_cpu(100.0 * static_cast<double>(worker_job.cpu_system_ns) / thread_ns);
+      }
+      worker->set_context_switches(worker_job.context_switches);
+      job_cpu_user += static_cast<double>(worker_job.cpu_user_ns);
+      job_cpu_system += static_cast<double>(worker_job.cpu_system_ns);
+      job_thread_ns += thread_ns;
+      job->set_context_switches(job->context_switches() + worker_job.context_switches);
       for (int d = 0; d < kDirections; ++d) {
         const v1::DirectionStats& stats = worker_job.totals.directions[d];
         if (!Active(stats)) continue;
@@ -183,6 +201,10 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       group_worker_elapsed[g][w] = std::max(group_worker_elapsed[g][w], worker_elapsed);
     }
     job->set_elapsed_ns(elapsed);
+    if (job_thread_ns > 0) {
+      job->set_usr_cpu(100.0 * job_cpu_user / job_thread_ns);
+      job->set_sys_cpu(100.0 * job_cpu_system / job_thread_ns);
+    }
     // Phases run one after another: the run's time is the sum of each phase's longest job.
     phase_elapsed[phases_.phase_of[j]] = std::max(phase_elapsed[phases_.phase_of[j]], elapsed);
     AddTotals(job_totals, &group_totals[phases_.group_of[j]]);

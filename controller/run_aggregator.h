@@ -51,6 +51,7 @@ class RunAggregator {
     uint64_t elapsed_ns = 0;
     std::string error, stop_reason;
     std::vector<std::string> notes;
+    uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     int64_t last_end_unix_ns = 0;
   };
   struct ClusterInterval {

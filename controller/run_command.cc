@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/protocol_version.h"
 #include "controller/local_workers.h"
+#include "controller/report_fio_json.h"
 #include "controller/report_text.h"
 #include "controller/run_aggregator.h"
 #include "controller/worker_client.h"
@@ -91,8 +92,10 @@ int RunJob(const RunOptions& options) {
   auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file) : ParseFioCommandLine(options.job_options);
   if (!parsed.ok()) return Fail(parsed.status(), 2);
   v1::RunSpec spec = std::move(*parsed);
-  if (options.output_format != "normal" && options.output_format != "json") {
-    return Fail(absl::InvalidArgumentError(absl::StrCat("--output-format must be normal or json, not '", options.output_format, "'")), 2);
+  if (options.output_format != "normal" && options.output_format != "json" && options.output_format != "json+" &&
+      options.output_format != "iofleet-json") {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--output-format must be normal, json, json+ or iofleet-json, not '",
+                                                        options.output_format, "'")), 2);
   }
 
   const bool local = options.hosts.empty();
@@ -300,7 +303,10 @@ int RunJob(const RunOptions& options) {
       if (!w.error().empty()) report.add_problems(absl::StrCat("job '", job.name(), "' on ", w.worker(), ": ", w.error()));
     }
   }
-  const std::string rendered = options.output_format == "json" ? RenderJsonReport(report) : RenderTextReport(report);
+  const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
+                               : options.output_format == "json+" ? RenderFioJsonReport(report, true)
+                               : options.output_format == "iofleet-json" ? RenderJsonReport(report)
+                                                                         : RenderFioJsonReport(report, false);
   if (options.output_file.empty()) {
     std::fwrite(rendered.data(), 1, rendered.size(), stdout);
     std::fflush(stdout);

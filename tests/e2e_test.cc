@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "proto/report.pb.h"
@@ -54,8 +55,27 @@ const v1::DirectionResult* FindDirection(const google::protobuf::RepeatedPtrFiel
 struct ControllerRun {
   int exit_code = -1;
   std::string out, err;
-  v1::RunReport report;
+  v1::RunReport report;          // the "iofleet" section of the JSON output
+  google::protobuf::Struct fio;  // the whole JSON output, fio's layout
 };
+
+// `--output-format json` is fio's layout with iofleet's own report under "iofleet".
+bool ParseJsonReport(const std::string& text, google::protobuf::Struct* fio, v1::RunReport* report) {
+  if (!google::protobuf::util::JsonStringToMessage(text, fio).ok()) return false;
+  auto it = fio->fields().find("iofleet");
+  if (it == fio->fields().end()) return false;
+  std::string native;
+  if (!google::protobuf::util::MessageToJsonString(it->second, &native).ok()) return false;
+  google::protobuf::util::JsonParseOptions options;
+  return google::protobuf::util::JsonStringToMessage(native, report, options).ok();
+}
+
+// fio's jobs[job].<path...> as a number.
+double FioNumber(const google::protobuf::Struct& fio, int job, const std::vector<std::string>& path) {
+  const google::protobuf::Value* v = &fio.fields().at("jobs").list_value().values(job);
+  for (const std::string& key : path) v = &v->struct_value().fields().at(key);
+  return v->number_value();
+}
 
 ControllerRun RunController(const std::vector<std::string>& args, const std::string& name) {
   std::vector<std::string> argv = {Runfile("controller/iofleet")};
@@ -73,8 +93,7 @@ ControllerRun RunJson(std::vector<std::string> args, const std::string& name) {
   const std::string json_path = TempDir() + "/" + name + ".json";
   args.insert(args.end(), {"--output-format", "json", "--output", json_path});
   ControllerRun run = RunController(args, name);
-  auto status = google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &run.report);
-  EXPECT_TRUE(status.ok()) << status.ToString() << "\nstderr: " << run.err;
+  EXPECT_TRUE(ParseJsonReport(ReadFile(json_path), &run.fio, &run.report)) << "stderr: " << run.err;
   return run;
 }
 
@@ -112,6 +131,12 @@ TEST_F(EndToEnd, RandwriteThenRandreadOnTwoWorkers) {
   EXPECT_EQ(cluster_write->bytes(), 2048u * 4096);
   ASSERT_NE(FindDirection(wjob.directions(), "sync"), nullptr);
   EXPECT_EQ(FindDirection(wjob.directions(), "sync")->ops(), 2u * 2 * (512 / 64));
+  // The same figures where fio's JSON has them, for scripts written against fio.
+  EXPECT_EQ(FioNumber(write.fio, 0, {"write", "total_ios"}), 2048);
+  EXPECT_EQ(FioNumber(write.fio, 0, {"write", "io_bytes"}), 2048.0 * 4096);
+  EXPECT_EQ(FioNumber(write.fio, 0, {"read", "total_ios"}), 0);
+  EXPECT_EQ(FioNumber(write.fio, 0, {"sync", "total_ios"}), 32);
+  EXPECT_GT(FioNumber(write.fio, 0, {"write", "clat_ns", "percentile", "99.000000"}), 0);
 
   ControllerRun read = RunJson({"run", WriteJob("r.fio", common + "[rd]\nrw=randread\nruntime=2s\ntime_based\nfilename=wr.w0.0.0\n"), "--hosts", hosts, "--interval", "250ms"}, "read");
   ASSERT_EQ(read.exit_code, 0) << read.err;
@@ -286,7 +311,8 @@ TEST_F(EndToEnd, DeadWorkerIsReportedAndTheOthersResultsKept) {
   ASSERT_TRUE(exit_code.has_value());
   EXPECT_EQ(*exit_code, 1);
   v1::RunReport report;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << controller.Stderr();
+  google::protobuf::Struct fio;
+  ASSERT_TRUE(ParseJsonReport(ReadFile(json_path), &fio, &report)) << controller.Stderr();
   EXPECT_THAT(absl::StrJoin(report.problems(), "\n"), HasSubstr(absl::StrCat("worker ", dead, " did not deliver all its results")));
   const v1::JobResult& job = report.jobs(0);
   const v1::DirectionResult* live = FindDirection(job.workers(0).directions(), "write");
@@ -360,7 +386,8 @@ TEST_F(EndToEnd, InterruptedRunStillReportsWhatWasMeasured) {
   ASSERT_TRUE(exit_code.has_value());
   EXPECT_EQ(*exit_code, 1);
   v1::RunReport report;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << controller.Stderr();
+  google::protobuf::Struct fio;
+  ASSERT_TRUE(ParseJsonReport(ReadFile(json_path), &fio, &report)) << controller.Stderr();
   ASSERT_GE(report.problems_size(), 1);
   EXPECT_THAT(absl::StrJoin(report.problems(), "\n"), HasSubstr("interrupted"));
   const v1::DirectionResult* d = FindDirection(report.jobs(0).directions(), "read");

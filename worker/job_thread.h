@@ -30,6 +30,8 @@ struct JobThreadOutcome {
   absl::Status status;  // the first IO error (path, offset, op, errno), else OK
   std::chrono::steady_clock::time_point end;
   std::vector<std::string> notes;  // from the engine: features refused, fallbacks taken
+  // CPU the thread used from its start to its end (getrusage RUSAGE_THREAD).
+  uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
 };
 
 // Runs until the job's work is done, its runtime has passed, or `stop` becomes true.

@@ -87,6 +87,9 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
         ++state.threads_finished;
         state.last_end = std::max(state.last_end, outcome.end);
         if (!outcome.status.ok() && state.first_error.ok()) state.first_error = outcome.status;
+        state.cpu_user_ns += outcome.cpu_user_ns;
+        state.cpu_system_ns += outcome.cpu_system_ns;
+        state.context_switches += outcome.context_switches;
         for (const std::string& note : outcome.notes) {
           if (std::find(state.notes.begin(), state.notes.end(), note) == state.notes.end()) state.notes.push_back(note);
         }
@@ -186,6 +189,9 @@ void WorkerRun::CollectorLoop() {
         if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
         if (stop_) report.set_stop_reason(stop_reason_);
         for (const std::string& note : state.notes) report.add_notes(note);
+        report.set_cpu_user_ns(state.cpu_user_ns);
+        report.set_cpu_system_ns(state.cpu_system_ns);
+        report.set_context_switches(state.context_switches);
         state.final_sent = true;
         Publish(std::move(report));
       } else {

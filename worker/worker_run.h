@@ -63,6 +63,7 @@ class WorkerRun {
     Clock::time_point last_end;
     absl::Status first_error;
     std::vector<std::string> notes;
+    uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     bool final_sent = false;
   };
 

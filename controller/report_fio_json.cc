@@ -1,0 +1,225 @@
+#include "controller/report_fio_json.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "controller/report_text.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "histogram/latency_histogram.h"
+
+namespace iofleet {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+void Put(Struct* s, const std::string& key, double number) { (*s->mutable_fields())[key].set_number_value(number); }
+void PutString(Struct* s, const std::string& key, const std::string& text) { (*s->mutable_fields())[key].set_string_value(text); }
+Struct* PutObject(Struct* s, const std::string& key) { return (*s->mutable_fields())[key].mutable_struct_value(); }
+
+// fio's {min, max, mean, stddev, N} (+ percentiles for clat).
+void LatencyObject(const v1::LatencySummary& lat, uint64_t count, bool percentiles, Struct* out) {
+  Put(out, "min", static_cast<double>(lat.min_ns()));
+  Put(out, "max", static_cast<double>(lat.max_ns()));
+  Put(out, "mean", lat.mean_ns());
+  Put(out, "stddev", lat.stddev_ns());
+  Put(out, "N", static_cast<double>(count));
+  if (!percentiles) return;
+  Struct* p = PutObject(out, "percentile");
+  for (const v1::Percentile& entry : lat.percentiles()) Put(p, absl::StrFormat("%.6f", entry.percentile()), static_cast<double>(entry.value_ns()));
+}
+
+// fio's per-direction bandwidth/IOPS statistics over its samples; here the samples are the
+// run's intervals (exactly merged across workers).
+void SampleStats(const std::vector<double>& samples, const std::string& prefix, const char* dev_name, Struct* out) {
+  double min = 0, max = 0, mean = 0, dev = 0;
+  if (!samples.empty()) {
+    min = max = samples[0];
+    for (double v : samples) {
+      min = std::min(min, v);
+      max = std::max(max, v);
+      mean += v;
+    }
+    mean /= static_cast<double>(samples.size());
+    for (double v : samples) dev += (v - mean) * (v - mean);
+    dev = samples.size() > 1 ? std::sqrt(dev / static_cast<double>(samples.size() - 1)) : 0;
+  }
+  Put(out, prefix + "_min", min);
+  Put(out, prefix + "_max", max);
+  Put(out, prefix + "_mean", mean);
+  Put(out, prefix + dev_name, dev);
+  Put(out, prefix + "_samples", static_cast<double>(samples.size()));
+}
+
+void DirectionObject(const v1::DirectionResult* d, uint64_t elapsed_ns, const std::vector<const v1::IntervalResult*>& intervals,
+                     bool plus, Struct* out) {
+  const double runtime_ms = std::round(static_cast<double>(elapsed_ns) / 1e6);
+  Put(out, "io_bytes", d ? static_cast<double>(d->bytes()) : 0);
+  Put(out, "io_kbytes", d ? static_cast<double>(d->bytes() / 1024) : 0);
+  Put(out, "bw_bytes", d ? std::floor(d->bandwidth_bytes_per_sec()) : 0);
+  Put(out, "bw", d ? std::floor(d->bandwidth_bytes_per_sec() / 1024) : 0);
+  Put(out, "iops", d ? d->iops() : 0);
+  Put(out, "runtime", d ? runtime_ms : 0);
+  Put(out, "total_ios", d ? static_cast<double>(d->ops()) : 0);
+  const v1::LatencySummary empty;
+  LatencyObject(d && d->has_submit_latency() ? d->submit_latency() : empty, d && d->has_submit_latency() ? d->ops() : 0, false,
+                PutObject(out, "slat_ns"));
+  const bool has_clat = d && d->has_completion_latency();
+  Struct* clat = PutObject(out, "clat_ns");
+  LatencyObject(has_clat ? d->completion_latency() : (d && d->has_latency() ? d->latency() : empty), d ? d->ops() : 0, true, clat);
+  if (plus && d) {
+    Struct* bins = PutObject(clat, "bins");
+    for (const v1::HistogramBucket& b : (has_clat ? d->completion_histogram() : d->histogram()).buckets()) {
+      Put(bins, absl::StrCat(HistogramLayout::BucketMidpoint(b.index())), static_cast<double>(b.count()));
+    }
+  }
+  LatencyObject(d && d->has_latency() ? d->latency() : empty, d ? d->ops() : 0, false, PutObject(out, "lat_ns"));
+  std::vector<double> bw_samples, iops_samples;
+  if (d) {
+    for (const v1::IntervalResult* interval : intervals) {
+      for (const v1::DirectionResult& id : interval->directions()) {
+        if (id.direction() != d->direction()) continue;
+        bw_samples.push_back(id.bandwidth_bytes_per_sec() / 1024);
+        iops_samples.push_back(id.iops());
+      }
+    }
+  }
+  SampleStats(bw_samples, "bw", "_dev", out);
+  Put(out, "bw_agg", d ? 100.0 : 0);
+  SampleStats(iops_samples, "iops", "_stddev", out);
+}
+
+// fio's "latency_ns/us/ms" distributions: the share of IOs under each bound, from lat.
+void LatencyDistribution(const std::vector<const v1::DirectionResult*>& directions, Struct* job) {
+  LatencyHistogram merged;
+  for (const v1::DirectionResult* d : directions) {
+    auto h = LatencyHistogram::FromProto(d->histogram());
+    if (h.ok()) merged.Merge(*h);
+  }
+  const double total = static_cast<double>(merged.count());
+  struct Range {
+    const char* key;
+    double unit_ns;
+    std::vector<double> bounds;
+  };
+  const std::vector<Range> ranges = {
+      {"latency_ns", 1, {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000}},
+      {"latency_us", 1e3, {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000}},
+      {"latency_ms", 1e6, {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000}},
+  };
+  for (const Range& range : ranges) {
+    Struct* out = PutObject(job, range.key);
+    double lower = range.unit_ns == 1 ? 0 : range.unit_ns;  // each unit starts where the last ended
+    for (double bound : range.bounds) {
+      const double upper = bound * range.unit_ns;
+      uint64_t n = 0;
+      for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
+        const uint64_t c = merged.BucketCount(i);
+        if (c == 0) continue;
+        const double v = static_cast<double>(HistogramLayout::BucketMidpoint(i));
+        if (v >= lower && v < upper) n += c;
+      }
+      Put(out, absl::StrCat(static_cast<int>(bound)), total > 0 ? 100.0 * static_cast<double>(n) / total : 0);
+      lower = upper;
+    }
+    if (range.unit_ns == 1e6) {
+      uint64_t n = 0;
+      for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
+        if (static_cast<double>(HistogramLayout::BucketMidpoint(i)) >= 2000 * 1e6) n += merged.BucketCount(i);
+      }
+      Put(out, ">=2000", total > 0 ? 100.0 * static_cast<double>(n) / total : 0);
+    }
+  }
+}
+
+const v1::DirectionResult* Find(const google::protobuf::RepeatedPtrField<v1::DirectionResult>& ds, const std::string& name) {
+  for (const auto& d : ds) {
+    if (d.direction() == name) return &d;
+  }
+  return nullptr;
+}
+
+void JobObject(const std::string& name, uint32_t group, uint64_t elapsed_ns, const v1::JobResult* job,
+               const google::protobuf::RepeatedPtrField<v1::DirectionResult>& directions,
+               const std::vector<const v1::IntervalResult*>& intervals, bool error, bool plus, Struct* out) {
+  PutString(out, "jobname", name);
+  Put(out, "groupid", group);
+  Put(out, "error", error ? 1 : 0);
+  Put(out, "elapsed", std::round(static_cast<double>(elapsed_ns) / 1e9));
+  if (job) {
+    Struct* options = PutObject(out, "job options");
+    PutString(options, "name", job->name());
+    PutString(options, "rw", job->rw());
+    PutString(options, "bs", job->bs());
+    PutString(options, "ioengine", job->ioengine());
+    PutString(options, "iodepth", absl::StrCat(job->iodepth()));
+    PutString(options, "numjobs", absl::StrCat(job->numjobs()));
+  }
+  for (const char* dir : {"read", "write", "trim"}) DirectionObject(Find(directions, dir), elapsed_ns, intervals, plus, PutObject(out, dir));
+  Struct* sync = PutObject(out, "sync");
+  const v1::DirectionResult* s = Find(directions, "sync");
+  Put(sync, "total_ios", s ? static_cast<double>(s->ops()) : 0);
+  const v1::LatencySummary empty;
+  LatencyObject(s && s->has_latency() ? s->latency() : empty, s ? s->ops() : 0, true, PutObject(sync, "lat_ns"));
+  Put(out, "job_runtime", std::round(static_cast<double>(elapsed_ns) / 1e6));
+  if (job) {
+    Put(out, "usr_cpu", job->usr_cpu());
+    Put(out, "sys_cpu", job->sys_cpu());
+    Put(out, "ctx", static_cast<double>(job->context_switches()));
+  }
+  std::vector<const v1::DirectionResult*> data;
+  for (const char* dir : {"read", "write", "trim"}) {
+    if (const v1::DirectionResult* d = Find(directions, dir)) data.push_back(d);
+  }
+  LatencyDistribution(data, out);
+}
+
+}  // namespace
+
+std::string RenderFioJsonReport(const v1::RunReport& report, bool plus) {
+  Struct root;
+  PutString(&root, "fio version", absl::StrCat("iofleet-", report.tool_version()));
+  const absl::Time start = absl::FromUnixNanos(report.start_unix_ns());
+  Put(&root, "timestamp", static_cast<double>(absl::ToUnixSeconds(start)));
+  Put(&root, "timestamp_ms", static_cast<double>(absl::ToUnixMillis(start)));
+  PutString(&root, "time", absl::FormatTime("%a %b %e %H:%M:%S %Y", start, absl::LocalTimeZone()));
+  google::protobuf::ListValue* jobs = (*root.mutable_fields())["jobs"].mutable_list_value();
+  if (report.group_reporting()) {
+    for (const v1::GroupResult& group : report.groups()) {
+      bool error = false;
+      for (const v1::JobResult& job : report.jobs()) {
+        if (job.group() != group.group()) continue;
+        for (const auto& w : job.workers()) error |= !w.error().empty();
+      }
+      JobObject(group.jobs().empty() ? "" : group.jobs(0), group.group(), group.elapsed_ns(), nullptr, group.directions(), {}, error,
+                plus, jobs->add_values()->mutable_struct_value());
+    }
+  } else {
+    for (const v1::JobResult& job : report.jobs()) {
+      bool error = false;
+      for (const auto& w : job.workers()) error |= !w.error().empty();
+      std::vector<const v1::IntervalResult*> intervals;
+      for (const auto& interval : job.intervals()) {
+        // Only whole intervals are bandwidth samples (the last one is usually cut short).
+        if (interval.end_unix_ns() - interval.start_unix_ns() >= static_cast<int64_t>(report.interval_ns())) intervals.push_back(&interval);
+      }
+      JobObject(job.name(), job.group(), job.elapsed_ns(), &job, job.directions(), intervals, error, plus,
+                jobs->add_values()->mutable_struct_value());
+    }
+  }
+  (*root.mutable_fields())["disk_util"].mutable_list_value();
+  // Everything iofleet knows beyond fio's layout: workers, per-worker results, intervals.
+  Struct iofleet;
+  const std::string native = RenderJsonReport(report);
+  if (google::protobuf::util::JsonStringToMessage(native, &iofleet).ok()) *PutObject(&root, "iofleet") = iofleet;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(root, &json, options).ok()) return "{}\n";
+  return json;
+}
+
+}  // namespace iofleet
