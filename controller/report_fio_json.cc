@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "controller/latency_shares.h"
 #include "controller/report_text.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -99,39 +100,9 @@ void LatencyDistribution(const std::vector<const v1::DirectionResult*>& directio
     auto h = LatencyHistogram::FromProto(d->histogram());
     if (h.ok()) merged.Merge(*h);
   }
-  const double total = static_cast<double>(merged.count());
-  struct Range {
-    const char* key;
-    double unit_ns;
-    std::vector<double> bounds;
-  };
-  const std::vector<Range> ranges = {
-      {"latency_ns", 1, {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000}},
-      {"latency_us", 1e3, {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000}},
-      {"latency_ms", 1e6, {2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000}},
-  };
-  for (const Range& range : ranges) {
-    Struct* out = PutObject(job, range.key);
-    double lower = range.unit_ns == 1 ? 0 : range.unit_ns;  // each unit starts where the last ended
-    for (double bound : range.bounds) {
-      const double upper = bound * range.unit_ns;
-      uint64_t n = 0;
-      for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
-        const uint64_t c = merged.BucketCount(i);
-        if (c == 0) continue;
-        const double v = static_cast<double>(HistogramLayout::BucketMidpoint(i));
-        if (v >= lower && v < upper) n += c;
-      }
-      Put(out, absl::StrCat(static_cast<int>(bound)), total > 0 ? 100.0 * static_cast<double>(n) / total : 0);
-      lower = upper;
-    }
-    if (range.unit_ns == 1e6) {
-      uint64_t n = 0;
-      for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
-        if (static_cast<double>(HistogramLayout::BucketMidpoint(i)) >= 2000 * 1e6) n += merged.BucketCount(i);
-      }
-      Put(out, ">=2000", total > 0 ? 100.0 * static_cast<double>(n) / total : 0);
-    }
+  for (const LatencyShare& share : LatencyShares(merged)) {
+    const std::string key = share.unit == "nsec" ? "latency_ns" : share.unit == "usec" ? "latency_us" : "latency_ms";
+    Put(PutObject(job, key), share.bound, share.percent);
   }
 }
 

@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/units.h"
+#include "controller/latency_shares.h"
+#include "histogram/latency_histogram.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iofleet {
@@ -76,6 +78,36 @@ void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, bool cla
   if (lat_block) RenderPercentiles("lat", d.latency(), d.ops(), indent, out);
 }
 
+// fio's lines after the directions: latency distribution, cpu, issued counts.
+void RenderJobFooter(const v1::JobResult& job, std::string* out) {
+  LatencyHistogram merged;
+  uint64_t issued[4] = {0, 0, 0, 0};
+  for (const v1::DirectionResult& d : job.directions()) {
+    if (d.direction() == "sync") {
+      issued[3] = d.ops();
+      continue;
+    }
+    issued[d.direction() == "read" ? 0 : d.direction() == "write" ? 1 : 2] = d.ops();
+    auto h = LatencyHistogram::FromProto(d.histogram());
+    if (h.ok()) merged.Merge(*h);
+  }
+  std::string unit;
+  for (const LatencyShare& share : LatencyShares(merged)) {
+    if (share.percent < 0.01) continue;  // fio leaves out buckets under 0.01%
+    if (share.unit != unit) {
+      absl::StrAppend(out, unit.empty() ? "" : "\n", "    lat (", share.unit, ")   : ");
+      unit = share.unit;
+    } else {
+      absl::StrAppend(out, ", ");
+    }
+    absl::StrAppendFormat(out, "%s=%.2f%%", share.bound, share.percent);
+  }
+  if (!unit.empty()) absl::StrAppend(out, "\n");
+  absl::StrAppendFormat(out, "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%d\n", job.usr_cpu(), job.sys_cpu(), job.context_switches());
+  absl::StrAppendFormat(out, "  IO depths    : %d (iodepth)\n", job.iodepth());
+  absl::StrAppendFormat(out, "     issued rwts: total=%d,%d,%d,%d\n", issued[0], issued[1], issued[2], issued[3]);
+}
+
 void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult>& workers, std::string* out) {
   absl::StrAppendFormat(out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");
   for (const v1::WorkerResult& w : workers) {
@@ -120,6 +152,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
       for (const v1::DirectionResult& d : job.directions()) {
         RenderDirection(d, job.elapsed_ns(), job.clat_percentiles(), job.lat_percentiles(), "  ", &out);
       }
+      RenderJobFooter(job, &out);
       RenderWorkerTable(job.workers(), &out);
     }
   }
