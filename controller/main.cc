@@ -17,6 +17,7 @@
 #include "common/units.h"
 #include "controller/run_command.h"
 #include "job/fio_job_file.h"
+#include "job/fio_option_names.h"
 
 namespace iofleet {
 namespace {
@@ -31,6 +32,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},
     {"lease", true, false, "DURATION", "workers stop IO if the controller is silent this long (default 5s)"},
     {"keep-files", false, false, "", "with no hosts: keep the temporary job directory"},
+    {"ignore-unsupported", false, false, "", "skip fio options iofleet does not implement (listed in the report)"},
     {"help", false, false, "", "show this help"},
 };
 
@@ -74,6 +76,7 @@ int UsageError(absl::string_view message) {
 absl::Status SplitArguments(const std::vector<std::string>& args, std::vector<std::string>* ours,
                             std::vector<std::string>* job_options) {
   std::vector<std::string> fio_names = KnownFioOptions();
+  fio_names.insert(fio_names.end(), FioOptionNames().begin(), FioOptionNames().end());
   fio_names.push_back("name");
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -149,6 +152,7 @@ int Run(const std::vector<std::string>& args) {
   options.output_file = cl->Get("output");
   options.worker_binary = cl->Get("worker-binary");
   options.keep_files = cl->Has("keep-files");
+  options.ignore_unsupported = cl->Has("ignore-unsupported");
   return RunJob(options);
 }
 

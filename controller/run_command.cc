@@ -89,7 +89,9 @@ struct TemporaryDirectory {
 
 int RunJob(const RunOptions& options) {
   // 1. The job, fully validated before any worker is touched.
-  auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file) : ParseFioCommandLine(options.job_options);
+  const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported};
+  auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
+                                            : ParseFioCommandLine(options.job_options, parse_options);
   if (!parsed.ok()) return Fail(parsed.status(), 2);
   v1::RunSpec spec = std::move(*parsed);
   if (options.output_format != "normal" && options.output_format != "json" && options.output_format != "json+" &&
@@ -153,6 +155,10 @@ int RunJob(const RunOptions& options) {
   report.set_tool_version(kIofleetVersion);
   report.set_run_id(NewRunId());
   report.set_job_source(spec.source());
+  for (const std::string& ignored : spec.ignored_options()) {
+    report.add_ignored_options(ignored);
+    std::cerr << "iofleet: ignoring unsupported fio option (--ignore-unsupported): " << ignored << "\n";
+  }
   report.set_interval_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.interval)));
   for (size_t i = 0; i < n; ++i) {
     v1::WorkerInfo* info = report.add_workers();

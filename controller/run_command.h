@@ -22,6 +22,7 @@ struct RunOptions {
   std::string output_format = "normal";  // normal | json
   std::string output_file;               // empty: stdout
   bool keep_files = false;               // keep the temporary directory of a local run
+  bool ignore_unsupported = false;       // skip fio options iofleet does not implement
 };
 
 // Exit codes: 0 success; 1 the run failed or was incomplete (IO errors, lost workers,

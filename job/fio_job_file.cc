@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "common/nearest_name.h"
 #include "common/status_macros.h"
+#include "job/fio_option_names.h"
 #include "common/units.h"
 #include "job/job_validation.h"
 
@@ -493,7 +494,8 @@ absl::StatusOr<std::string> ExpandVariables(absl::string_view text) {
   return out;
 }
 
-absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const std::string& source) {
+absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const std::string& source,
+                                   const FioParseOptions& parse_options) {
   RunSpec spec;
   spec.set_source(source);
   JobSpec global = DefaultJob();
@@ -543,6 +545,15 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       if (name == o.name) option = &o;
     }
     if (option == nullptr) {
+      const auto& fio_names = FioOptionNames();
+      if (std::find(fio_names.begin(), fio_names.end(), name) != fio_names.end()) {
+        if (parse_options.ignore_unsupported) {
+          spec.add_ignored_options(absl::StrCat(FileLine(source_line), ": ", line));
+          continue;
+        }
+        return fail(absl::StrCat("fio option '", key, "' is not implemented by iofleet; ",
+                                 "--ignore-unsupported runs without it (and says so in the report)"));
+      }
       return fail(absl::StrCat("unknown option '", key, "'", DidYouMean(key, KnownFioOptions())));
     }
     auto value = ExpandVariables(raw_value);
@@ -569,19 +580,21 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
 
 }  // namespace
 
-absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name) {
+absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name,
+                                        const FioParseOptions& options) {
   std::vector<SourceLine> lines;
   RETURN_IF_ERROR(AppendLines(text, file_name, 0, &lines));
-  return ParseLines(lines, file_name);
+  return ParseLines(lines, file_name, options);
 }
 
-absl::StatusOr<RunSpec> ParseFioJobFile(const std::string& path) {
+absl::StatusOr<RunSpec> ParseFioJobFile(const std::string& path, const FioParseOptions& options) {
   auto text = ReadWholeFile(path);
   if (!text.ok()) return text.status();
-  return ParseFioJobText(*text, path);
+  return ParseFioJobText(*text, path, options);
 }
 
-absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& options) {
+absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& args, const FioParseOptions& parse_options) {
+  const std::vector<std::string>& options = args;
   // fio's rule: options before the first --name are global; each --name starts a job.
   std::vector<SourceLine> lines = {{kCommandLine, 0, "[global]"}};
   int argument = 0;
@@ -597,7 +610,7 @@ absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& opti
       lines.push_back({kCommandLine, argument, body});
     }
   }
-  auto spec = ParseLines(lines, kCommandLine);
+  auto spec = ParseLines(lines, kCommandLine, parse_options);
   if (!spec.ok() && absl::StrContains(spec.status().message(), "no job sections")) {
     return absl::InvalidArgumentError("command line: job options need --name=JOB to start a job (as in fio)");
   }

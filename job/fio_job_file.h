@@ -20,13 +20,20 @@ using v1::JobSpec;
 using v1::ReadWrite;
 using v1::RunSpec;
 
+struct FioParseOptions {
+  // A fio option iofleet does not implement is skipped and listed in RunSpec.ignored_options
+  // instead of being an error. Options fio does not know are errors either way.
+  bool ignore_unsupported = false;
+};
+
 // Parses job-file text; `file_name` is used in error messages ("quick.fio:12: ...").
-absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name);
+absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name,
+                                        const FioParseOptions& options = {});
 // Reads and parses a job file.
-absl::StatusOr<RunSpec> ParseFioJobFile(const std::string& path);
+absl::StatusOr<RunSpec> ParseFioJobFile(const std::string& path, const FioParseOptions& options = {});
 // fio's command-line form: `--opt=value ...`, options before the first --name=JOB are global
 // and each --name starts a job. Errors say "command line argument N".
-absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& options);
+absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& args, const FioParseOptions& options = {});
 
 // The option names the parser knows, for "did you mean" and documentation.
 std::vector<std::string> KnownFioOptions();

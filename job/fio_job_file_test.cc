@@ -255,3 +255,22 @@ TEST(JobPhases, StonewallStartsPhasesAndGroupsNewGroupOnlyGroups) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FioJobFile, UnimplementedFioOptionsAreErrorsUnlessIgnored) {
+  const std::string text = "[a]\nsize=1m\ncpus_allowed=0-1\nszie=1m\n";
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nsize=1m\ncpus_allowed=0-1\n", "u.fio").status().message()),
+              HasSubstr("u.fio:3: fio option 'cpus_allowed' is not implemented by iofleet; --ignore-unsupported runs without it"));
+  auto spec = ParseFioJobText("[a]\nsize=1m\ncpus_allowed=0-1\n", "u.fio", {.ignore_unsupported = true});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_EQ(spec->ignored_options_size(), 1);
+  EXPECT_EQ(spec->ignored_options(0), "u.fio:3: cpus_allowed=0-1");
+  // A typo is not a fio option: still an error, with the nearest known option.
+  EXPECT_THAT(std::string(ParseFioJobText(text, "u.fio", {.ignore_unsupported = true}).status().message()),
+              HasSubstr("u.fio:4: unknown option 'szie' (did you mean size?)"));
+}
+
+}  // namespace
+}  // namespace iofleet
