@@ -339,6 +339,15 @@ const std::vector<FioOption>& Options() {
       {"wait_for_previous", false, BoolOption(&JobSpec::set_stonewall)},
       {"new_group", false, BoolOption(&JobSpec::set_new_group)},
       {"group_reporting", false, BoolOption(&JobSpec::set_group_reporting)},
+      {"verify", true, [](absl::string_view v, JobSpec* j) {
+         if (v == "crc32c" || v == "crc32c-intel") j->set_verify(v1::JobSpec::VERIFY_CRC32C);
+         else if (v == "md5") j->set_verify(v1::JobSpec::VERIFY_MD5);
+         else if (v == "0" || v == "null") j->set_verify(v1::JobSpec::VERIFY_NONE);
+         else return absl::InvalidArgumentError(absl::StrCat("verify='", v, "' is not implemented; use crc32c or md5"));
+         return absl::OkStatus();
+       }},
+      {"do_verify", false, BoolOption(&JobSpec::set_do_verify)},
+      {"verify_fatal", false, BoolOption(&JobSpec::set_verify_fatal)},
       {"blockalign", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},
       {"iodepth_batch_submit", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
@@ -382,6 +391,7 @@ JobSpec DefaultJob() {
   job.set_clat_percentiles(true);
   job.set_nrfiles(1);
   job.set_file_service_switch(1);
+  job.set_do_verify(true);
   return job;
 }
 

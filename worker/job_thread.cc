@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -15,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "worker/block_verify.h"
 #include "worker/random_offsets.h"
 
 namespace iofleet {
@@ -101,6 +104,7 @@ class IoLoop {
     uint64_t submit_ns = 0;
     size_t file_index = 0;
     bool queued = false;
+    bool verify_read = false;  // reading back a block this job wrote (do_verify)
   };
   enum class Next { kDone, kResubmit };
   // A request the loop owes besides data IO.
@@ -146,7 +150,11 @@ class IoLoop {
     uint64_t cursor = 0;
     uint64_t pass_bytes = 0;  // issued to this file in the current pass
     std::unique_ptr<RandomOffsets> offsets;
+    std::vector<std::pair<uint64_t, uint64_t>> written;  // (offset, length) this pass, for do_verify
   };
+  // do_verify: reads back every block this pass wrote and checks it.
+  void VerifyPass();
+  void RecordVerifyFailure(const absl::Status& failure, const Slot& slot);
   // Picks the file for the next IO (fio file_service_type).
   File& NextFile();
   const std::string& PathOf(const Slot& slot) const { return files_[slot.file_index].path; }
@@ -172,6 +180,14 @@ class IoLoop {
   uint64_t ios_since_think_ = 0;
   bool think_due_ = false;
   bool stopping_ = false;
+  // Verification: the generation written into headers (the pass), what to read back, results.
+  bool track_writes_ = false;
+  uint64_t generation_ = 0;
+  bool verifying_ = false;
+  std::vector<std::tuple<size_t, uint64_t, uint64_t>> verify_queue_;  // (file, offset, length)
+  size_t verify_next_ = 0;
+  uint64_t verify_failures_ = 0;
+  absl::Status first_verify_failure_;
   uint64_t record_from_ns_ = 0;   // after ramp_time
   uint64_t deadline_ns_ = UINT64_MAX;
   // Rate limiting per direction (read, write): interval per IO or per byte, and the time the
@@ -199,8 +215,9 @@ absl::Status IoLoop::Setup() {
   writes_ = job_.rw() != v1::SEQ_READ && job_.rw() != v1::RAND_READ;
   random_ = IsRandom(job_.rw());
   mixed_ = IsMixed(job_.rw());
+  track_writes_ = writes_ && job_.verify() != v1::JobSpec::VERIFY_NONE && job_.do_verify();
   for (const std::string& path : plan_.paths) {
-    auto handle = engine_->Open(path, OpenOptions{.read = reads_,
+    auto handle = engine_->Open(path, OpenOptions{.read = reads_ || track_writes_,  // read-back needs reading
                                                   .write = writes_,
                                                   .create = writes_ || job_.create_on_open(),
                                                   .direct = job_.direct(),
@@ -310,6 +327,16 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
       error = ENODATA;  // end of file before the block was complete
     }
   }
+  if (data && error == 0) {
+    if (r.op == IoOp::kWrite && track_writes_) {
+      files_[slot->file_index].written.emplace_back(slot->offset, slot->length);
+    } else if (r.op == IoOp::kRead && job_.verify() != v1::JobSpec::VERIFY_NONE) {
+      // A write job's own read-back expects this pass's generation; a read job takes any.
+      absl::Status checked = CheckBlock(job_.verify(), slot->buffer, slot->length, slot->offset,
+                                        slot->verify_read ? static_cast<int64_t>(generation_) : -1, PathOf(*slot));
+      if (!checked.ok()) RecordVerifyFailure(checked, *slot);
+    }
+  }
   // During ramp_time IO runs but is not counted (fio ramp_time).
   if (slot->issue_ns >= record_from_ns_) {
     const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : kWriteIndex;
@@ -317,7 +344,7 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
                                          data ? slot->done : 0, error != 0);
   }
   if (error != 0) Fail(*slot, error);
-  if (now_ns >= deadline_ns_) stopping_ = true;
+  if (now_ns >= deadline_ns_ && !verifying_) stopping_ = true;  // read-back is not cut short by runtime
   free_.push_back(slot);
   return Next::kDone;
 }
@@ -369,6 +396,18 @@ void IoLoop::NextIo(bool is_read, size_t* file_index, uint64_t* offset, uint64_t
 }
 
 void IoLoop::PrepareWriteBuffer(Slot* slot) {
+  if (job_.verify() != v1::JobSpec::VERIFY_NONE && slot->length >= kVerifyHeaderSize) {
+    // The header and checksum make every block self-describing; the scramble below keeps
+    // blocks distinct when the data pattern repeats.
+    if (!job_.zero_buffers()) {
+      for (uint64_t b = kVerifyHeaderSize; b + 16 <= slot->length; b += 512) {
+        const uint64_t words[2] = {slot->offset + b, rng_()};
+        std::memcpy(slot->buffer + b, words, sizeof(words));
+      }
+    }
+    SealBlock(job_.verify(), slot->buffer, slot->length, slot->offset, generation_);
+    return;
+  }
   if (job_.zero_buffers()) return;
   if (job_.refill_buffers()) {
     for (uint64_t b = 0; b + 8 <= slot->length; b += 8) {
@@ -394,13 +433,35 @@ void IoLoop::ChargeRate(int direction, uint64_t length) {
 
 void IoLoop::FillAndSubmit() {
   uint64_t now = NowNs();
-  while (!free_.empty() && !stopping_ && !think_due_ && (sync_due_ != Sync::kNone || !PassDone())) {
+  while (!free_.empty() && !stopping_ && !think_due_ && (verifying_ || sync_due_ != Sync::kNone || !PassDone())) {
     if (stop_.load(std::memory_order_relaxed)) {
       stopping_ = true;
       break;
     }
     Slot* slot = free_.back();
     IoRequest& r = slot->request;
+    if (verifying_) {
+      if (verify_next_ >= verify_queue_.size()) break;
+      const auto [file_index, offset, length] = verify_queue_[verify_next_++];
+      free_.pop_back();
+      r.op = IoOp::kRead;
+      r.file = files_[file_index].handle;
+      r.buffer = slot->buffer;
+      r.length = slot->length = length;
+      r.offset = slot->offset = offset;
+      r.buffer_index = static_cast<int>(r.tag);
+      r.result = 0;
+      slot->file_index = file_index;
+      slot->issue_ns = now;
+      slot->done = 0;
+      slot->queued = false;
+      slot->verify_read = true;
+      Dispatch(slot);
+      if (!slot->queued) now = NowNs();
+      if (unsent_.size() >= submit_batch_) CommitBatch();
+      continue;
+    }
+    slot->verify_read = false;
     if (sync_due_ != Sync::kNone) {
       // fio's fsync=N / fdatasync=N: a sync after every N issued writes, timed as its own direction.
       const IoOp op = sync_due_ == Sync::kFsync ? IoOp::kFsync : IoOp::kFdatasync;
@@ -517,6 +578,46 @@ void IoLoop::Drain() {
   while (in_flight_ > 0) ReapSome();
 }
 
+void IoLoop::RecordVerifyFailure(const absl::Status& failure, const Slot& slot) {
+  ++verify_failures_;
+  stats_->directions[kReadIndex].errors.store(stats_->directions[kReadIndex].errors.load(std::memory_order_relaxed) + 1,
+                                              std::memory_order_relaxed);
+  if (first_verify_failure_.ok()) first_verify_failure_ = failure;
+  if (job_.verify_fatal()) {
+    stopping_ = true;
+    if (outcome_.status.ok()) outcome_.status = failure;
+  }
+  (void)slot;
+}
+
+void IoLoop::VerifyPass() {
+  Drain();
+  think_due_ = false;
+  verify_queue_.clear();
+  verify_next_ = 0;
+  for (size_t f = 0; f < files_.size(); ++f) {
+    // The last write to each offset is what the file must hold.
+    std::map<uint64_t, uint64_t> latest;
+    for (const auto& [offset, length] : files_[f].written) latest[offset] = length;
+    for (const auto& [offset, length] : latest) verify_queue_.emplace_back(f, offset, length);
+    files_[f].written.clear();
+  }
+  const bool was_stopping = stopping_;
+  if (stop_.load(std::memory_order_relaxed) || !outcome_.status.ok()) return;  // stopped or failed: no read-back
+  stopping_ = false;
+  verifying_ = true;
+  while (true) {
+    FillAndSubmit();
+    if (in_flight_ == 0) {
+      if (verify_next_ >= verify_queue_.size() || stopping_) break;
+      continue;
+    }
+    ReapSome();
+  }
+  verifying_ = false;
+  stopping_ = stopping_ || was_stopping;
+}
+
 void IoLoop::SyncNow() {
   for (size_t i = 0; i < files_.size(); ++i) {
     Drain();
@@ -579,6 +680,13 @@ JobThreadOutcome IoLoop::Run() {
     Drain();
     if (job_.fsync_on_close() && writes_ && outcome_.status.ok()) SyncNow();
     go = !stopping_ && (job_.time_based() || pass + 1 < loops);
+    // do_verify: read back what this pass wrote (for time_based runs, the last pass only).
+    if (track_writes_ && (!job_.time_based() || !go)) VerifyPass();
+    ++generation_;
+  }
+  if (verify_failures_ > 0 && outcome_.status.ok()) {
+    outcome_.status = absl::DataLossError(absl::StrCat(verify_failures_, " block(s) failed verification; first: ",
+                                                       first_verify_failure_.message()));
   }
   if (job_.end_fsync() && writes_ && outcome_.status.ok()) SyncNow();
   outcome_.end = Clock::now();

@@ -427,3 +427,40 @@ TEST(FioOptions, SeveralFilesPerThreadByServiceType) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FioOptions, VerifyReadsBackWhatWasWrittenAndFindsTheCorruptBlock) {
+  for (auto kind : {v1::JobSpec::VERIFY_CRC32C, v1::JobSpec::VERIFY_MD5}) {
+    const std::string path = FilledFile("verify" + std::to_string(kind), 1 << 20, 0);
+    v1::JobSpec write = Job(v1::RAND_WRITE, 1 << 20, "io_uring");
+    write.set_iodepth(8);
+    write.set_verify(kind);
+    write.set_do_verify(true);
+    Ran ran = RunJob(write, path);
+    ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+    EXPECT_EQ(ran.writes, 256u);
+    EXPECT_EQ(ran.reads, 256u);  // every block read back and checked
+
+    // Corrupt one byte of block 37 behind the job's back; a verifying read job names it.
+    int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_EQ(::pwrite(fd, "X", 1, 37 * 4096 + 1000), 1);
+    ::close(fd);
+    v1::JobSpec read = Job(v1::SEQ_READ, 1 << 20, "psync");
+    read.set_verify(kind);
+    Ran checked = RunJob(read, path);
+    EXPECT_EQ(checked.reads, 256u);  // not fatal: the whole file is checked
+    ASSERT_FALSE(checked.outcome.status.ok());
+    EXPECT_EQ(checked.outcome.status.code(), absl::StatusCode::kDataLoss);
+    EXPECT_NE(checked.outcome.status.message().find("1 block(s) failed verification"), std::string::npos) << checked.outcome.status;
+    EXPECT_NE(checked.outcome.status.message().find("at offset 151552"), std::string::npos) << checked.outcome.status;
+    read.set_verify_fatal(true);
+    Ran fatal = RunJob(read, path);
+    EXPECT_LT(fatal.reads, 256u);  // stopped at the bad block
+    EXPECT_FALSE(fatal.outcome.status.ok());
+  }
+}
+
+}  // namespace
+}  // namespace iofleet
