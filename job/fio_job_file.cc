@@ -227,7 +227,16 @@ absl::Status SetPercentileList(absl::string_view v, JobSpec* j) {
   return absl::OkStatus();
 }
 
-absl::Status SetReadWrite(absl::string_view v, JobSpec* j) {
+absl::Status SetReadWrite(absl::string_view value, JobSpec* j) {
+  // rw=randread:8 (IOs per random offset) or rw=write:4k (bytes skipped after each IO).
+  const size_t colon = value.find(':');
+  const absl::string_view v = value.substr(0, colon);
+  j->set_rw_modifier(0);
+  if (colon != absl::string_view::npos) {
+    auto modifier = ParseSize(value.substr(colon + 1));
+    if (!modifier.ok()) return modifier.status();
+    j->set_rw_modifier(*modifier);
+  }
   static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
       {"read", v1::SEQ_READ},      {"write", v1::SEQ_WRITE}, {"randread", v1::RAND_READ},
       {"randwrite", v1::RAND_WRITE}, {"rw", v1::SEQ_MIXED},  {"readwrite", v1::SEQ_MIXED},
@@ -276,7 +285,22 @@ const std::vector<FioOption>& Options() {
       {"rwmixwrite", true, UintOption(&JobSpec::set_rwmix_read, 0, 100, [](uint32_t w) { return 100 - w; })},
       {"bs", true, &SetBlockSizes},
       {"bsrange", true, &SetBlockSizes},
-      {"size", true, SizeOption(&JobSpec::set_size, UINT64_MAX)},
+      {"size", true, [](absl::string_view v, JobSpec* j) {
+         if (absl::EndsWith(v, "%")) {
+           uint32_t percent;
+           if (!absl::SimpleAtoi(v.substr(0, v.size() - 1), &percent) || percent == 0 || percent > 100) {
+             return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a percentage from 1% to 100%"));
+           }
+           j->set_size_percent(percent);
+           j->set_size(0);
+           return absl::OkStatus();
+         }
+         auto size = ParseSize(v);
+         if (!size.ok()) return size.status();
+         j->set_size(*size);
+         j->set_size_percent(0);
+         return absl::OkStatus();
+       }},
       {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
       {"runtime", true, DurationOption(&JobSpec::set_runtime_ns, 1'000'000'000)},
       {"time_based", false, BoolOption(&JobSpec::set_time_based)},
@@ -347,6 +371,8 @@ const std::vector<FioOption>& Options() {
          return absl::OkStatus();
        }},
       {"do_verify", false, BoolOption(&JobSpec::set_do_verify)},
+      {"buffer_compress_percentage", true, UintOption(&JobSpec::set_buffer_compress_percentage, 0, 100)},
+      {"buffer_compress_chunk", true, UintOption(&JobSpec::set_buffer_compress_chunk, 16, 1u << 30)},
       {"verify_fatal", false, BoolOption(&JobSpec::set_verify_fatal)},
       {"blockalign", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},

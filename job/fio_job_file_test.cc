@@ -274,3 +274,28 @@ TEST(FioJobFile, UnimplementedFioOptionsAreErrorsUnlessIgnored) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FioJobFile, RwModifiersPercentSizesAndCompression) {
+  auto spec = ParseFioJobText("[a]\nrw=randread:8\nsize=50%\nfilename=dev.img\nbuffer_compress_percentage=40\n"
+                              "[b]\nrw=write:4k\nsize=1m\ndirectory=/tmp\nverify=md5\n", "m.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->jobs(0).rw(), v1::RAND_READ);
+  EXPECT_EQ(spec->jobs(0).rw_modifier(), 8u);
+  EXPECT_EQ(spec->jobs(0).size_percent(), 50u);
+  EXPECT_EQ(spec->jobs(0).buffer_compress_percentage(), 40u);
+  EXPECT_EQ(spec->jobs(1).rw_modifier(), 4096u);
+  EXPECT_EQ(spec->jobs(1).verify(), v1::JobSpec::VERIFY_MD5);
+  EXPECT_TRUE(spec->jobs(1).do_verify());
+  EXPECT_TRUE(ValidateRunSpec(*spec).ok()) << ValidateRunSpec(*spec);
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nsize=150%\n", "m.fio").status().message()), HasSubstr("not a percentage"));
+  auto no_file = ParseFioJobText("[a]\nsize=50%\ndirectory=/tmp\n", "m.fio");
+  ASSERT_TRUE(no_file.ok());
+  EXPECT_THAT(std::string(ValidateRunSpec(*no_file).message()), HasSubstr("size=N% needs filename="));
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nverify=sha512\n", "m.fio").status().message()), HasSubstr("use crc32c or md5"));
+}
+
+}  // namespace
+}  // namespace iofleet

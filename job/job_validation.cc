@@ -30,8 +30,11 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
       return bad(absl::StrCat("direct=1 needs bs to be a multiple of 512 (", name, ": ", range->min(), "-", range->max(), ")"));
     }
   }
-  if (job.size() == 0) return bad("size is not set (how many bytes each job thread works on)");
-  if (MaxBlockSize(job) > job.size()) {
+  if (job.size_percent() > 0 && job.filename().empty()) {
+    return bad("size=N% needs filename= naming existing files (the percentage is of their size)");
+  }
+  if (job.size() == 0 && job.size_percent() == 0) return bad("size is not set (how many bytes each job thread works on)");
+  if (job.size_percent() == 0 && MaxBlockSize(job) > job.size()) {
     return bad(absl::StrCat("bs (", MaxBlockSize(job), ") is larger than size (", job.size(), ")"));
   }
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
@@ -39,7 +42,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.verify() != v1::JobSpec::VERIFY_NONE && MinBlockSize(job) < 64) {
     return bad("verify needs blocks of at least 64 bytes (each carries a 48-byte header)");
   }
-  if (job.nrfiles() > 1 && FileSize(job) < MaxBlockSize(job)) {
+  if (job.nrfiles() > 1 && job.size_percent() == 0 && FileSize(job) < MaxBlockSize(job)) {
     return bad(absl::StrCat("each of the ", job.nrfiles(), " files would hold ", FileSize(job), " bytes, less than one block"));
   }
   if (job.io_size() > 0 && job.io_size() < MinBlockSize(job)) return bad("io_size is smaller than one block");

@@ -85,7 +85,8 @@ absl::Status DropCachedPages(const std::string& path) {
 absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy) {
   RunLayout layout;
   std::set<std::string> seen;
-  for (const v1::JobSpec& job : request.spec().jobs()) {
+  for (const v1::JobSpec& requested : request.spec().jobs()) {
+    v1::JobSpec& job = layout.jobs.emplace_back(requested);
     auto in_job = [&](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat("job '", job.name(), "': ", s.message()));
     };
@@ -116,6 +117,26 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     };
     const std::vector<std::string> shared_names =
         job.filename().empty() ? std::vector<std::string>{} : absl::StrSplit(job.filename(), ':');
+    if (job.size_percent() > 0) {
+      // fio's size=N%: a share of each existing file (the smallest, so every file has it).
+      uint64_t smallest = UINT64_MAX;
+      for (const std::string& name : shared_names) {
+        auto path = path_of(name);
+        if (!path.ok()) return in_job(path.status());
+        struct stat st;
+        if (::stat(path->c_str(), &st) != 0) {
+          return in_job(absl::ErrnoToStatus(errno, absl::StrCat("size=", job.size_percent(), "% of ", *path)));
+        }
+        smallest = std::min<uint64_t>(smallest, static_cast<uint64_t>(st.st_size));
+      }
+      const uint64_t unit = std::max<uint64_t>(1, OffsetUnit(job));
+      const uint64_t share = smallest > job.offset() ? (smallest - job.offset()) * job.size_percent() / 100 / unit * unit : 0;
+      if (share < MaxBlockSize(job)) {
+        return in_job(absl::InvalidArgumentError(absl::StrCat("size=", job.size_percent(), "% of ", smallest, " bytes leaves less than one block")));
+      }
+      job.set_filesize(share);
+      job.set_size(share * std::max(1u, job.nrfiles()));
+    }
     const uint64_t file_size = job.offset() + FileSize(job);
     // Write jobs get data only when asked to overwrite; reads always need it.
     const bool fill = JobReads(job) || job.overwrite();

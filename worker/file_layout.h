@@ -14,6 +14,9 @@
 namespace iofleet {
 
 struct RunLayout {
+  // The jobs as they run here: sizes given as a percentage (size=50%) resolved against the
+  // files on this worker.
+  std::vector<v1::JobSpec> jobs;
   // paths[job][jobnum][filenum]: the files of each job thread.
   std::vector<std::vector<std::vector<std::string>>> paths;
   v1::PrepareResponse response;  // the distinct files, as reported to the controller

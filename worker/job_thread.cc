@@ -130,8 +130,14 @@ class IoLoop {
   bool DrawIsRead() { return mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_; }
   void IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now);
   void CommitBatch();
-  bool PassDone() const { return pass_bytes_ >= pass_budget_; }
+  // With holes (rw=write:4k) a pass ends at the end of the files, as in fio.
+  bool PassDone() const {
+    return pass_bytes_ >= pass_budget_ || (holes_ && exhausted_files_ == files_.size());
+  }
+  bool holes_ = false;
+  size_t exhausted_files_ = 0;
   void PrepareWriteBuffer(Slot* slot);
+  void FillBuffer(char* buffer, uint64_t length);
   // When the next IO in `direction` may be issued under the job's rate limits.
   uint64_t RateDue(int direction) const { return next_due_ns_[direction]; }
   void ChargeRate(int direction, uint64_t length);
@@ -149,6 +155,9 @@ class IoLoop {
     int handle = -1;
     uint64_t cursor = 0;
     uint64_t pass_bytes = 0;  // issued to this file in the current pass
+    uint64_t last_end = 0;    // where the previous IO to this file ended
+    uint64_t run_length = 0;  // IOs in a row since the last random offset (rw=randread:N)
+    bool exhausted = false;   // sequential with holes (rw=write:4k): reached the end this pass
     std::unique_ptr<RandomOffsets> offsets;
     std::vector<std::pair<uint64_t, uint64_t>> written;  // (offset, length) this pass, for do_verify
   };
@@ -216,6 +225,7 @@ absl::Status IoLoop::Setup() {
   random_ = IsRandom(job_.rw());
   mixed_ = IsMixed(job_.rw());
   track_writes_ = writes_ && job_.verify() != v1::JobSpec::VERIFY_NONE && job_.do_verify();
+  holes_ = !random_ && job_.rw_modifier() > 0 && job_.io_size() == 0;
   for (const std::string& path : plan_.paths) {
     auto handle = engine_->Open(path, OpenOptions{.read = reads_ || track_writes_,  // read-back needs reading
                                                   .write = writes_,
@@ -238,15 +248,7 @@ absl::Status IoLoop::Setup() {
     void* raw = nullptr;
     if (::posix_memalign(&raw, 4096, max_bs_) != 0) return absl::ResourceExhaustedError("cannot allocate the IO buffers");
     buffers_.emplace_back(raw);
-    if (job_.zero_buffers()) {
-      std::memset(raw, 0, max_bs_);
-    } else {
-      // Random, incompressible data, as fio writes by default.
-      for (uint64_t b = 0; b + 8 <= max_bs_; b += 8) {
-        const uint64_t word = rng_();
-        std::memcpy(static_cast<char*>(raw) + b, &word, 8);
-      }
-    }
+    FillBuffer(static_cast<char*>(raw), max_bs_);
     slots_[i].buffer = static_cast<char*>(raw);
     slots_[i].request.tag = i;
     registered.push_back({raw, max_bs_});
@@ -378,21 +380,56 @@ IoLoop::File& IoLoop::NextFile() {
 
 void IoLoop::NextIo(bool is_read, size_t* file_index, uint64_t* offset, uint64_t* length) {
   const uint64_t size = PickBlockSize(job_, is_read, rng_());
-  File& file = NextFile();
+  File* chosen = &NextFile();
+  for (size_t i = 0; holes_ && chosen->exhausted && i < files_.size(); ++i) chosen = &files_[(current_file_ = (current_file_ + 1) % files_.size())];
+  File& file = *chosen;
   *file_index = static_cast<size_t>(&file - files_.data());
   uint64_t position;  // within the file's region
   if (random_) {
-    position = file.offsets->Next(rng_) * unit_;
+    // rw=randread:N: N IOs in a row, then a new random offset.
+    if (job_.rw_modifier() > 1 && file.run_length % job_.rw_modifier() != 0 && file.last_end < file_size_) {
+      position = file.last_end;
+    } else {
+      position = file.offsets->Next(rng_) * unit_;
+      file.run_length = 0;
+    }
+    ++file.run_length;
   } else {
     if (file.cursor >= file_size_) file.cursor = 0;  // io_size beyond size wraps around
     position = file.cursor;
   }
   // Never past the end of the region, nor past the pass's bytes (fio trims the last IO).
   *length = std::min({size, file_size_ - position, pass_budget_ - pass_bytes_});
-  if (!random_) file.cursor = position + *length;
+  file.last_end = position + *length;
+  // rw=write:4k: sequential with a hole of that many bytes after each IO.
+  if (!random_) file.cursor = position + *length + job_.rw_modifier();
+  if (holes_ && file.cursor >= file_size_ && !file.exhausted) {
+    file.exhausted = true;
+    ++exhausted_files_;
+  }
   *offset = region_start_ + position;
   file.pass_bytes += *length;
   pass_bytes_ += *length;
+}
+
+void IoLoop::FillBuffer(char* buffer, uint64_t length) {
+  if (job_.zero_buffers()) {
+    std::memset(buffer, 0, length);
+    return;
+  }
+  // Random, incompressible data, as fio writes by default; with buffer_compress_percentage,
+  // each chunk ends in zeros so that it compresses to about that share.
+  const uint64_t chunk = job_.buffer_compress_chunk() ? job_.buffer_compress_chunk() : 512;
+  const uint64_t random_part = job_.buffer_compress_percentage() ? chunk * (100 - job_.buffer_compress_percentage()) / 100 : chunk;
+  for (uint64_t start = 0; start < length; start += chunk) {
+    const uint64_t end = std::min(length, start + chunk);
+    const uint64_t random_end = std::min(end, start + random_part);
+    for (uint64_t b = start; b < random_end; b += 8) {
+      const uint64_t word = rng_();
+      std::memcpy(buffer + b, &word, std::min<uint64_t>(8, random_end - b));
+    }
+    if (random_end < end) std::memset(buffer + random_end, 0, end - random_end);
+  }
 }
 
 void IoLoop::PrepareWriteBuffer(Slot* slot) {
@@ -410,10 +447,7 @@ void IoLoop::PrepareWriteBuffer(Slot* slot) {
   }
   if (job_.zero_buffers()) return;
   if (job_.refill_buffers()) {
-    for (uint64_t b = 0; b + 8 <= slot->length; b += 8) {
-      const uint64_t word = rng_();
-      std::memcpy(slot->buffer + b, &word, 8);
-    }
+    FillBuffer(slot->buffer, slot->length);
   } else if (job_.scramble_buffers()) {
     // fio's scramble: the offset and a timestamp at the start of every 512-byte sector, so
     // deduplicating storage cannot fold repeated buffers away.
@@ -651,7 +685,11 @@ JobThreadOutcome IoLoop::Run() {
       f.offsets->NewPass();
       f.cursor = 0;
       f.pass_bytes = 0;
+      f.last_end = 0;
+      f.run_length = 0;
+      f.exhausted = false;
     }
+    exhausted_files_ = 0;
     current_file_ = 0;
     ios_on_current_file_ = 0;
     pass_bytes_ = 0;

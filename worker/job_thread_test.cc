@@ -464,3 +464,41 @@ TEST(FioOptions, VerifyReadsBackWhatWasWrittenAndFindsTheCorruptBlock) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FioOptions, RwModifiersCompressibleBuffersAndSizePercent) {
+  // rw=write:4k: every other block, and the pass ends at the end of the file.
+  std::string path = FilledFile("holes", 1 << 20, 'x');
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_rw_modifier(4096);
+  Ran ran = RunJob(job, path);
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(ran.writes, 128u);
+  EXPECT_EQ(UntouchedBlocks(path, 0, 1 << 20, 'x'), 128);
+
+  // rw=randwrite:8: runs of 8 consecutive blocks; still every block once over the pass.
+  path = FilledFile("runs", 1 << 20, 0);
+  job = Job(v1::RAND_WRITE, 1 << 20, "psync");
+  job.set_rw_modifier(8);
+  ran = RunJob(job, path);
+  EXPECT_EQ(ran.writes, 256u);
+  EXPECT_LT(UntouchedBlocks(path, 0, 1 << 20, 0), 200);  // runs repeat some blocks, skip others
+
+  // buffer_compress_percentage=60: about 60% of every written chunk is zeros.
+  path = FilledFile("compress", 1 << 20, 'x');
+  job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_buffer_compress_percentage(60);
+  job.set_scramble_buffers(false);
+  ASSERT_TRUE(RunJob(job, path).outcome.status.ok());
+  std::vector<char> data(1 << 20);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_EQ(::pread(fd, data.data(), data.size(), 0), 1 << 20);
+  ::close(fd);
+  const double zeros = static_cast<double>(std::count(data.begin(), data.end(), 0)) / data.size();
+  EXPECT_NEAR(zeros, 0.60, 0.02);
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -74,7 +74,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
   }
   for (int j = 0; j < specs.size(); ++j) {
     for (uint32_t t = 0; t < specs[j].numjobs(); ++t) {
-      JobThreadPlan plan{.job = &specs[j],
+      JobThreadPlan plan{.job = &layout_.jobs[j],
                          .paths = layout_.paths[j][t],
                          .jobnum = t,
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,

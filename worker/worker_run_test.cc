@@ -1,6 +1,8 @@
 #include "worker/worker_run.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gtest/gtest.h"
 #include "worker/file_layout.h"
@@ -166,6 +168,31 @@ TEST(FileLayout, NrfilesFilenameListsCreateOnOpenAndOverwrite) {
   ASSERT_TRUE(layout.ok());
   ASSERT_EQ(::stat(layout->paths[0][0][0].c_str(), &st), 0);
   EXPECT_GE(st.st_blocks * 512, 3 << 20);  // written, not just allocated
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FileLayout, SizePercentIsOfTheExistingFile) {
+  const std::string root = std::getenv("TEST_TMPDIR");
+  auto policy = PathPolicy::Create({root});
+  ::mkdir((root + "/pct").c_str(), 0755);
+  int fd = ::open((root + "/pct/dev.img").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_EQ(::ftruncate(fd, 8 << 20), 0);
+  ::close(fd);
+  v1::PrepareRequest request = MakeRequest(root + "/pct");
+  v1::JobSpec* job = request.mutable_spec()->mutable_jobs(0);
+  job->set_filename("dev.img");
+  job->set_size(0);
+  job->set_size_percent(25);
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->jobs[0].size(), 2u << 20);
+  job->set_filename("missing.img");
+  EXPECT_EQ(LayOutRunFiles(request, *policy).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace
