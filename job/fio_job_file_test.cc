@@ -279,7 +279,7 @@ namespace iofleet {
 namespace {
 
 TEST(FioJobFile, RwModifiersPercentSizesAndCompression) {
-  auto spec = ParseFioJobText("[a]\nrw=randread:8\nsize=50%\nfilename=dev.img\nbuffer_compress_percentage=40\n"
+  auto spec = ParseFioJobText("[a]\nrw=randread:8\nsize=50%\nfilename=/tmp/dev.img\nbuffer_compress_percentage=40\n"
                               "[b]\nrw=write:4k\nsize=1m\ndirectory=/tmp\nverify=md5\n", "m.fio");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->jobs(0).rw(), v1::RAND_READ);
