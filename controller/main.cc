@@ -31,6 +31,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
     {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},
     {"lease", true, false, "DURATION", "workers stop IO if the controller is silent this long (default 5s)"},
+    {"directory", true, false, "DIR", "where jobs without directory= put their files (a path on the workers)"},
     {"keep-files", false, false, "", "with no hosts: keep the temporary job directory"},
     {"ignore-unsupported", false, false, "", "skip fio options iofleet does not implement (listed in the report)"},
     {"help", false, false, "", "show this help"},
@@ -152,6 +153,7 @@ int Run(const std::vector<std::string>& args) {
   options.output_file = cl->Get("output");
   options.worker_binary = cl->Get("worker-binary");
   options.keep_files = cl->Has("keep-files");
+  options.directory = cl->Get("directory");
   options.ignore_unsupported = cl->Has("ignore-unsupported");
   return RunJob(options);
 }

@@ -102,6 +102,14 @@ int RunJob(const RunOptions& options) {
 
   const bool local = options.hosts.empty();
   TemporaryDirectory temporary{.keep = options.keep_files};
+  if (!options.directory.empty()) {
+    if (options.directory[0] != '/') {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("--directory ", options.directory, " must be an absolute path")), 2);
+    }
+    for (v1::JobSpec& job : *spec.mutable_jobs()) {
+      if (job.directory().empty() && job.filename().find('/') == std::string::npos) job.set_directory(options.directory);
+    }
+  }
   std::vector<std::string> local_roots;
   if (local) {
     for (v1::JobSpec& job : *spec.mutable_jobs()) {

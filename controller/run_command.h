@@ -21,6 +21,7 @@ struct RunOptions {
   absl::Duration connect_timeout = absl::Seconds(3);
   std::string output_format = "normal";  // normal | json
   std::string output_file;               // empty: stdout
+  std::string directory;                 // for jobs without directory= (else a temp dir locally)
   bool keep_files = false;               // keep the temporary directory of a local run
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
 };

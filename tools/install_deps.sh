@@ -8,6 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev libgmock-dev libgtest-dev
   pkg-config
+  fio                      # the peer the equivalence tests and benchmarks compare against
 )
 
 missing=()

@@ -467,7 +467,8 @@ void IoLoop::ChargeRate(int direction, uint64_t length) {
 
 void IoLoop::FillAndSubmit() {
   uint64_t now = NowNs();
-  while (!free_.empty() && !stopping_ && !think_due_ && (verifying_ || sync_due_ != Sync::kNone || !PassDone())) {
+  // As in fio, a sync due after the pass's last write is not issued (end_fsync is for that).
+  while (!free_.empty() && !stopping_ && !think_due_ && (verifying_ || !PassDone())) {
     if (stop_.load(std::memory_order_relaxed)) {
       stopping_ = true;
       break;
@@ -703,7 +704,7 @@ JobThreadOutcome IoLoop::Run() {
         continue;
       }
       if (in_flight_ == 0) {
-        if (stopping_ || (PassDone() && sync_due_ == Sync::kNone)) break;
+        if (stopping_ || PassDone()) break;
         if (rate_limited_ && pending_direction_ >= 0) {
           // Idle until the held-back IO is due (or the job's time is up).
           const uint64_t now = NowNs();
@@ -716,6 +717,7 @@ JobThreadOutcome IoLoop::Run() {
       ReapSome();
     }
     Drain();
+    sync_due_ = Sync::kNone;
     if (job_.fsync_on_close() && writes_ && outcome_.status.ok()) SyncNow();
     go = !stopping_ && (job_.time_based() || pass + 1 < loops);
     // do_verify: read back what this pass wrote (for time_based runs, the last pass only).
