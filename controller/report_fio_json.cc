@@ -137,6 +137,17 @@ void JobObject(const std::string& name, uint32_t group, uint64_t elapsed_ns, con
   LatencyObject(s && s->has_latency() ? s->latency() : empty, s ? s->ops() : 0, true, PutObject(sync, "lat_ns"));
   Put(out, "job_runtime", std::round(static_cast<double>(elapsed_ns) / 1e6));
   if (job) {
+    auto levels = [&](const char* key, const google::protobuf::RepeatedField<uint64_t>& counts, const std::vector<const char*>& names) {
+      uint64_t total = 0;
+      for (uint64_t c : counts) total += c;
+      Struct* o = PutObject(out, key);
+      for (size_t b = 0; b < names.size(); ++b) {
+        Put(o, names[b], total && static_cast<int>(b) < counts.size() ? 100.0 * static_cast<double>(counts[b]) / static_cast<double>(total) : 0);
+      }
+    };
+    levels("iodepth_level", job->depth_counts(), {"1", "2", "4", "8", "16", "32", ">=64"});
+    levels("iodepth_submit", job->submit_counts(), {"0", "4", "8", "16", "32", "64", ">=64"});
+    levels("iodepth_complete", job->complete_counts(), {"0", "4", "8", "16", "32", "64", ">=64"});
     Put(out, "usr_cpu", job->usr_cpu());
     Put(out, "sys_cpu", job->sys_cpu());
     Put(out, "ctx", static_cast<double>(job->context_switches()));

@@ -104,7 +104,20 @@ void RenderJobFooter(const v1::JobResult& job, std::string* out) {
   }
   if (!unit.empty()) absl::StrAppend(out, "\n");
   absl::StrAppendFormat(out, "  cpu          : usr=%.2f%%, sys=%.2f%%, ctx=%d\n", job.usr_cpu(), job.sys_cpu(), job.context_switches());
-  absl::StrAppendFormat(out, "  IO depths    : %d (iodepth)\n", job.iodepth());
+  auto distribution = [&](const char* label, const google::protobuf::RepeatedField<uint64_t>& counts,
+                          const std::vector<const char*>& names) {
+    uint64_t total = 0;
+    for (uint64_t c : counts) total += c;
+    absl::StrAppend(out, label);
+    for (size_t b = 0; b < names.size(); ++b) {
+      const double pct = total && static_cast<int>(b) < counts.size() ? 100.0 * static_cast<double>(counts[b]) / static_cast<double>(total) : 0;
+      absl::StrAppendFormat(out, "%s%s=%.1f%%", b ? ", " : "", names[b], pct);
+    }
+    absl::StrAppend(out, "\n");
+  };
+  distribution("  IO depths    : ", job.depth_counts(), {"1", "2", "4", "8", "16", "32", ">=64"});
+  distribution("     submit    : ", job.submit_counts(), {"0", "4", "8", "16", "32", "64", ">=64"});
+  distribution("     complete  : ", job.complete_counts(), {"0", "4", "8", "16", "32", "64", ">=64"});
   absl::StrAppendFormat(out, "     issued rwts: total=%d,%d,%d,%d\n", issued[0], issued[1], issued[2], issued[3]);
 }
 

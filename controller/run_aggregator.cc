@@ -115,6 +115,9 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
     worker_job.cpu_user_ns = report.cpu_user_ns();
     worker_job.cpu_system_ns = report.cpu_system_ns();
     worker_job.context_switches = report.context_switches();
+    worker_job.depth_counts.assign(report.depth_counts().begin(), report.depth_counts().end());
+    worker_job.submit_counts.assign(report.submit_counts().begin(), report.submit_counts().end());
+    worker_job.complete_counts.assign(report.complete_counts().begin(), report.complete_counts().end());
   }
   ClusterInterval& interval = per_job_intervals_[report.job_index()][report.interval_index()];
   AddDirections(report, &interval.totals);
@@ -188,6 +191,13 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       job_cpu_system += static_cast<double>(worker_job.cpu_system_ns);
       job_thread_ns += thread_ns;
       job->set_context_switches(job->context_switches() + worker_job.context_switches);
+      auto add_counts = [](const std::vector<uint64_t>& from, google::protobuf::RepeatedField<uint64_t>* into) {
+        if (into->size() < static_cast<int>(from.size())) into->Resize(static_cast<int>(from.size()), 0);
+        for (size_t b = 0; b < from.size(); ++b) into->Set(static_cast<int>(b), into->Get(static_cast<int>(b)) + from[b]);
+      };
+      add_counts(worker_job.depth_counts, job->mutable_depth_counts());
+      add_counts(worker_job.submit_counts, job->mutable_submit_counts());
+      add_counts(worker_job.complete_counts, job->mutable_complete_counts());
       for (int d = 0; d < kDirections; ++d) {
         const v1::DirectionStats& stats = worker_job.totals.directions[d];
         if (!Active(stats)) continue;

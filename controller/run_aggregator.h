@@ -52,6 +52,7 @@ class RunAggregator {
     std::string error, stop_reason;
     std::vector<std::string> notes;
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
+    std::vector<uint64_t> depth_counts, submit_counts, complete_counts;
     int64_t last_end_unix_ns = 0;
   };
   struct ClusterInterval {

@@ -550,7 +550,11 @@ void IoLoop::FillAndSubmit() {
     slot->done = 0;
     slot->queued = false;
     Dispatch(slot);
-    if (!slot->queued) now = NowNs();
+    if (!slot->queued) {
+      now = NowNs();
+      // fio's "IO depths" for a request completed at once: what was in flight, plus it.
+      ThreadStats::Add(stats_->depth[DepthBucket(in_flight_ + 1)], 1);
+    }
     // fio's iodepth_batch_submit: send once this many requests are queued.
     if (unsent_.size() >= submit_batch_) CommitBatch();
   }
@@ -584,8 +588,11 @@ void IoLoop::CommitBatch() {
       return;
     }
     const uint64_t submitted = NowNs();
+    ThreadStats::Add(stats_->submit[BatchBucket(static_cast<uint32_t>(unsent_.size()))], 1);
     for (Slot* slot : unsent_) slot->submit_ns = submitted;
     in_flight_ += static_cast<uint32_t>(unsent_.size());
+    // fio's "IO depths": the submitted requests count at the depth they brought the queue to.
+    ThreadStats::Add(stats_->depth[DepthBucket(in_flight_)], unsent_.size());
     unsent_.clear();
   }
 }
@@ -600,6 +607,7 @@ void IoLoop::ReapSome() {
     return;
   }
   const uint64_t now = NowNs();
+  ThreadStats::Add(stats_->complete[BatchBucket(static_cast<uint32_t>(*reaped))], 1);
   for (int i = 0; i < *reaped; ++i) {
     Slot* slot = &slots_[reaped_[i]->tag];
     --in_flight_;

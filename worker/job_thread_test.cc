@@ -502,3 +502,39 @@ TEST(FioOptions, RwModifiersCompressibleBuffersAndSizePercent) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(ThreadStats, DepthBucketsAreFios) {
+  EXPECT_EQ(DepthBucket(1), 0);
+  EXPECT_EQ(DepthBucket(3), 1);
+  EXPECT_EQ(DepthBucket(4), 2);
+  EXPECT_EQ(DepthBucket(8), 3);
+  EXPECT_EQ(DepthBucket(32), 5);
+  EXPECT_EQ(DepthBucket(1000), 6);
+  EXPECT_EQ(BatchBucket(0), 0);
+  EXPECT_EQ(BatchBucket(4), 1);
+  EXPECT_EQ(BatchBucket(5), 2);
+  EXPECT_EQ(BatchBucket(64), 5);
+  EXPECT_EQ(BatchBucket(65), 6);
+}
+
+TEST(FioOptions, QueueDepthIsReachedAndRecorded) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_iodepth(32);
+  job.set_iodepth_batch_submit(32);
+  auto stats = std::make_unique<ThreadStats>();
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get()).status.ok());
+  // With batches of 32 the ring runs full: nearly every request is issued at depth 32..63.
+  const double at_32 = static_cast<double>(stats->depth[5].load());
+  double total = 0;
+  for (auto& c : stats->depth) total += static_cast<double>(c.load());
+  EXPECT_EQ(total, 16384);
+  EXPECT_GT(at_32 / total, 0.9);
+  EXPECT_GT(stats->submit[4].load(), 0u);  // 17-32 requests per submission
+}
+
+}  // namespace
+}  // namespace iofleet

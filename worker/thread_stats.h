@@ -32,8 +32,31 @@ struct DirectionCounters {
   }
 };
 
+// fio's "IO depths" (in flight when a request is issued: 1, 2, 4, 8, 16, 32, >=64) and
+// "submit"/"complete" (requests per submission or reap: 0, 4, 8, 16, 32, 64, >=64).
+inline constexpr int kDepthBuckets = 7;
+// fio's io_u_mark_depth: [1,2) [2,4) [4,8) [8,16) [16,32) [32,64) [64,...).
+inline int DepthBucket(uint32_t depth) {
+  int bucket = 0;
+  while (bucket < kDepthBuckets - 1 && depth >= (2u << bucket)) ++bucket;
+  return bucket;
+}
+// fio's io_u_mark_submit/complete: 0, 1-4, 5-8, 9-16, 17-32, 33-64, more.
+inline int BatchBucket(uint32_t n) {
+  if (n == 0) return 0;
+  int bucket = 1;
+  for (uint32_t limit = 4; bucket < kDepthBuckets - 1 && n > limit; limit <<= 1) ++bucket;
+  return bucket;
+}
+
 struct ThreadStats {
   DirectionCounters directions[kDirectionCount];
+  std::atomic<uint64_t> depth[kDepthBuckets] = {};
+  std::atomic<uint64_t> submit[kDepthBuckets] = {};
+  std::atomic<uint64_t> complete[kDepthBuckets] = {};
+
+  // IO thread only.
+  static void Add(std::atomic<uint64_t>& cell, uint64_t n) { cell.store(cell.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
 };
 
 }  // namespace iofleet

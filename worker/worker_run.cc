@@ -192,6 +192,17 @@ void WorkerRun::CollectorLoop() {
         report.set_cpu_user_ns(state.cpu_user_ns);
         report.set_cpu_system_ns(state.cpu_system_ns);
         report.set_context_switches(state.context_switches);
+        for (int b = 0; b < kDepthBuckets; ++b) {
+          uint64_t depth = 0, submit = 0, complete = 0;
+          for (const auto& thread : state.threads) {
+            depth += thread->depth[b].load(std::memory_order_relaxed);
+            submit += thread->submit[b].load(std::memory_order_relaxed);
+            complete += thread->complete[b].load(std::memory_order_relaxed);
+          }
+          report.add_depth_counts(depth);
+          report.add_submit_counts(submit);
+          report.add_complete_counts(complete);
+        }
         state.final_sent = true;
         Publish(std::move(report));
       } else {
