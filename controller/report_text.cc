@@ -148,6 +148,9 @@ std::string RenderTextReport(const v1::RunReport& report) {
   absl::StrAppendFormat(&out, "iofleet %s: run %s of %s on %d worker%s%s\n", report.tool_version(), report.run_id(),
                         report.job_source(), report.workers_size(), report.workers_size() == 1 ? "" : "s",
                         report.workers().empty() ? "" : absl::StrCat(": ", absl::StrJoin(worker_names, ", ")));
+  for (const v1::WorkerInfo& w : report.workers()) {
+    for (const std::string& t : w.targets()) absl::StrAppend(&out, "  ", w.address(), " target ", t, "\n");
+  }
   if (!report.ignored_options().empty()) {
     absl::StrAppend(&out, "WARNING: these fio options were ignored (--ignore-unsupported), so this is not exactly the job file's workload:\n");
     for (const std::string& o : report.ignored_options()) absl::StrAppend(&out, "  - ", o, "\n");

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -182,6 +183,7 @@ int RunJob(const RunOptions& options) {
   // collect until every worker has finished the phase — a cluster-wide barrier.
   RunAggregator aggregator(spec, addresses);
   const JobPhases phases = SplitIntoPhases(spec);
+  std::mutex report_mu;  // prepare threads add each worker's targets
   std::vector<absl::Status> stream_status(n);
   struct sigaction action = {};
   action.sa_handler = OnInterrupt;
@@ -209,7 +211,16 @@ int RunJob(const RunOptions& options) {
       request.set_worker_count(static_cast<uint32_t>(n));
       request.set_interval_ns(report.interval_ns());
       request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
-      prepared[i] = clients[i]->Prepare(request, absl::Minutes(30)).status();
+      auto response = clients[i]->Prepare(request, absl::Minutes(30));
+      prepared[i] = response.status();
+      if (response.ok()) {
+        for (const v1::TargetInfo& t : response->targets()) {
+          const std::string line = absl::StrCat(t.path(), ": ", t.fs_type(), " ", t.mount_source(), " on ", t.mount_point());
+          auto* targets = report.mutable_workers(static_cast<int>(i))->mutable_targets();
+          std::lock_guard<std::mutex> lock(report_mu);
+          if (std::find(targets->begin(), targets->end(), line) == targets->end()) *targets->Add() = line;
+        }
+      }
     });
     for (size_t i = 0; i < n; ++i) {
       if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));

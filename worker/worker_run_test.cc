@@ -197,3 +197,36 @@ TEST(FileLayout, SizePercentIsOfTheExistingFile) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FileLayout, NamesTheFilesystemAndRefusesDirectIoWhereItIsRefused) {
+  // ramfs has no O_DIRECT (tmpfs has had it since Linux 6.6). Mounting needs root.
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/ramfs";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  if (std::system(("mount -t ramfs ramfs " + dir + " 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount ramfs here (not root, or no mount namespace rights)";
+  }
+  // Unmounted however the test ends.
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { (void)std::system(("umount " + dir + " 2>/dev/null").c_str()); }
+  } unmount{dir};
+  auto policy = PathPolicy::Create({dir});
+  v1::PrepareRequest request = MakeRequest(dir);
+  auto layout = LayOutRunFiles(request, *policy);
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  if (layout.ok()) {
+    ASSERT_EQ(layout->response.targets_size(), 1);
+    EXPECT_EQ(layout->response.targets(0).fs_type(), "ramfs");
+  }
+  request.mutable_spec()->mutable_jobs(0)->set_direct(true);
+  request.mutable_spec()->mutable_jobs(0)->set_name("direct");
+  auto refused = LayOutRunFiles(request, *policy);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("O_DIRECT (direct=1): the filesystem refuses it"), std::string::npos) << refused.status();
+}
+
+}  // namespace
+}  // namespace iofleet
