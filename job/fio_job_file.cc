@@ -374,6 +374,22 @@ const std::vector<FioOption>& Options() {
       {"buffer_compress_percentage", true, UintOption(&JobSpec::set_buffer_compress_percentage, 0, 100)},
       {"buffer_compress_chunk", true, UintOption(&JobSpec::set_buffer_compress_chunk, 16, 1u << 30)},
       {"verify_fatal", false, BoolOption(&JobSpec::set_verify_fatal)},
+      {"description", true, StringOption(&JobSpec::mutable_description)},
+      // iofleet always runs job threads; fio's `thread` (threads instead of processes) is what
+      // it does anyway.
+      {"thread", false, [](absl::string_view v, JobSpec*) {
+         bool b = false;
+         return ParseBool(v, &b);
+       }},
+      {"kb_base", true, [](absl::string_view v, JobSpec*) {
+         if (v == "1024") return absl::OkStatus();
+         return absl::InvalidArgumentError("only kb_base=1024 (fio's default: k = 1024) is implemented");
+       }},
+      {"fallocate", true, [](absl::string_view v, JobSpec*) {
+         // Layout allocates with posix_fallocate, which is fio's default (native/posix).
+         if (v == "native" || v == "posix" || v == "1") return absl::OkStatus();
+         return absl::InvalidArgumentError(absl::StrCat("fallocate=", v, " is not implemented (layout uses posix_fallocate: native/posix)"));
+       }},
       {"blockalign", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},
       {"iodepth_batch_submit", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},

@@ -1,6 +1,8 @@
 #include "worker/file_layout.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +32,20 @@ bool JobReads(const v1::JobSpec& job) {
 // Brings `path` to at least `size` bytes: written with data when the job reads it (reads of
 // holes would measure nothing), allocated otherwise. Returns whether anything was done.
 absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) {
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && S_ISBLK(existing.st_mode)) {
+    // A block device (filename=/dev/...): never written by layout; it must be big enough.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
+    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+    uint64_t device_size = 0;
+    const int rc = ::ioctl(fd, BLKGETSIZE64, &device_size);
+    ::close(fd);
+    if (rc != 0) return absl::ErrnoToStatus(errno, absl::StrCat("size of ", path));
+    if (device_size < size) {
+      return absl::OutOfRangeError(absl::StrCat(path, " holds ", device_size, " bytes, less than the ", size, " the job needs"));
+    }
+    return false;
+  }
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("create ", path));
   struct stat st;
