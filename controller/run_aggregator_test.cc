@@ -4,17 +4,12 @@
 
 #include "controller/report_text.h"
 #include "gtest/gtest.h"
+#include "job/block_sizes.h"
 #include "histogram/latency_histogram.h"
 
 namespace iofleet {
 namespace {
 
-void SetBlockSize(v1::JobSpec* job, uint64_t bs) {
-  for (v1::BlockSizeRange* r : {job->mutable_read_bs(), job->mutable_write_bs(), job->mutable_trim_bs()}) {
-    r->set_min(bs);
-    r->set_max(bs);
-  }
-}
 
 v1::IntervalReport MakeReport(uint32_t interval, LatencyHistogram& h, uint64_t bytes, bool final) {
   v1::IntervalReport r;
@@ -39,7 +34,7 @@ TEST(RunAggregator, ClusterIsTheExactMergeOfWorkersAndIntervals) {
   auto* job = spec.add_jobs();
   job->set_name("j");
   job->set_rw(v1::RAND_WRITE);
-  SetBlockSize(job, 4096);
+  SetFixedBlockSize(job, 4096);
   RunAggregator aggregator(spec, {"a:1", "b:2"});
   std::mt19937_64 rng(9);
   std::lognormal_distribution<double> fast(8, 0.5), slow(11, 0.5);

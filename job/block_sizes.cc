@@ -45,6 +45,13 @@ uint64_t MinBlockSize(const v1::JobSpec& job) {
   return min == UINT64_MAX ? 0 : min;
 }
 
+void SetFixedBlockSize(v1::JobSpec* job, uint64_t bs) {
+  for (v1::BlockSizeRange* r : {job->mutable_read_bs(), job->mutable_write_bs(), job->mutable_trim_bs()}) {
+    r->set_min(bs);
+    r->set_max(bs);
+  }
+}
+
 uint64_t FileSize(const v1::JobSpec& job) {
   if (job.filesize() > 0) return job.filesize();
   return job.size() / std::max(1u, job.nrfiles());

@@ -19,6 +19,8 @@ uint64_t OffsetUnit(const v1::JobSpec& job);
 // The size of one IO in a direction, from a uniformly random 64-bit number: a bssplit entry
 // by its weight, or a size in [min, max] in multiples of min.
 uint64_t PickBlockSize(const v1::JobSpec& job, bool is_read, uint64_t random);
+// Sets one block size for reads, writes and trims (fio's plain bs=N).
+void SetFixedBlockSize(v1::JobSpec* job, uint64_t bs);
 // The size of each of the job's files: filesize, or size split over nrfiles.
 uint64_t FileSize(const v1::JobSpec& job);
 // "4KiB", "4KiB-64KiB", "4KiB,8KiB" (read,write) as fio would write it.

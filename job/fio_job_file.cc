@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "common/nearest_name.h"
 #include "common/status_macros.h"
+#include "job/block_sizes.h"
 #include "job/fio_option_names.h"
 #include "common/units.h"
 #include "job/job_validation.h"
@@ -416,10 +417,7 @@ JobSpec DefaultJob() {
   JobSpec job;
   job.set_rw(v1::SEQ_READ);
   job.set_rwmix_read(50);
-  for (v1::BlockSizeRange* r : {job.mutable_read_bs(), job.mutable_write_bs(), job.mutable_trim_bs()}) {
-    r->set_min(4096);
-    r->set_max(4096);
-  }
+  SetFixedBlockSize(&job, 4096);
   job.set_numjobs(1);
   job.set_ioengine("psync");
   job.set_iodepth(1);

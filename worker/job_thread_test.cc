@@ -7,16 +7,11 @@
 #include <set>
 
 #include "gtest/gtest.h"
+#include "job/block_sizes.h"
 
 namespace iofleet {
 namespace {
 
-void SetBlockSize(v1::JobSpec* job, uint64_t bs) {
-  for (v1::BlockSizeRange* r : {job->mutable_read_bs(), job->mutable_write_bs(), job->mutable_trim_bs()}) {
-    r->set_min(bs);
-    r->set_max(bs);
-  }
-}
 
 TEST(BlockPermutation, VisitsEveryBlockExactlyOncePerPass) {
   for (uint64_t count : {1ull, 2ull, 7ull, 64ull, 1000ull, 4097ull}) {
@@ -44,7 +39,7 @@ TEST(RunJobThread, RandomWritePassCoversTheFileAndCountsEveryIo) {
   v1::JobSpec job;
   job.set_name("w");
   job.set_rw(v1::RAND_WRITE);
-  SetBlockSize(&job, 4096);
+  SetFixedBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine("psync");
   job.set_fsync_every(16);
@@ -82,7 +77,7 @@ TEST(RunJobThread, MixedWorkloadHonoursTheMixAndRuntime) {
   job.set_name("m");
   job.set_rw(v1::RAND_MIXED);
   job.set_rwmix_read(75);
-  SetBlockSize(&job, 4096);
+  SetFixedBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine("sync");
   job.set_time_based(true);
@@ -105,7 +100,7 @@ TEST(RunJobThread, IoErrorStopsTheThreadAndNamesTheFile) {
   v1::JobSpec job;
   job.set_name("r");
   job.set_rw(v1::SEQ_READ);
-  SetBlockSize(&job, 4096);
+  SetFixedBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine("psync");
   const std::string path = TempFile("short.dat");
@@ -136,7 +131,7 @@ TEST_P(AsyncEngines, QueueDepthPassIsCompleteAndTimed) {
   v1::JobSpec job;
   job.set_name("qd");
   job.set_rw(v1::RAND_WRITE);
-  SetBlockSize(&job, 4096);
+  SetFixedBlockSize(&job, 4096);
   job.set_size(1 << 20);
   job.set_ioengine(GetParam());
   job.set_iodepth(16);
@@ -171,7 +166,7 @@ TEST(RunJobThread, NullEngineAtDepthCountsEveryRequest) {
   job.set_name("n");
   job.set_rw(v1::RAND_MIXED);
   job.set_rwmix_read(70);
-  SetBlockSize(&job, 4096);
+  SetFixedBlockSize(&job, 4096);
   job.set_size(64 << 20);
   job.set_ioengine("null");
   job.set_iodepth(32);
@@ -240,7 +235,7 @@ v1::JobSpec Job(v1::ReadWrite rw, uint64_t size, const std::string& engine) {
   job.set_loops(1);
   job.set_thinktime_blocks(1);
   job.set_randrepeat(true);
-  SetBlockSize(&job, 4096);
+  SetFixedBlockSize(&job, 4096);
   return job;
 }
 

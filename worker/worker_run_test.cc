@@ -5,17 +5,12 @@
 #include <unistd.h>
 
 #include "gtest/gtest.h"
+#include "job/block_sizes.h"
 #include "worker/file_layout.h"
 
 namespace iofleet {
 namespace {
 
-void SetBlockSize(v1::JobSpec* job, uint64_t bs) {
-  for (v1::BlockSizeRange* r : {job->mutable_read_bs(), job->mutable_write_bs(), job->mutable_trim_bs()}) {
-    r->set_min(bs);
-    r->set_max(bs);
-  }
-}
 
 int64_t WallNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -30,7 +25,7 @@ v1::PrepareRequest MakeRequest(const std::string& dir) {
   v1::JobSpec* job = request.mutable_spec()->add_jobs();
   job->set_name("reader");
   job->set_rw(v1::RAND_READ);
-  SetBlockSize(job, 4096);
+  SetFixedBlockSize(job, 4096);
   job->set_size(1 << 20);
   job->set_numjobs(2);
   job->set_ioengine("psync");

@@ -5,16 +5,11 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "job/block_sizes.h"
 
 namespace iofleet {
 namespace {
 
-void SetBlockSize(v1::JobSpec* job, uint64_t bs) {
-  for (v1::BlockSizeRange* r : {job->mutable_read_bs(), job->mutable_write_bs(), job->mutable_trim_bs()}) {
-    r->set_min(bs);
-    r->set_max(bs);
-  }
-}
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
@@ -31,7 +26,7 @@ class WorkerServiceTest : public ::testing::Test {
     v1::JobSpec* job = request.mutable_spec()->add_jobs();
     job->set_name("j");
     job->set_rw(v1::SEQ_WRITE);
-    SetBlockSize(job, 4096);
+    SetFixedBlockSize(job, 4096);
     job->set_size(size);
     job->set_numjobs(1);
     job->set_ioengine("sync");
@@ -86,7 +81,7 @@ TEST_F(WorkerServiceTest, CallsOutOfOrderOrOutOfBoundsAreRefused) {
   EXPECT_EQ(service_.Start(&context_, &start, &started).error_code(), grpc::StatusCode::NOT_FOUND);
 
   v1::PrepareRequest invalid = Request("run-b", 1 << 20);
-  SetBlockSize(invalid.mutable_spec()->mutable_jobs(0), 0);
+  SetFixedBlockSize(invalid.mutable_spec()->mutable_jobs(0), 0);
   v1::PrepareResponse response;
   grpc::Status status = service_.Prepare(&context_, &invalid, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
