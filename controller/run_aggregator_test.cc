@@ -70,5 +70,27 @@ TEST(RunAggregator, ClusterIsTheExactMergeOfWorkersAndIntervals) {
   EXPECT_NE(text.find("b:2"), std::string::npos);
 }
 
+TEST(RunAggregator, JobsPercentileListIsUsed) {
+  v1::RunSpec spec;
+  auto* job = spec.add_jobs();
+  job->set_name("p");
+  job->set_rw(v1::RAND_READ);
+  SetFixedBlockSize(job, 4096);
+  job->add_percentile_list(50);
+  job->add_percentile_list(99.9);
+  RunAggregator aggregator(spec, {"a:1"});
+  LatencyHistogram h;
+  for (int i = 1; i <= 1000; ++i) h.Record(i * 1000);
+  v1::IntervalReport r = MakeReport(0, h, 1000 * 4096, true);
+  r.mutable_directions(0)->set_direction(v1::READ);
+  aggregator.Add(0, r);
+  v1::RunReport report;
+  aggregator.FillReport(&report);
+  const auto& percentiles = report.jobs(0).directions(0).latency().percentiles();
+  ASSERT_EQ(percentiles.size(), 2);
+  EXPECT_EQ(percentiles[1].percentile(), 99.9);
+  EXPECT_NEAR(static_cast<double>(percentiles[1].value_ns()), 999'000, 999'000 * 0.01);
+}
+
 }  // namespace
 }  // namespace iofleet

@@ -1,5 +1,7 @@
 #include "worker/job_thread.h"
 
+#include "worker/block_verify.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -529,6 +531,80 @@ TEST(FioOptions, QueueDepthIsReachedAndRecorded) {
   EXPECT_EQ(total, 16384);
   EXPECT_GT(at_32 / total, 0.9);
   EXPECT_GT(stats->submit[4].load(), 0u);  // 17-32 requests per submission
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// The first `blocks` 4 KiB blocks of a file.
+std::vector<std::string> Blocks(const std::string& path, int blocks) {
+  std::vector<std::string> out;
+  int fd = ::open(path.c_str(), O_RDONLY);
+  for (int b = 0; b < blocks; ++b) {
+    std::string block(4096, '\0');
+    EXPECT_EQ(::pread(fd, block.data(), 4096, b * 4096), 4096);
+    out.push_back(block);
+  }
+  ::close(fd);
+  return out;
+}
+
+TEST(FioOptions, ScrambleAndRefillBuffers) {
+  auto write = [](bool scramble, bool refill) {
+    const std::string path = FilledFile("buffers" + std::to_string(scramble) + std::to_string(refill), 64 << 10, 0);
+    v1::JobSpec job = Job(v1::SEQ_WRITE, 64 << 10, "psync");
+    job.set_scramble_buffers(scramble);
+    job.set_refill_buffers(refill);
+    EXPECT_TRUE(RunJob(job, path).outcome.status.ok());
+    return Blocks(path, 2);
+  };
+  auto plain = write(false, false);
+  EXPECT_EQ(plain[0], plain[1]);  // one buffer, written twice
+  auto scrambled = write(true, false);
+  EXPECT_NE(scrambled[0].substr(0, 16), scrambled[1].substr(0, 16));   // offset + time stamped
+  EXPECT_EQ(scrambled[0].substr(16, 400), scrambled[1].substr(16, 400));  // the rest unchanged
+  auto refilled = write(false, true);
+  EXPECT_NE(refilled[0].substr(100, 400), refilled[1].substr(100, 400));  // new data each time
+}
+
+TEST(FioOptions, CompletionBatchLimits) {
+  v1::JobSpec job = Job(v1::RAND_READ, 16 << 20, "null");
+  job.set_iodepth(32);
+  job.set_iodepth_batch_submit(32);
+  job.set_iodepth_batch_complete_max(4);
+  auto stats = std::make_unique<ThreadStats>();
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get()).status.ok());
+  EXPECT_GT(stats->complete[1].load(), 0u);
+  for (int b = 2; b < kDepthBuckets; ++b) EXPECT_EQ(stats->complete[b].load(), 0u) << "reaped more than 4 at once";
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST(FioOptions, BlockalignDecidesOffsetGranularity) {
+  const std::string path = FilledFile("align", 1 << 20, 0);
+  v1::JobSpec job = Job(v1::RAND_WRITE, 1 << 20, "psync");
+  SetFixedBlockSize(&job, 8192);
+  job.set_blockalign(4096);
+  job.set_verify(v1::JobSpec::VERIFY_CRC32C);  // headers show where each block was written
+  job.set_do_verify(false);
+  ASSERT_TRUE(RunJob(job, path).outcome.status.ok());
+  std::vector<char> data(1 << 20);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_EQ(::pread(fd, data.data(), data.size(), 0), 1 << 20);
+  ::close(fd);
+  int odd_starts = 0;
+  for (uint64_t off = 4096; off + 8192 <= data.size(); off += 8192) {
+    odd_starts += CheckBlock(v1::JobSpec::VERIFY_CRC32C, data.data() + off, 8192, off, -1, "f").ok();
+  }
+  EXPECT_GT(odd_starts, 0) << "8 KiB blocks were only ever placed at 8 KiB multiples";
 }
 
 }  // namespace
