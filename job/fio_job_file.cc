@@ -550,7 +550,6 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
   spec.set_source(source);
   JobSpec global = DefaultJob();
   JobSpec* current = nullptr;  // nullptr outside any section
-  bool in_global = false;
   for (const SourceLine& source_line : lines) {
     auto fail = [&](absl::string_view message) {
       return absl::InvalidArgumentError(absl::StrCat(FileLine(source_line), ": ", message));
@@ -563,14 +562,12 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       }
       std::string name(absl::StripAsciiWhitespace(line.substr(1, line.size() - 2)));
       if (name == "global") {
-        in_global = true;
         current = &global;
         continue;
       }
       for (const JobSpec& existing : spec.jobs()) {
         if (existing.name() == name) return fail(absl::StrCat("job '", name, "' is defined twice"));
       }
-      in_global = false;
       current = spec.add_jobs();
       *current = global;
       current->set_name(name);
@@ -611,7 +608,7 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
     if (option->needs_value && (!has_value || value->empty())) {
       return fail(absl::StrCat("option '", key, "' needs a value (", key, "=...)"));
     }
-    if (in_global && name == "name") return fail("'name' belongs in a job section, not [global]");
+    // fio accepts name= in [global] (job files in the wild have it); each section still names its job.
     absl::Status status = option->set(*value, current);
     if (!status.ok()) return fail(absl::StrCat("bad value for ", key, ": ", status.message()));
   }
