@@ -11,7 +11,7 @@ namespace iofleet {
 namespace {
 
 const char* DirectionName(int index) {
-  static constexpr const char* kNames[] = {"read", "write", "trim", "sync"};
+  static constexpr const char* kNames[] = {"read", "write", "trim", "sync", "meta"};
   return kNames[index];
 }
 

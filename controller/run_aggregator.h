@@ -41,7 +41,7 @@ class RunAggregator {
   void FillReport(v1::RunReport* report) const;
 
  private:
-  static constexpr int kDirections = 4;  // read, write, trim, sync
+  static constexpr int kDirections = 5;  // read, write, trim, sync, meta
   struct Totals {
     std::array<v1::DirectionStats, kDirections> directions;
   };

@@ -15,11 +15,29 @@ std::string Where(const v1::JobSpec& job) {
   return absl::StrCat(where, "job '", job.name(), "': ");
 }
 
+absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
+  const v1::MetadataPhase& phase = job.metadata();
+  auto bad = [&](absl::string_view what) { return absl::InvalidArgumentError(absl::StrCat(Where(job), what)); };
+  if (phase.op() == v1::MetadataPhase::OP_UNSPECIFIED) return bad("no metadata operation");
+  if (phase.test_dirs().empty()) return bad("no test directory (-d)");
+  for (const std::string& dir : phase.test_dirs()) {
+    if (dir.empty() || dir[0] != '/') return bad(absl::StrCat("test directory '", dir, "' must be an absolute path"));
+  }
+  if (job.numjobs() == 0 || phase.task_count() == 0) return bad("no tasks");
+  if (phase.items_per_task() == 0 && phase.items_per_dir() == 0 && phase.op() != v1::MetadataPhase::TREE_CREATE &&
+      phase.op() != v1::MetadataPhase::TREE_REMOVE && phase.op() != v1::MetadataPhase::READDIR) {
+    return bad("no items (-n or -I)");
+  }
+  if (phase.depth() > 0 && phase.branch() == 0) return bad("a tree deeper than 0 (-z) needs a branching factor (-b) of at least 1");
+  return absl::OkStatus();
+}
+
 absl::Status ValidateJob(const v1::JobSpec& job) {
   auto bad = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(Where(job), what));
   };
   if (job.name().empty()) return bad("a job needs a name");
+  if (job.has_metadata()) return ValidateMetadataJob(job);
   if (job.rw() == v1::READ_WRITE_UNSPECIFIED) return bad("rw is not set");
   for (const auto& [name, range] : {std::pair{"read", &job.read_bs()}, std::pair{"write", &job.write_bs()}, std::pair{"trim", &job.trim_bs()}}) {
     if (range->min() == 0 || range->max() == 0) return bad(absl::StrCat("bs must be greater than 0 (", name, ")"));

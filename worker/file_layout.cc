@@ -133,10 +133,19 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     auto in_job = [&](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat("job '", job.name(), "': ", s.message()));
     };
+    auto& job_paths = layout.paths.emplace_back();
+    if (job.has_metadata()) {
+      // A metadata phase works in its test directories, which must lie under the roots.
+      for (const std::string& dir : job.metadata().test_dirs()) {
+        auto resolved = policy.ResolveDirectory(dir);
+        if (!resolved.ok()) return in_job(resolved.status());
+      }
+      job_paths.assign(job.numjobs(), {});
+      continue;
+    }
     auto engine = FindEngine(job.ioengine());
     if (!engine.ok()) return engine.status();
     const uint32_t nrfiles = std::max(1u, job.nrfiles());
-    auto& job_paths = layout.paths.emplace_back();
     if ((*engine)->diskless) {
       // Nothing is opened or written: the threads only need names.
       job_paths.assign(job.numjobs(), std::vector<std::string>(nrfiles, absl::StrCat("(", job.ioengine(), ")")));

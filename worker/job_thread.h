@@ -21,6 +21,7 @@ struct JobThreadPlan {
   const v1::JobSpec* job = nullptr;
   std::vector<std::string> paths;  // the files this thread works on (nrfiles)
   uint32_t jobnum = 0;  // index among the job's threads on this worker
+  uint32_t rank = 0;    // index among the job's threads on all workers (mdtest's task number)
   uint64_t seed = 0;    // random offsets and mixes; distinct per worker and thread
   std::chrono::steady_clock::time_point start;  // the run's common start instant
 };
@@ -32,6 +33,9 @@ struct JobThreadOutcome {
   std::vector<std::string> notes;  // from the engine: features refused, fallbacks taken
   // CPU the thread used from its start to its end (getrusage RUSAGE_THREAD).
   uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
+  // Metadata tasks: items done, and whether the stonewall time stopped the task.
+  uint64_t items = 0;
+  bool stonewalled = false;
 };
 
 // Runs until the job's work is done, its runtime has passed, or `stop` becomes true.

@@ -13,7 +13,8 @@
 namespace iofleet {
 
 // Indices into ThreadStats::directions; proto Direction values are these + 1.
-enum DirectionIndex { kReadIndex = 0, kWriteIndex = 1, kTrimIndex = 2, kSyncIndex = 3, kDirectionCount = 4 };
+// kMetaIndex: metadata operations (mkdir, stat, create...) of an mdtest-style phase.
+enum DirectionIndex { kReadIndex = 0, kWriteIndex = 1, kTrimIndex = 2, kSyncIndex = 3, kMetaIndex = 4, kDirectionCount = 5 };
 
 struct DirectionCounters {
   LiveLatencyHistogram latency;             // issue -> completion (fio lat)

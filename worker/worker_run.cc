@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "worker/metadata_task.h"
 
 namespace iofleet {
 namespace {
@@ -65,6 +66,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
     JobState& state = jobs_[j];
     const uint32_t numjobs = specs[j].numjobs();
     state.reported_bytes.assign(numjobs, {});
+    state.task_items.assign(numjobs, 0);
     state.reported_errors.assign(numjobs, {});
     for (uint32_t t = 0; t < numjobs; ++t) {
       state.threads.push_back(std::make_unique<ThreadStats>());
@@ -77,16 +79,19 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
       JobThreadPlan plan{.job = &layout_.jobs[j],
                          .paths = layout_.paths[j][t],
                          .jobnum = t,
+                         .rank = request_.worker_index() * specs[j].numjobs() + t,
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
                          .start = start_};
       ThreadStats* stats = jobs_[j].threads[t].get();
       io_threads_.emplace_back([this, plan, stats, j] {
-        JobThreadOutcome outcome = RunJobThread(plan, stop_, stats);
+        JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, stop_, stats) : RunJobThread(plan, stop_, stats);
         std::lock_guard<std::mutex> inner(mu_);
         JobState& state = jobs_[j];
         ++state.threads_finished;
         state.last_end = std::max(state.last_end, outcome.end);
         if (!outcome.status.ok() && state.first_error.ok()) state.first_error = outcome.status;
+        state.task_items[plan.jobnum] = outcome.items;
+        state.stonewalled |= outcome.stonewalled;
         state.cpu_user_ns += outcome.cpu_user_ns;
         state.cpu_system_ns += outcome.cpu_system_ns;
         state.context_switches += outcome.context_switches;
@@ -192,6 +197,8 @@ void WorkerRun::CollectorLoop() {
         report.set_cpu_user_ns(state.cpu_user_ns);
         report.set_cpu_system_ns(state.cpu_system_ns);
         report.set_context_switches(state.context_switches);
+        for (uint64_t items : state.task_items) report.add_task_items(items);
+        report.set_stonewalled(state.stonewalled);
         for (int b = 0; b < kDepthBuckets; ++b) {
           uint64_t depth = 0, submit = 0, complete = 0;
           for (const auto& thread : state.threads) {

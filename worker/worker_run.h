@@ -64,6 +64,8 @@ class WorkerRun {
     absl::Status first_error;
     std::vector<std::string> notes;
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
+    std::vector<uint64_t> task_items;
+    bool stonewalled = false;
     bool final_sent = false;
   };
 

@@ -1,0 +1,54 @@
+#include "job/mdtest_tree.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace iofleet {
+
+MdtestTree::MdtestTree(const v1::MetadataPhase& phase) : phase_(phase) {
+  uint64_t level = 1;
+  directories_ = 1;
+  for (uint32_t d = 1; d <= phase.depth(); ++d) {
+    level *= std::max(1u, phase.branch());
+    directories_ += level;
+  }
+  first_item_dir_ = phase.leaf_only() ? directories_ - level : 0;
+  if (phase.items_per_dir() > 0) {
+    items_per_dir_ = phase.items_per_dir();
+    items_per_task_ = phase.items_per_task() ? phase.items_per_task() : items_per_dir_ * item_directory_count();
+  } else {
+    items_per_task_ = phase.items_per_task();
+    items_per_dir_ = std::max<uint64_t>(1, (items_per_task_ + item_directory_count() - 1) / item_directory_count());
+  }
+}
+
+std::string MdtestTree::IterationDirectory(uint32_t rank) const {
+  const auto& dirs = phase_.test_dirs();
+  const std::string& base = dirs.empty() ? std::string(".") : dirs[static_cast<int>(rank % dirs.size())];
+  return absl::StrCat(base, "/test-dir.0-", phase_.iteration());
+}
+
+std::string MdtestTree::DirectoryPath(uint32_t rank, uint64_t n) const {
+  const std::string base = phase_.unique_dir() ? absl::StrCat("mdtest_tree.", rank) : "mdtest_tree";
+  std::vector<uint64_t> chain;
+  const uint64_t b = std::max(1u, phase_.branch());
+  for (uint64_t node = n;; node = (node - 1) / b) {
+    chain.push_back(node);
+    if (node == 0) break;
+  }
+  std::string path = IterationDirectory(rank);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) absl::StrAppend(&path, "/", base, ".", *it);
+  return path;
+}
+
+uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
+  return first_item_dir_ + std::min(i / items_per_dir_, item_directory_count() - 1);
+}
+
+std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
+  return absl::StrCat(DirectoryPath(rank, DirectoryOfItem(i)), "/", file ? "file" : "dir", ".mdtest.", rank, ".", i);
+}
+
+}  // namespace iofleet

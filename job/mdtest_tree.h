@@ -1,0 +1,43 @@
+// mdtest's directory tree and item layout, shared by the worker (which builds it) and the
+// controller (which checks the counts): a tree of `depth` levels with `branch` children per
+// directory, named as mdtest names it ("mdtest_tree.<n>", root 0, children of n at b*n+1+k),
+// and each task's items spread over its directories.
+#ifndef IOFLEET_JOB_MDTEST_TREE_H_
+#define IOFLEET_JOB_MDTEST_TREE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "proto/job.pb.h"
+
+namespace iofleet {
+
+class MdtestTree {
+ public:
+  explicit MdtestTree(const v1::MetadataPhase& phase);
+
+  // Directories in the tree: 1 + b + b^2 + ... + b^depth.
+  uint64_t directory_count() const { return directories_; }
+  // The directories that hold items: all of them, or the leaves with -L.
+  uint64_t first_item_directory() const { return first_item_dir_; }
+  uint64_t item_directory_count() const { return directories_ - first_item_dir_; }
+  uint64_t items_per_task() const { return items_per_task_; }
+  uint64_t items_per_directory() const { return items_per_dir_; }
+
+  // "test-dir.0-<iteration>" under the task's test directory.
+  std::string IterationDirectory(uint32_t rank) const;
+  // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one).
+  std::string DirectoryPath(uint32_t rank, uint64_t n) const;
+  // The directory that holds item `i` of a task.
+  uint64_t DirectoryOfItem(uint64_t i) const;
+  // "file.mdtest.<rank>.<i>" / "dir.mdtest.<rank>.<i>" inside their tree directory.
+  std::string ItemPath(uint32_t rank, uint64_t i, bool file) const;
+
+ private:
+  const v1::MetadataPhase phase_;
+  uint64_t directories_ = 1, first_item_dir_ = 0, items_per_task_ = 0, items_per_dir_ = 0;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_JOB_MDTEST_TREE_H_

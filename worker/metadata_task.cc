@@ -1,0 +1,207 @@
+#include "worker/metadata_task.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "job/mdtest_tree.h"
+
+namespace iofleet {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Op = v1::MetadataPhase;
+
+uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+
+// The operations of the phase, each returning 0 or an errno. Not on a data path: plain calls.
+int MakeDirectory(const std::string& path) { return ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno; }
+int RemoveDirectory(const std::string& path) { return ::rmdir(path.c_str()) == 0 ? 0 : errno; }
+int StatPath(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
+}
+int Rename(const std::string& from, const std::string& to) { return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno; }
+int Unlink(const std::string& path) { return ::unlink(path.c_str()) == 0 ? 0 : errno; }
+
+int CreateFile(const std::string& path, const std::vector<char>& data, bool sync, bool mknod_file) {
+  if (mknod_file) return ::mknod(path.c_str(), S_IFREG | 0644, 0) == 0 ? 0 : errno;
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int error = 0;
+  if (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n != static_cast<ssize_t>(data.size())) error = n < 0 ? errno : EIO;
+  }
+  if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  return error;
+}
+
+int ReadFile(const std::string& path, std::vector<char>& buffer) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int error = 0;
+  if (!buffer.empty()) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n != static_cast<ssize_t>(buffer.size())) error = n < 0 ? errno : EIO;  // mdtest: a short read fails
+  }
+  ::close(fd);
+  return error;
+}
+
+// Entries in `dir` (not . and ..), or -errno; those starting with `prefix` when one is given.
+int64_t CountEntries(const std::string& dir, const std::string& prefix = "") {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return -errno;
+  int64_t n = 0;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (prefix.empty() || absl::StartsWith(name, prefix)) ++n;
+  }
+  ::closedir(d);
+  return n;
+}
+
+const char* OpName(Op::Op op) {
+  switch (op) {
+    case Op::TREE_CREATE: return "tree creation";
+    case Op::DIR_CREATE: return "directory creation";
+    case Op::DIR_STAT: return "directory stat";
+    case Op::DIR_RENAME: return "directory rename";
+    case Op::DIR_REMOVE: return "directory removal";
+    case Op::FILE_CREATE: return "file creation";
+    case Op::FILE_STAT: return "file stat";
+    case Op::FILE_READ: return "file read";
+    case Op::FILE_REMOVE: return "file removal";
+    case Op::TREE_REMOVE: return "tree removal";
+    case Op::READDIR: return "directory listing";
+    default: return "?";
+  }
+}
+
+}  // namespace
+
+JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats) {
+  const v1::MetadataPhase& phase = plan.job->metadata();
+  const MdtestTree tree(phase);
+  const uint32_t rank = plan.rank;
+  const uint32_t tasks = std::max(1u, phase.task_count());
+  // Stat and read phases may work on a neighbour's items (-N stride), as mdtest does.
+  const bool neighbour = phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT || phase.op() == Op::FILE_READ;
+  const uint32_t owner = neighbour ? (rank + phase.stride()) % tasks : rank;
+  JobThreadOutcome outcome;
+
+  // What this task does: one step per item (or per tree directory).
+  const bool tree_op = phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE || phase.op() == Op::READDIR;
+  // Without -u the shared tree is made and removed by task 0 alone.
+  const bool tree_owner = phase.unique_dir() || rank == 0;
+  uint64_t steps = tree_op ? tree.directory_count() : tree.items_per_task();
+  if ((phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE) && !tree_owner) steps = 0;
+  if (phase.op() == Op::READDIR) steps = tree.item_directory_count();
+  std::vector<uint64_t> order(steps);
+  std::iota(order.begin(), order.end(), 0);
+  if (phase.op() == Op::TREE_REMOVE) std::reverse(order.begin(), order.end());  // children first
+  if (phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT)) {
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(phase.random_seed() ^ rank));
+  }
+  std::vector<char> data(phase.op() == Op::FILE_CREATE ? phase.write_bytes() : phase.op() == Op::FILE_READ ? phase.read_bytes() : 0, 'm');
+
+  if (phase.op() == Op::TREE_CREATE) {
+    // The iteration directory is set-up, not measured (mdtest makes it before the timer).
+    const int err = ::mkdir(tree.IterationDirectory(rank).c_str(), 0755) == 0 ? 0 : errno;
+    if (err != 0 && err != EEXIST) {
+      outcome.status = absl::ErrnoToStatus(err, absl::StrCat("mkdir ", tree.IterationDirectory(rank)));
+      outcome.end = Clock::now();
+      return outcome;
+    }
+  }
+
+  while (Clock::now() < plan.start) {
+    if (stop.load(std::memory_order_relaxed)) break;
+    std::this_thread::sleep_until(std::min(plan.start, Clock::now() + std::chrono::milliseconds(20)));
+  }
+  const uint64_t start_ns = NowNs();
+  const uint64_t stonewall_at = phase.stonewall_ns() ? start_ns + phase.stonewall_ns() : UINT64_MAX;
+  uint64_t done = 0;
+  for (uint64_t step : order) {
+    if (stop.load(std::memory_order_relaxed)) break;
+    const uint64_t begin = NowNs();
+    if (begin >= stonewall_at) {
+      outcome.stonewalled = true;
+      break;
+    }
+    std::string path, other;
+    int error = 0;
+    switch (phase.op()) {
+      case Op::TREE_CREATE: error = MakeDirectory(path = tree.DirectoryPath(rank, step)); break;
+      case Op::TREE_REMOVE: error = RemoveDirectory(path = tree.DirectoryPath(rank, step)); break;
+      case Op::READDIR: {
+        const int64_t n = CountEntries(path = tree.DirectoryPath(owner, tree.first_item_directory() + step));
+        error = n < 0 ? static_cast<int>(-n) : 0;
+        break;
+      }
+      case Op::DIR_CREATE: error = MakeDirectory(path = tree.ItemPath(rank, step, false)); break;
+      case Op::DIR_STAT: error = StatPath(path = tree.ItemPath(owner, step, false)); break;
+      case Op::DIR_RENAME:
+        path = tree.ItemPath(rank, step, false);
+        error = Rename(path, other = path + ".renamed");
+        break;
+      case Op::DIR_REMOVE:
+        path = tree.ItemPath(rank, step, false) + (phase.renamed() ? ".renamed" : "");
+        error = RemoveDirectory(path);
+        break;
+      case Op::FILE_CREATE: error = CreateFile(path = tree.ItemPath(rank, step, true), data, phase.sync_writes(), phase.use_mknod()); break;
+      case Op::FILE_STAT: error = StatPath(path = tree.ItemPath(owner, step, true)); break;
+      case Op::FILE_READ: error = ReadFile(path = tree.ItemPath(owner, step, true), data); break;
+      case Op::FILE_REMOVE: error = Unlink(path = tree.ItemPath(rank, step, true)); break;
+      default: error = EINVAL; break;
+    }
+    const uint64_t end = NowNs();
+    const uint64_t bytes = phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ ? data.size() : 0;
+    stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0);
+    if (error != 0) {
+      // mdtest stops at the first failure; so does the task, naming it.
+      outcome.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(phase.op()), " of ", path, other.empty() ? "" : " to " + other, " (task ", rank, ")"));
+      break;
+    }
+    ++done;
+  }
+  outcome.end = Clock::now();
+  outcome.items = done;
+
+  // Item accounting, after the clock: what creation made must be there (mdtest assumes it).
+  if (outcome.status.ok() && (phase.op() == Op::DIR_CREATE || phase.op() == Op::FILE_CREATE)) {
+    const bool file = phase.op() == Op::FILE_CREATE;
+    const std::string prefix = absl::StrCat(file ? "file" : "dir", ".mdtest.", rank, ".");
+    uint64_t present = 0;
+    for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
+      const int64_t n = CountEntries(tree.DirectoryPath(rank, d), prefix);
+      if (n > 0) present += static_cast<uint64_t>(n);
+    }
+    if (present != done) {
+      outcome.status = absl::DataLossError(absl::StrCat(OpName(phase.op()), ": task ", rank, " created ", done, " items but ", present,
+                                                        " are present in its tree under ", tree.IterationDirectory(rank)));
+    }
+  }
+  if (phase.op() == Op::TREE_REMOVE && tree_owner && outcome.status.ok()) {
+    // The shared iteration directory goes once the last tree in it is gone.
+    ::rmdir(tree.IterationDirectory(rank).c_str());
+  }
+  return outcome;
+}
+
+}  // namespace iofleet
