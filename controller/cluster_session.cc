@@ -1,0 +1,231 @@
+#include "controller/cluster_session.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/log.h"
+#include "common/protocol_version.h"
+
+namespace iofleet {
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// Runs fn(i) for every worker in parallel and waits for all.
+template <typename Fn>
+void ForEachWorker(size_t count, Fn fn) {
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < count; ++i) threads.emplace_back([&fn, i] { fn(i); });
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace
+
+std::string NewRunId() {
+  std::random_device random;
+  return absl::StrCat("r-", absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::UTCTimeZone()), "-",
+                      absl::StrFormat("%06x", random() & 0xffffff));
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string temporary = absl::StrCat(path, ".tmp-", ::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", temporary));
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(temporary.c_str());
+    return absl::ErrnoToStatus(err, absl::StrCat("rename to ", path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const SessionOptions& options, v1::RunReport* report) {
+  std::unique_ptr<ClusterSession> session(new ClusterSession());
+  session->options_ = options;
+  session->local_ = options.hosts.empty();
+  session->addresses_ = options.hosts;
+  if (session->local_) {
+    absl::Status started = session->local_workers_.Start(options.local_workers, options.local_roots, options.worker_binary);
+    if (!started.ok()) return started;
+    session->addresses_ = session->local_workers_.addresses();
+  }
+  for (const std::string& address : session->addresses_) session->clients_.push_back(std::make_unique<WorkerClient>(address));
+  const size_t n = session->clients_.size();
+  session->stream_status_.assign(n, absl::OkStatus());
+
+  // Handshake with every worker at once; any failure ends the run before IO.
+  std::vector<absl::StatusOr<v1::HelloResponse>> hellos(n, absl::UnknownError("not asked"));
+  ForEachWorker(n, [&](size_t i) { hellos[i] = session->clients_[i]->Hello(options.connect_timeout); });
+  std::vector<std::string> failures;
+  for (size_t i = 0; i < n; ++i) {
+    if (!hellos[i].ok()) failures.push_back(std::string(hellos[i].status().message()));
+  }
+  if (!failures.empty()) return absl::UnavailableError(absl::StrJoin(failures, "\niofleet: "));
+  report->set_interval_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.interval)));
+  for (size_t i = 0; i < n; ++i) {
+    v1::WorkerInfo* info = report->add_workers();
+    info->set_address(session->addresses_[i]);
+    info->set_hostname(hellos[i]->hostname());
+    info->set_protocol_version(hellos[i]->protocol_version());
+    info->set_kernel(hellos[i]->kernel());
+    info->set_cores(hellos[i]->cores());
+    info->set_local(session->local_);
+  }
+  g_interrupted = 0;
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  return session;
+}
+
+ClusterSession::~ClusterSession() {
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+}
+
+PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index,
+                                      const std::string& run_id, RunAggregator* aggregator, v1::RunReport* report) {
+  PhaseOutcome outcome;
+  const size_t n = clients_.size();
+  auto& clients = clients_;
+  auto& addresses = addresses_;
+  auto& stream_status = stream_status_;
+  const SessionOptions& options = options_;
+  std::mutex report_mu;  // prepare threads add each worker's targets
+  std::vector<std::string> failures;
+  bool interrupted = false;
+    std::vector<absl::Status> prepared(n);
+    ForEachWorker(n, [&](size_t i) {
+      v1::PrepareRequest request;
+      request.set_run_id(run_id);
+      *request.mutable_spec() = phase_spec;
+      request.set_worker_index(static_cast<uint32_t>(i));
+      request.set_worker_count(static_cast<uint32_t>(n));
+      request.set_interval_ns(report->interval_ns());
+      request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
+      auto response = clients[i]->Prepare(request, absl::Minutes(30));
+      prepared[i] = response.status();
+      if (response.ok()) {
+        for (const v1::TargetInfo& t : response->targets()) {
+          const std::string line = absl::StrCat(t.path(), ": ", t.fs_type(), " ", t.mount_source(), " on ", t.mount_point());
+          auto* targets = report->mutable_workers(static_cast<int>(i))->mutable_targets();
+          std::lock_guard<std::mutex> lock(report_mu);
+          if (std::find(targets->begin(), targets->end(), line) == targets->end()) *targets->Add() = line;
+        }
+      }
+    });
+    for (size_t i = 0; i < n; ++i) {
+      if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));
+    }
+    if (!failures.empty()) {
+      ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "another worker failed to prepare", absl::Seconds(2)); });
+      for (const std::string& f : failures) report->add_problems(f);
+      outcome.prepared = false;
+      return outcome;
+    }
+
+    // Streams first (so nothing is missed), leases kept alive, then one start instant.
+    std::vector<std::atomic<bool>> stream_done(n);
+    std::vector<std::thread> streams;
+    for (size_t i = 0; i < n; ++i) {
+      streams.emplace_back([&, i] {
+        stream_status[i] = clients[i]->ReadIntervals(run_id, [&](const v1::IntervalReport& r) {
+          v1::IntervalReport global = r;
+          if (r.job_index() < global_index.size()) global.set_job_index(static_cast<uint32_t>(global_index[r.job_index()]));
+          aggregator->Add(i, global);
+        });
+        stream_done[i] = true;
+      });
+    }
+    std::atomic<bool> phase_over{false};
+    std::vector<std::atomic<int64_t>> last_heartbeat_ok(n);
+    for (auto& t : last_heartbeat_ok) t = absl::ToUnixNanos(absl::Now());
+    std::thread heartbeats([&] {
+      while (!phase_over) {
+        ForEachWorker(n, [&](size_t i) {
+          if (stream_done[i]) return;
+          if (clients[i]->Heartbeat(run_id, absl::Seconds(1)).ok()) {
+            last_heartbeat_ok[i] = absl::ToUnixNanos(absl::Now());
+          } else if (absl::Now() - absl::FromUnixNanos(last_heartbeat_ok[i]) > options.lease) {
+            // The worker has not answered for a whole lease: it is gone (and has stopped its IO).
+            clients[i]->CancelStream();
+          }
+        });
+        absl::SleepFor(std::min(options.lease / 5, absl::Seconds(1)));
+      }
+    });
+
+    const int64_t start = absl::ToUnixNanos(absl::Now() + absl::Milliseconds(500));
+    outcome.start_unix_ns = start;
+    for (size_t j : global_index) aggregator->MarkStarted(j, start);
+    std::vector<absl::Status> started(n);
+    ForEachWorker(n, [&](size_t i) {
+      v1::StartRequest request;
+      request.set_run_id(run_id);
+      request.set_start_unix_ns(start);
+      auto response = clients[i]->Start(request, absl::Seconds(5));
+      started[i] = response.status();
+      if (response.ok() && response->lead_ns() < 0) {
+        Log(LogLevel::kWarning, absl::StrCat("worker ", addresses[i], " got the start request ", -response->lead_ns() / 1000000, " ms late"));
+      }
+    });
+    bool any_start_failed = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!started[i].ok()) {
+        report->add_problems(std::string(started[i].message()));
+        any_start_failed = true;
+      }
+    }
+    if (any_start_failed) {
+      ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "another worker failed to start", absl::Seconds(2)); });
+    }
+
+    // Wait for every stream to end; Ctrl-C stops the workers, whose final reports still come.
+    for (size_t i = 0; i < n;) {
+      if (stream_done[i]) {
+        ++i;
+        continue;
+      }
+      if (g_interrupted && !interrupted) {
+        interrupted = true;
+        std::cerr << "iofleet: interrupted; stopping the workers and reporting what was measured\n";
+        ForEachWorker(n, [&](size_t w) { (void)clients[w]->Stop(run_id, "interrupted by the user (Ctrl-C)", absl::Seconds(2)); });
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    for (std::thread& t : streams) t.join();
+    phase_over = true;
+    heartbeats.join();
+    ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "run complete", absl::Seconds(1)); });
+  outcome.interrupted = interrupted || g_interrupted;
+  return outcome;
+}
+
+void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const {
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    if (!aggregator.WorkerComplete(i)) {
+      report->add_problems(absl::StrCat("worker ", addresses_[i], " did not deliver all its results (",
+                                        stream_status_[i].ok() ? "stream ended early" : stream_status_[i].message(),
+                                        "): its figures cover only the intervals received"));
+    }
+  }
+}
+
+}  // namespace iofleet

@@ -1,0 +1,73 @@
+// A controller's session with its workers, shared by `iofleet run` and `iofleet mdtest`:
+// start local workers or reach the given ones, shake hands with all of them, then run phases
+// — each prepared on every worker, started on all at one instant, streamed into a
+// RunAggregator until every worker has finished it (a cluster-wide barrier), with leases
+// kept alive and Ctrl-C turned into a stop that still collects what was measured.
+#ifndef IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
+#define IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "controller/local_workers.h"
+#include "controller/run_aggregator.h"
+#include "controller/worker_client.h"
+#include "proto/report.pb.h"
+
+namespace iofleet {
+
+struct SessionOptions {
+  std::vector<std::string> hosts;  // empty: start local workers
+  int local_workers = 2;
+  std::string worker_binary;
+  std::vector<std::string> local_roots;  // what local workers may touch
+  absl::Duration interval = absl::Seconds(1);
+  absl::Duration lease = absl::Seconds(5);
+  absl::Duration connect_timeout = absl::Seconds(3);
+};
+
+// How a phase went.
+struct PhaseOutcome {
+  bool prepared = true;     // every worker accepted the phase
+  bool interrupted = false; // the user pressed Ctrl-C during it
+  int64_t start_unix_ns = 0;
+};
+
+class ClusterSession {
+ public:
+  // Reaches (or starts) the workers and fills report->workers(); errors name the workers.
+  static absl::StatusOr<std::unique_ptr<ClusterSession>> Open(const SessionOptions& options, v1::RunReport* report);
+  ~ClusterSession();
+
+  size_t size() const { return clients_.size(); }
+  const std::vector<std::string>& addresses() const { return addresses_; }
+  bool local() const { return local_; }
+
+  // Runs `phase_spec` on every worker. Reports land in `aggregator` with job indices mapped
+  // through `global_index`. Problems (start failures) are added to `report`.
+  PhaseOutcome RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index, const std::string& run_id,
+                        RunAggregator* aggregator, v1::RunReport* report);
+
+  // Adds "worker X did not deliver all its results" problems for incomplete workers.
+  void ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const;
+
+ private:
+  ClusterSession() = default;
+  SessionOptions options_;
+  bool local_ = false;
+  LocalWorkers local_workers_;
+  std::vector<std::string> addresses_;
+  std::vector<std::unique_ptr<WorkerClient>> clients_;
+  std::vector<absl::Status> stream_status_;
+};
+
+std::string NewRunId();
+// Writes `text` to `path` atomically: a temporary file beside it, then rename.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
