@@ -15,6 +15,7 @@
 #include "common/nearest_name.h"
 #include "common/protocol_version.h"
 #include "common/units.h"
+#include "controller/mdtest_command.h"
 #include "controller/run_command.h"
 #include "job/fio_job_file.h"
 #include "job/fio_option_names.h"
@@ -40,6 +41,7 @@ const std::vector<OptionSpec> kRunOptions = {
 constexpr char kUsage[] =
     "usage: iofleet run JOBFILE [options]\n"
     "       iofleet run --name=JOB --rw=randread --bs=4k ... [options]   (fio's command-line form)\n"
+    "       iofleet mdtest [mdtest options] [--hosts ...]   (iofleet mdtest --help)\n"
     "       iofleet version\n"
     "\n"
     "Runs a fio-style job file on every worker at once and reports cluster-wide results.\n"
@@ -167,12 +169,13 @@ int Main(int argc, char** argv) {
   const std::string command = args[0];
   args.erase(args.begin());
   if (command == "run") return Run(args);
+  if (command == "mdtest") return RunMdtest(args);
   if (command == "version" || command == "--version") {
     std::cout << "iofleet " << kIofleetVersion << " (protocol " << kProtocolVersion << ", accepts workers from protocol "
               << kMinCompatibleProtocolVersion << ")\n";
     return 0;
   }
-  return UsageError(absl::StrCat("unknown command '", command, "'", DidYouMean(command, {"run", "version", "help"})));
+  return UsageError(absl::StrCat("unknown command '", command, "'", DidYouMean(command, {"run", "mdtest", "version", "help"})));
 }
 
 }  // namespace

@@ -116,6 +116,8 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
     worker_job.cpu_system_ns = report.cpu_system_ns();
     worker_job.context_switches = report.context_switches();
     worker_job.depth_counts.assign(report.depth_counts().begin(), report.depth_counts().end());
+    worker_job.task_items.assign(report.task_items().begin(), report.task_items().end());
+    worker_job.stonewalled = report.stonewalled();
     worker_job.submit_counts.assign(report.submit_counts().begin(), report.submit_counts().end());
     worker_job.complete_counts.assign(report.complete_counts().begin(), report.complete_counts().end());
   }
@@ -129,6 +131,23 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
     interval.end_unix_ns = std::max(interval.end_unix_ns, report.end_unix_ns());
   }
   interval.workers.insert(worker_index);
+}
+
+std::vector<uint64_t> RunAggregator::TaskItems(size_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint64_t> items;
+  if (job >= per_job_worker_.size()) return items;
+  for (const WorkerJob& w : per_job_worker_[job]) items.insert(items.end(), w.task_items.begin(), w.task_items.end());
+  return items;
+}
+
+bool RunAggregator::Stonewalled(size_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  bool any = false;
+  if (job < per_job_worker_.size()) {
+    for (const WorkerJob& w : per_job_worker_[job]) any |= w.stonewalled;
+  }
+  return any;
 }
 
 bool RunAggregator::WorkerComplete(size_t worker_index) const {

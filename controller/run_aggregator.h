@@ -37,6 +37,11 @@ class RunAggregator {
   // Whether every started job's final report from this worker has arrived.
   bool WorkerComplete(size_t worker_index) const;
 
+  // Metadata phases: the items each task of `job` did (all workers), and whether the
+  // stonewall time stopped any task.
+  std::vector<uint64_t> TaskItems(size_t job) const;
+  bool Stonewalled(size_t job) const;
+
   // The results so far; `report` must already carry run identity and worker info.
   void FillReport(v1::RunReport* report) const;
 
@@ -53,6 +58,8 @@ class RunAggregator {
     std::vector<std::string> notes;
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     std::vector<uint64_t> depth_counts, submit_counts, complete_counts;
+    std::vector<uint64_t> task_items;
+    bool stonewalled = false;
     int64_t last_end_unix_ns = 0;
   };
   struct ClusterInterval {

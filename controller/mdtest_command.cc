@@ -1,0 +1,429 @@
+#include "controller/mdtest_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/protocol_version.h"
+#include "common/units.h"
+#include "controller/cluster_session.h"
+#include "controller/run_aggregator.h"
+#include "google/protobuf/util/json_util.h"
+#include "job/job_validation.h"
+#include "job/mdtest_tree.h"
+
+namespace iofleet {
+namespace {
+
+using Op = v1::MetadataPhase;
+
+struct MdtestOptions {
+  v1::MetadataPhase phase;  // what every phase shares
+  bool files = false, dirs = false;                                 // -F / -D (neither: both)
+  bool create = false, stat = false, read = false, remove = false;  // -C -T -E -r (none: all)
+  uint32_t iterations = 1;
+  uint64_t pre_delay_s = 0;
+  bool readdir = false;
+  uint32_t tasks_per_worker = 1;
+  std::vector<std::string> hosts;
+  int local_workers = 2;
+  std::string worker_binary;
+  std::string output_format = "normal";
+  std::string output_file;
+  int verbosity = 0;
+};
+
+constexpr char kHelp[] =
+    "usage: iofleet mdtest [mdtest options] [--hosts H:P,... | --hostfile F] [--tasks-per-worker N]\n"
+    "                      [--readdir] [--output-format normal|json] [--output FILE]\n"
+    "mdtest options, with mdtest's meaning:\n"
+    "  -d DIR[@DIR...]  test directories   -n N  items per task       -I N  items per tree directory\n"
+    "  -z N  tree depth   -b N  branching  -L  items in leaves only   -u  unique directory per task\n"
+    "  -F  files only   -D  directories only   -C create, -T stat, -E read, -r remove only (combinable)\n"
+    "  -w N  bytes written per file        -e N  bytes read per file  -i N  iterations\n"
+    "  -N N  stat/read the items of task (rank + N) % tasks            -R[seed]  random stat order\n"
+    "  -W S  stonewall seconds, on every phase    -y  fsync after each write    -k  mknod files\n"
+    "  -p S  delay before each iteration   -t  accepted (tree times are always reported)   -v  verbose\n"
+    "iofleet's own:\n"
+    "  --hosts/--hostfile, --local-workers N, --worker-binary P, --tasks-per-worker N (mpirun -np per worker),\n"
+    "  --readdir (time a listing of every tree directory), --output-format normal|json, --output FILE\n";
+
+int Usage(absl::string_view message) {
+  std::cerr << "iofleet mdtest: " << message << "\n(iofleet mdtest --help lists the options)\n";
+  return 2;
+}
+
+absl::StatusOr<uint64_t> Number(absl::string_view text, char option) {
+  uint64_t v;
+  if (!absl::SimpleAtoi(text, &v)) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, option), ": '", text, "' is not a whole number"));
+  return v;
+}
+
+// mdtest's getopt-style options ("-n 10", "-n10", "-R", "-R5", "-Fu") and iofleet's --long ones.
+absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
+  static const std::string kTakesValue = "dnIzbweiNWp";
+  static const std::string kFlags = "LuFDCTErytkv";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (absl::StartsWith(arg, "--")) {
+      const size_t eq = arg.find('=');
+      const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (name == "readdir") {
+        o->readdir = true;
+        continue;
+      }
+      if (name == "help") return absl::CancelledError("help");
+      std::string value;
+      if (eq != std::string::npos) value = arg.substr(eq + 1);
+      else if (i + 1 < args.size()) value = args[++i];
+      else return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+      if (name == "hosts") {
+        for (absl::string_view h : absl::StrSplit(value, ',', absl::SkipWhitespace())) o->hosts.push_back(std::string(absl::StripAsciiWhitespace(h)));
+      } else if (name == "hostfile") {
+        std::ifstream in(value);
+        if (!in) return absl::NotFoundError(absl::StrCat("cannot read hostfile ", value));
+        std::string line;
+        while (std::getline(in, line)) {
+          std::string host(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
+          if (!host.empty()) o->hosts.push_back(host);
+        }
+      } else if (name == "tasks-per-worker") {
+        if (!absl::SimpleAtoi(value, &o->tasks_per_worker) || o->tasks_per_worker < 1 || o->tasks_per_worker > 4096) {
+          return absl::InvalidArgumentError("--tasks-per-worker must be from 1 to 4096");
+        }
+      } else if (name == "local-workers") {
+        if (!absl::SimpleAtoi(value, &o->local_workers) || o->local_workers < 1 || o->local_workers > 64) {
+          return absl::InvalidArgumentError("--local-workers must be from 1 to 64");
+        }
+      } else if (name == "worker-binary") {
+        o->worker_binary = value;
+      } else if (name == "output-format") {
+        if (value != "normal" && value != "json") return absl::InvalidArgumentError("--output-format must be normal or json");
+        o->output_format = value;
+      } else if (name == "output") {
+        o->output_file = value;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("unknown option --", name));
+      }
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-') return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg, "'"));
+    for (size_t c = 1; c < arg.size(); ++c) {
+      const char letter = arg[c];
+      if (letter == 'R') {  // optional attached seed
+        o->phase.set_random_order(true);
+        o->phase.set_random_seed(0);
+        if (c + 1 < arg.size()) {
+          auto seed = Number(arg.substr(c + 1), 'R');
+          if (!seed.ok()) return seed.status();
+          o->phase.set_random_seed(*seed);
+        }
+        break;
+      }
+      if (kTakesValue.find(letter) != std::string::npos) {
+        std::string value = arg.substr(c + 1);
+        if (value.empty()) {
+          if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, letter), " needs a value"));
+          value = args[++i];
+        }
+        if (letter == 'd') {
+          o->phase.clear_test_dirs();
+          for (absl::string_view d : absl::StrSplit(value, '@', absl::SkipEmpty())) o->phase.add_test_dirs(std::string(d));
+          break;
+        }
+        auto v = Number(value, letter);
+        if (!v.ok()) return v.status();
+        switch (letter) {
+          case 'n': o->phase.set_items_per_task(*v); break;
+          case 'I': o->phase.set_items_per_dir(*v); break;
+          case 'z': o->phase.set_depth(static_cast<uint32_t>(*v)); break;
+          case 'b': o->phase.set_branch(static_cast<uint32_t>(*v)); break;
+          case 'w': o->phase.set_write_bytes(*v); break;
+          case 'e': o->phase.set_read_bytes(*v); break;
+          case 'i': o->iterations = static_cast<uint32_t>(std::max<uint64_t>(1, *v)); break;
+          case 'N': o->phase.set_stride(static_cast<uint32_t>(*v)); break;
+          case 'W': o->phase.set_stonewall_ns(*v * 1'000'000'000ull); break;
+          case 'p': o->pre_delay_s = *v; break;
+        }
+        break;  // the value ended this argument
+      }
+      if (kFlags.find(letter) == std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat("mdtest option -", std::string(1, letter),
+                                                       " is not implemented by iofleet mdtest (see iofleet mdtest --help)"));
+      }
+      switch (letter) {
+        case 'L': o->phase.set_leaf_only(true); break;
+        case 'u': o->phase.set_unique_dir(true); break;
+        case 'F': o->files = true; break;
+        case 'D': o->dirs = true; break;
+        case 'C': o->create = true; break;
+        case 'T': o->stat = true; break;
+        case 'E': o->read = true; break;
+        case 'r': o->remove = true; break;
+        case 'y': o->phase.set_sync_writes(true); break;
+        case 'k': o->phase.set_use_mknod(true); break;
+        case 't': break;
+        case 'v': ++o->verbosity; break;
+      }
+    }
+  }
+  if (!o->files && !o->dirs) o->files = o->dirs = true;
+  if (!o->create && !o->stat && !o->read && !o->remove) o->create = o->stat = o->read = o->remove = true;
+  if (o->phase.test_dirs().empty()) return absl::InvalidArgumentError("-d DIR is required (where the test tree goes)");
+  for (const std::string& d : o->phase.test_dirs()) {
+    if (d.empty() || d[0] != '/') return absl::InvalidArgumentError(absl::StrCat("-d ", d, ": use an absolute path (workers run elsewhere)"));
+  }
+  if (o->phase.items_per_task() == 0 && o->phase.items_per_dir() == 0) return absl::InvalidArgumentError("give -n (items per task) or -I (items per directory)");
+  if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.unique_dir()) {
+    return absl::InvalidArgumentError("only specify the number of items (-n) or the number of items per directory (-I)");  // mdtest's rule
+  }
+  if (o->phase.depth() > 0 && o->phase.branch() == 0) return absl::InvalidArgumentError("-z needs -b of at least 1");
+  if (o->phase.write_bytes() > 0 && o->phase.use_mknod()) return absl::InvalidArgumentError("-k is not compatible with -w");
+  if (o->phase.read_bytes() > o->phase.write_bytes()) {
+    return absl::InvalidArgumentError(absl::StrCat("-e ", o->phase.read_bytes(), " reads more than -w ", o->phase.write_bytes(), " wrote"));
+  }
+  return absl::OkStatus();
+}
+
+const char* OperationName(Op::Op op) {
+  switch (op) {
+    case Op::DIR_CREATE: return "Directory creation";
+    case Op::DIR_STAT: return "Directory stat";
+    case Op::DIR_RENAME: return "Directory rename";
+    case Op::DIR_REMOVE: return "Directory removal";
+    case Op::FILE_CREATE: return "File creation";
+    case Op::FILE_STAT: return "File stat";
+    case Op::FILE_READ: return "File read";
+    case Op::FILE_REMOVE: return "File removal";
+    case Op::TREE_CREATE: return "Tree creation";
+    case Op::TREE_REMOVE: return "Tree removal";
+    case Op::READDIR: return "Directory listing";
+    default: return "?";
+  }
+}
+
+// mdtest's phase order for one iteration.
+std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
+  std::vector<Op::Op> ops;
+  if (o.create) ops.push_back(Op::TREE_CREATE);
+  if (o.dirs) {
+    if (o.create) ops.push_back(Op::DIR_CREATE);
+    if (o.readdir && !o.files) ops.push_back(Op::READDIR);
+    if (o.stat) ops.push_back(Op::DIR_STAT);
+    if (o.create && o.remove) ops.push_back(Op::DIR_RENAME);
+    if (o.remove) ops.push_back(Op::DIR_REMOVE);
+  }
+  if (o.files) {
+    if (o.create) ops.push_back(Op::FILE_CREATE);
+    if (o.readdir) ops.push_back(Op::READDIR);
+    if (o.stat) ops.push_back(Op::FILE_STAT);
+    if (o.read) ops.push_back(Op::FILE_READ);
+    if (o.remove) ops.push_back(Op::FILE_REMOVE);
+  }
+  if (o.remove) ops.push_back(Op::TREE_REMOVE);
+  return ops;
+}
+
+void SummaryRows(const std::vector<std::string>& order, const v1::MdtestReport& report, bool time,
+                 google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows) {
+  for (const std::string& operation : order) {
+    std::vector<double> values;
+    for (const auto& p : report.phases()) {
+      if (p.operation() == operation) values.push_back(time ? p.seconds() : p.rate());
+    }
+    if (values.empty()) continue;
+    v1::MdtestSummaryRow* row = rows->Add();
+    row->set_operation(operation);
+    row->set_max(*std::max_element(values.begin(), values.end()));
+    row->set_min(*std::min_element(values.begin(), values.end()));
+    double mean = 0, var = 0;
+    for (double v : values) mean += v;
+    mean /= static_cast<double>(values.size());
+    for (double v : values) var += (v - mean) * (v - mean);
+    row->set_mean(mean);
+    row->set_stddev(std::sqrt(var / static_cast<double>(values.size())));  // mdtest: population
+  }
+}
+
+std::string RenderText(const v1::MdtestReport& report) {
+  std::string out;
+  absl::StrAppendFormat(&out, "iofleet mdtest %s: %d tasks on %d workers, %d iteration(s)\n", report.tool_version(), report.tasks(),
+                        report.workers_size(), report.iterations());
+  absl::StrAppend(&out, "Command line used: ", report.command_line(), "\n");
+  absl::StrAppendFormat(&out, "%d tasks, %d items per task\n", report.tasks(), report.items_per_task());
+  for (int summary = 0; summary < 2; ++summary) {
+    const auto& rows = summary == 0 ? report.summary_rate() : report.summary_time();
+    absl::StrAppendFormat(&out, "\nSUMMARY %s: (of %d iterations)\n", summary == 0 ? "rate" : "time", report.iterations());
+    absl::StrAppend(&out, "   Operation                      Max            Min           Mean        Std Dev\n");
+    absl::StrAppend(&out, "   ---------                      ---            ---           ----        -------\n");
+    for (const auto& row : rows) {
+      absl::StrAppendFormat(&out, "   %-26s: %14.3f %14.3f %14.3f %14.3f\n", row.operation(), row.max(), row.min(), row.mean(), row.stddev());
+    }
+  }
+  absl::StrAppend(&out, "\nPer phase (iofleet): latency of single operations from merged histograms, items per task\n");
+  absl::StrAppendFormat(&out, "   %-4s %-20s %10s %10s %10s %10s %10s %10s  %s\n", "iter", "operation", "items", "p50", "p90", "p99", "p99.9", "max", "items/task min-max");
+  auto pct = [](const v1::LatencySummary& lat, double p) {
+    for (const auto& e : lat.percentiles()) {
+      if (e.percentile() == p) return FormatDurationNs(static_cast<double>(e.value_ns()));
+    }
+    return std::string("-");
+  };
+  for (const auto& p : report.phases()) {
+    absl::StrAppendFormat(&out, "   %-4d %-20s %10d %10s %10s %10s %10s %10s  %d-%d%s\n", p.iteration(), p.operation(), p.items(),
+                          pct(p.latency(), 50), pct(p.latency(), 90), pct(p.latency(), 99), pct(p.latency(), 99.9),
+                          FormatDurationNs(static_cast<double>(p.latency().max_ns())), p.task_items_min(), p.task_items_max(),
+                          p.stonewalled() ? "  STONEWALLED" : "");
+  }
+  absl::StrAppend(&out, "\nPer worker (items/s), a slow client shows here\n");
+  for (const auto& p : report.phases()) {
+    for (const auto& w : p.workers()) {
+      const double seconds = static_cast<double>(w.elapsed_ns()) / 1e9;
+      uint64_t items = 0;
+      for (const auto& d : w.directions()) items += d.ops();
+      absl::StrAppendFormat(&out, "   %-4d %-20s %-28s %14.3f\n", p.iteration(), p.operation(), w.worker(), seconds > 0 ? static_cast<double>(items) / seconds : 0.0);
+    }
+  }
+  if (!report.problems().empty()) {
+    absl::StrAppend(&out, "\nPROBLEMS:\n");
+    for (const auto& problem : report.problems()) absl::StrAppend(&out, "  - ", problem, "\n");
+  }
+  return out;
+}
+
+}  // namespace
+
+int RunMdtest(const std::vector<std::string>& args) {
+  MdtestOptions o;
+  if (absl::Status parsed = ParseMdtestArgs(args, &o); !parsed.ok()) {
+    if (absl::IsCancelled(parsed)) {
+      std::cout << kHelp;
+      return 0;
+    }
+    return Usage(parsed.message());
+  }
+  v1::MdtestReport report;
+  report.set_tool("iofleet mdtest");
+  report.set_tool_version(kIofleetVersion);
+  report.set_command_line(absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " ")));
+  report.set_iterations(o.iterations);
+
+  SessionOptions session_options{.hosts = o.hosts, .local_workers = o.local_workers, .worker_binary = o.worker_binary};
+  if (o.hosts.empty()) {
+    for (const std::string& d : o.phase.test_dirs()) {
+      std::error_code ignored;
+      std::filesystem::create_directories(d, ignored);
+      session_options.local_roots.push_back(d);
+    }
+  }
+  v1::RunReport run_report;  // the session's view of the workers
+  auto session = ClusterSession::Open(session_options, &run_report);
+  if (!session.ok()) {
+    std::cerr << "iofleet mdtest: " << session.status().message() << "\n";
+    return 1;
+  }
+  *report.mutable_workers() = run_report.workers();
+  const uint32_t tasks = static_cast<uint32_t>((*session)->size()) * o.tasks_per_worker;
+  report.set_tasks(tasks);
+  o.phase.set_task_count(tasks);
+  report.set_items_per_task(MdtestTree(o.phase).items_per_task());
+  const std::string run_id = NewRunId();
+
+  bool stop = false;
+  for (uint32_t iteration = 0; iteration < o.iterations && !stop; ++iteration) {
+    if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
+    bool renamed = false;
+    for (Op::Op op : PhasesOf(o)) {
+      v1::RunSpec spec;
+      spec.set_source("mdtest");
+      v1::JobSpec* job = spec.add_jobs();
+      job->set_name(OperationName(op));
+      job->set_numjobs(o.tasks_per_worker);
+      *job->mutable_metadata() = o.phase;
+      job->mutable_metadata()->set_op(op);
+      job->mutable_metadata()->set_iteration(iteration);
+      job->mutable_metadata()->set_renamed(renamed);
+      if (op == Op::DIR_RENAME) renamed = true;
+      if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
+      RunAggregator aggregator(spec, (*session)->addresses());
+      v1::RunReport phase_report;
+      const PhaseOutcome outcome = (*session)->RunPhase(spec, {0}, absl::StrCat(run_id, "-i", iteration, "-", static_cast<int>(op)),
+                                                        &aggregator, &phase_report);
+      for (const auto& problem : phase_report.problems()) report.add_problems(problem);
+      if (!outcome.prepared) {
+        stop = true;
+        break;
+      }
+      aggregator.FillReport(&phase_report);
+      (*session)->ReportIncompleteWorkers(aggregator, &phase_report);
+      const v1::JobResult& result = phase_report.jobs(0);
+      v1::MdtestPhaseResult* p = report.add_phases();
+      p->set_iteration(iteration);
+      p->set_operation(OperationName(op));
+      for (const auto& d : result.directions()) {
+        if (d.direction() != "meta") continue;
+        p->set_items(d.ops() - d.errors());
+        p->set_errors(d.errors());
+        *p->mutable_latency() = d.latency();
+      }
+      p->set_seconds(static_cast<double>(result.elapsed_ns()) / 1e9);
+      p->set_rate(p->seconds() > 0 ? static_cast<double>(p->items()) / p->seconds() : 0);
+      *p->mutable_workers() = result.workers();
+      // Items per task, from every worker's tasks.
+      std::vector<uint64_t> per_task = aggregator.TaskItems(0);
+      if (!per_task.empty()) {
+        p->set_task_items_min(*std::min_element(per_task.begin(), per_task.end()));
+        p->set_task_items_max(*std::max_element(per_task.begin(), per_task.end()));
+        double sum = 0;
+        for (uint64_t v : per_task) sum += static_cast<double>(v);
+        p->set_task_items_mean(sum / static_cast<double>(per_task.size()));
+      }
+      p->set_stonewalled(aggregator.Stonewalled(0));
+      for (const auto& w : result.workers()) {
+        if (!w.error().empty()) report.add_problems(absl::StrCat(OperationName(op), " on ", w.worker(), ": ", w.error()));
+      }
+      for (const auto& problem : phase_report.problems()) report.add_problems(problem);
+      if (!report.problems().empty() || outcome.interrupted) {
+        if (outcome.interrupted) report.add_problems("interrupted by the user: later phases were not run");
+        stop = true;
+        break;
+      }
+    }
+  }
+  // mdtest's table order: directory and file operations, then the tree.
+  static const std::vector<std::string> kOrder = {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
+                                                   "File creation",      "File stat",      "File read",        "File removal",
+                                                   "Directory listing",  "Tree creation",  "Tree removal"};
+  SummaryRows(kOrder, report, false, report.mutable_summary_rate());
+  SummaryRows(kOrder, report, true, report.mutable_summary_time());
+
+  std::string rendered;
+  if (o.output_format == "json") {
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    options.always_print_primitive_fields = true;
+    (void)google::protobuf::util::MessageToJsonString(report, &rendered, options);
+  } else {
+    rendered = RenderText(report);
+  }
+  if (o.output_file.empty()) {
+    std::cout << rendered;
+  } else if (absl::Status written = WriteFileAtomically(o.output_file, rendered); !written.ok()) {
+    std::cerr << "iofleet mdtest: " << written.message() << "\n";
+    return 1;
+  }
+  for (const auto& problem : report.problems()) std::cerr << "iofleet mdtest: " << problem << "\n";
+  return report.problems().empty() ? 0 : 1;
+}
+
+}  // namespace iofleet

@@ -1,0 +1,20 @@
+// `iofleet mdtest [mdtest options]`: mdtest's metadata test run across the cluster without
+// MPI. Tasks = workers x --tasks-per-worker, numbered as MPI ranks would be; every phase
+// (tree creation, directory create/stat/rename/remove, file create/stat/read/remove, tree
+// removal, and --readdir) starts on every task at one instant and lasts until the last task
+// is done; rates are items / phase time. Prints mdtest's SUMMARY tables, then per-phase
+// latency percentiles and per-worker rates; --output-format json gives all of it.
+#ifndef IOFLEET_CONTROLLER_MDTEST_COMMAND_H_
+#define IOFLEET_CONTROLLER_MDTEST_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+namespace iofleet {
+
+// Exit codes as `iofleet run`: 0 success, 1 failed or incomplete, 2 bad input.
+int RunMdtest(const std::vector<std::string>& args);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_MDTEST_COMMAND_H_
