@@ -1,0 +1,145 @@
+// `iofleet mdtest` end to end: real workers, real tasks, a real directory tree.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "proto/report.pb.h"
+#include "tests/test_process.h"
+
+namespace iofleet {
+namespace {
+
+using ::iofleet::testing::ReadFile;
+using ::iofleet::testing::Runfile;
+using ::iofleet::testing::TempDir;
+using ::iofleet::testing::TestProcess;
+using ::iofleet::testing::TestWorker;
+using ::testing::HasSubstr;
+
+struct Mdtest {
+  int exit_code = -1;
+  std::string out, err;
+  v1::MdtestReport report;
+};
+
+int Entries(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = ::readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+  ::closedir(d);
+  return n;
+}
+
+const v1::MdtestPhaseResult* Phase(const v1::MdtestReport& report, const std::string& operation) {
+  for (const auto& p : report.phases()) {
+    if (p.operation() == operation) return &p;
+  }
+  return nullptr;
+}
+
+class MdtestEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir() + "/md-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ::mkdir(dir_.c_str(), 0755);
+    a_ = std::make_unique<TestWorker>("md-worker-a", std::vector<std::string>{"--allow-root", TempDir()});
+    b_ = std::make_unique<TestWorker>("md-worker-b", std::vector<std::string>{"--allow-root", TempDir()});
+  }
+
+  Mdtest Run(std::vector<std::string> args, const std::string& name, bool json = true) {
+    const std::string json_path = TempDir() + "/" + name + ".json";
+    std::vector<std::string> argv = {Runfile("controller/iofleet"), "mdtest"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--hosts", absl::StrCat(a_->address(), ",", b_->address()), "--tasks-per-worker", "2"});
+    if (json) argv.insert(argv.end(), {"--output-format", "json", "--output", json_path});
+    TestProcess process(argv, TempDir() + "/" + name);
+    Mdtest run;
+    run.exit_code = process.Wait(std::chrono::seconds(60)).value_or(-1);
+    run.out = process.Stdout();
+    run.err = process.Stderr();
+    if (json) EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &run.report).ok()) << run.err;
+    return run;
+  }
+
+  std::string dir_;
+  std::unique_ptr<TestWorker> a_, b_;
+};
+
+TEST_F(MdtestEndToEnd, TreeWithUniqueDirectoriesEveryPhaseAndCount) {
+  Mdtest run = Run({"-d", dir_, "-I", "20", "-z", "2", "-b", "3", "-u", "--readdir"}, "tree");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.report.tasks(), 4u);
+  // 1 + 3 + 9 = 13 tree directories with 20 items each, per task.
+  EXPECT_EQ(run.report.items_per_task(), 260u);
+  for (const char* op : {"Tree creation", "Directory creation", "Directory stat", "Directory rename", "Directory removal",
+                         "File creation", "Directory listing", "File stat", "File read", "File removal", "Tree removal"}) {
+    const auto* p = Phase(run.report, op);
+    ASSERT_NE(p, nullptr) << op;
+    EXPECT_GT(p->rate(), 0) << op;
+    EXPECT_FALSE(p->stonewalled()) << op;
+    EXPECT_EQ(p->errors(), 0u) << op;
+    EXPECT_EQ(p->workers_size(), 2) << op;
+  }
+  EXPECT_EQ(Phase(run.report, "Tree creation")->items(), 4u * 13);
+  EXPECT_EQ(Phase(run.report, "Directory creation")->items(), 4u * 260);
+  EXPECT_EQ(Phase(run.report, "File removal")->items(), 4u * 260);
+  EXPECT_EQ(Phase(run.report, "Directory listing")->items(), 4u * 13);
+  EXPECT_EQ(Phase(run.report, "File creation")->task_items_min(), 260u);
+  EXPECT_GT(Phase(run.report, "File stat")->latency().max_ns(), 0u);
+  EXPECT_EQ(run.report.summary_rate_size(), 11);
+  // Everything was removed again.
+  EXPECT_EQ(Entries(dir_), 0);
+}
+
+TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
+  Mdtest run = Run({"-d", dir_, "-n", "200", "-F", "-w", "4096", "-e", "4096"}, "files");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Phase(run.report, "Directory creation"), nullptr);
+  ASSERT_NE(Phase(run.report, "File creation"), nullptr);
+  EXPECT_EQ(Phase(run.report, "File creation")->items(), 800u);
+  EXPECT_EQ(Phase(run.report, "File read")->items(), 800u);
+  EXPECT_EQ(Entries(dir_), 0);
+  // The text form carries mdtest's SUMMARY table.
+  Mdtest text = Run({"-d", dir_, "-n", "50", "-F"}, "files-text", false);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("SUMMARY rate: (of 1 iterations)"));
+  EXPECT_THAT(text.out, HasSubstr("   File creation             :"));
+  EXPECT_THAT(text.out, HasSubstr("SUMMARY time: (of 1 iterations)"));
+}
+
+TEST_F(MdtestEndToEnd, StonewallStopsEveryTaskAndSaysSo) {
+  const auto started = std::chrono::steady_clock::now();
+  Mdtest run = Run({"-d", dir_, "-n", "2000000", "-F", "-C", "-W", "1"}, "stonewall");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto* create = Phase(run.report, "File creation");
+  ASSERT_NE(create, nullptr);
+  EXPECT_TRUE(create->stonewalled());
+  EXPECT_GT(create->items(), 0u);
+  EXPECT_LT(create->items(), 4u * 2000000);
+  EXPECT_LT(create->seconds(), 3.0);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  std::system(("rm -rf " + dir_ + "/*").c_str());
+}
+
+TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
+  const std::string file = dir_ + "/not-a-directory";
+  std::ofstream(file) << "x";
+  Mdtest run = Run({"-d", file, "-n", "10"}, "bad-dir", false);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("not-a-directory"));
+  Mdtest option = Run({"-d", dir_, "-n", "10", "-X"}, "bad-option", false);
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_THAT(option.err, HasSubstr("mdtest option -X is not implemented"));
+  Mdtest missing = Run({"-n", "10"}, "no-dir", false);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("-d DIR is required"));
+}
+
+}  // namespace
+}  // namespace iofleet
