@@ -21,7 +21,12 @@ namespace iofleet {
 namespace {
 
 volatile sig_atomic_t g_interrupted = 0;
-void OnInterrupt(int) { g_interrupted = 1; }
+volatile sig_atomic_t g_presses = 0;
+// The first Ctrl-C stops the workers and collects what they measured; a second one exits now.
+void OnInterrupt(int) {
+  if (++g_presses >= 2) ::_exit(130);
+  g_interrupted = 1;
+}
 
 // Runs fn(i) for every worker in parallel and waits for all.
 template <typename Fn>
@@ -88,12 +93,15 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
     info->set_local(session->local_);
   }
   g_interrupted = 0;
+  g_presses = 0;
   struct sigaction action = {};
   action.sa_handler = OnInterrupt;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
   return session;
 }
+
+void ClusterSession::ClearInterrupt() { g_interrupted = 0; }
 
 ClusterSession::~ClusterSession() {
   signal(SIGINT, SIG_DFL);

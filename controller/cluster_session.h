@@ -51,6 +51,9 @@ class ClusterSession {
   PhaseOutcome RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index, const std::string& run_id,
                         RunAggregator* aggregator, v1::RunReport* report);
 
+  // After an interruption: lets cleanup phases run (a further Ctrl-C still exits at once).
+  void ClearInterrupt();
+
   // Adds "worker X did not deliver all its results" problems for incomplete workers.
   void ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const;
 

@@ -53,6 +53,7 @@ constexpr char kHelp[] =
     "  -w N  bytes written per file        -e N  bytes read per file  -i N  iterations\n"
     "  -N N  stat/read the items of task (rank + N) % tasks            -R[seed]  random stat order\n"
     "  -W S  stonewall seconds, on every phase    -y  fsync after each write    -k  mknod files\n"
+    "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (tree times are always reported)   -v  verbose\n"
     "iofleet's own:\n"
     "  --hosts/--hostfile, --local-workers N, --worker-binary P, --tasks-per-worker N (mpirun -np per worker),\n"
@@ -72,7 +73,7 @@ absl::StatusOr<uint64_t> Number(absl::string_view text, char option) {
 // mdtest's getopt-style options ("-n 10", "-n10", "-R", "-R5", "-Fu") and iofleet's --long ones.
 absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
   static const std::string kTakesValue = "dnIzbweiNWp";
-  static const std::string kFlags = "LuFDCTErytkv";
+  static const std::string kFlags = "LuFDCTErytkvSc";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (absl::StartsWith(arg, "--")) {
@@ -172,12 +173,24 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         case 'r': o->remove = true; break;
         case 'y': o->phase.set_sync_writes(true); break;
         case 'k': o->phase.set_use_mknod(true); break;
+        case 'S': o->phase.set_shared_file(true); break;
+        case 'c': o->phase.set_collective_creates(true); break;
         case 't': break;
         case 'v': ++o->verbosity; break;
       }
     }
   }
   if (!o->files && !o->dirs) o->files = o->dirs = true;
+  // mdtest's rules for -S and -c.
+  if (o->phase.shared_file()) {
+    if (o->phase.unique_dir()) return absl::InvalidArgumentError("-u is not compatible with -S");
+    if (o->phase.collective_creates()) return absl::InvalidArgumentError("-c is not compatible with -S");
+    o->dirs = false;  // shared file access: files only
+    o->files = true;
+  }
+  if (o->phase.collective_creates() && o->phase.test_dirs_size() > 1) {
+    return absl::InvalidArgumentError("-c is not compatible with multiple test directories");
+  }
   if (!o->create && !o->stat && !o->read && !o->remove) o->create = o->stat = o->read = o->remove = true;
   if (o->phase.test_dirs().empty()) return absl::InvalidArgumentError("-d DIR is required (where the test tree goes)");
   for (const std::string& d : o->phase.test_dirs()) {
@@ -393,7 +406,33 @@ int RunMdtest(const std::vector<std::string>& args) {
       }
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
       if (!report.problems().empty() || outcome.interrupted) {
-        if (outcome.interrupted) report.add_problems("interrupted by the user: later phases were not run");
+        if (outcome.interrupted) {
+          report.add_problems("interrupted by the user: later phases were not run");
+          // Remove what this iteration made, so nothing is left half-created.
+          (*session)->ClearInterrupt();
+          bool clean = true;
+          for (Op::Op cleanup : {Op::FILE_REMOVE, Op::DIR_REMOVE, Op::TREE_REMOVE}) {
+            if ((cleanup == Op::FILE_REMOVE && !o.files) || (cleanup == Op::DIR_REMOVE && !o.dirs)) continue;
+            v1::RunSpec spec;
+            v1::JobSpec* job = spec.add_jobs();
+            job->set_name(absl::StrCat("cleanup: ", OperationName(cleanup)));
+            job->set_numjobs(o.tasks_per_worker);
+            *job->mutable_metadata() = o.phase;
+            job->mutable_metadata()->set_op(cleanup);
+            job->mutable_metadata()->set_iteration(iteration);
+            job->mutable_metadata()->set_renamed(renamed);
+            job->mutable_metadata()->set_cleanup(true);
+            job->mutable_metadata()->set_stonewall_ns(0);
+            RunAggregator cleanup_aggregator(spec, (*session)->addresses());
+            v1::RunReport cleanup_report;
+            (*session)->RunPhase(spec, {0}, absl::StrCat(run_id, "-cleanup-", static_cast<int>(cleanup)), &cleanup_aggregator, &cleanup_report);
+            cleanup_aggregator.FillReport(&cleanup_report);
+            for (const auto& w : cleanup_report.jobs(0).workers()) clean &= w.error().empty();
+          }
+          report.add_problems(clean ? "cleanup after the interruption removed what the run had created"
+                                    : absl::StrCat("cleanup after the interruption failed: items may be left under ",
+                                                   absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.0-", iteration, ")"));
+        }
         stop = true;
         break;
       }

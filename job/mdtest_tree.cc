@@ -47,8 +47,13 @@ uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
   return first_item_dir_ + std::min(i / items_per_dir_, item_directory_count() - 1);
 }
 
+std::string MdtestTree::ItemPrefix(uint32_t rank, bool file) const {
+  if (phase_.shared_file() && file) return "file.mdtest.shared.";
+  return absl::StrCat(file ? "file" : "dir", ".mdtest.", rank, ".");
+}
+
 std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
-  return absl::StrCat(DirectoryPath(rank, DirectoryOfItem(i)), "/", file ? "file" : "dir", ".mdtest.", rank, ".", i);
+  return absl::StrCat(DirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), i);
 }
 
 }  // namespace iofleet

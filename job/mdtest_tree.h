@@ -30,8 +30,11 @@ class MdtestTree {
   std::string DirectoryPath(uint32_t rank, uint64_t n) const;
   // The directory that holds item `i` of a task.
   uint64_t DirectoryOfItem(uint64_t i) const;
-  // "file.mdtest.<rank>.<i>" / "dir.mdtest.<rank>.<i>" inside their tree directory.
+  // "file.mdtest.<rank>.<i>" / "dir.mdtest.<rank>.<i>" inside their tree directory
+  // ("file.mdtest.shared.<i>" with -S).
   std::string ItemPath(uint32_t rank, uint64_t i, bool file) const;
+  // The name prefix of a task's items ("file.mdtest.3.").
+  std::string ItemPrefix(uint32_t rank, bool file) const;
 
  private:
   const v1::MetadataPhase phase_;

@@ -1,5 +1,6 @@
 // `iofleet mdtest` end to end: real workers, real tasks, a real directory tree.
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -139,6 +140,29 @@ TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   Mdtest missing = Run({"-n", "10"}, "no-dir", false);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("-d DIR is required"));
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST_F(MdtestEndToEnd, InterruptedRunCleansUpAfterItself) {
+  std::vector<std::string> argv = {Runfile("controller/iofleet"), "mdtest", "-d", dir_, "-n", "3000000", "-F", "-u",
+                                   "--hosts", absl::StrCat(a_->address(), ",", b_->address()), "--tasks-per-worker", "2"};
+  TestProcess process(argv, TempDir() + "/md-interrupt");
+  // Let the file creation phase get going, then Ctrl-C.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline && Entries(dir_) <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  process.Signal(SIGINT);
+  const auto exit_code = process.Wait(std::chrono::seconds(60));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 1);
+  EXPECT_THAT(process.Stderr(), HasSubstr("interrupted by the user"));
+  EXPECT_THAT(process.Stderr(), HasSubstr("cleanup after the interruption removed what the run had created"));
+  EXPECT_EQ(Entries(dir_), 0) << "files or directories were left behind";
 }
 
 }  // namespace

@@ -36,9 +36,10 @@ int StatPath(const std::string& path) {
 int Rename(const std::string& from, const std::string& to) { return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno; }
 int Unlink(const std::string& path) { return ::unlink(path.c_str()) == 0 ? 0 : errno; }
 
-int CreateFile(const std::string& path, const std::vector<char>& data, bool sync, bool mknod_file) {
-  if (mknod_file) return ::mknod(path.c_str(), S_IFREG | 0644, 0) == 0 ? 0 : errno;
-  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+int CreateFile(const std::string& path, const std::vector<char>& data, bool sync, bool mknod_file, bool shared) {
+  if (mknod_file) return ::mknod(path.c_str(), S_IFREG | 0644, 0) == 0 || (shared && errno == EEXIST) ? 0 : errno;
+  // A shared file (-S) is opened by every task; otherwise each item must be new.
+  const int fd = ::open(path.c_str(), O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
   int error = 0;
   if (!data.empty()) {
@@ -112,6 +113,16 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   uint64_t steps = tree_op ? tree.directory_count() : tree.items_per_task();
   if ((phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE) && !tree_owner) steps = 0;
   if (phase.op() == Op::READDIR) steps = tree.item_directory_count();
+  // -c: task 0 creates every task's items; -S: only task 0 removes the shared files.
+  const bool creation = phase.op() == Op::DIR_CREATE || phase.op() == Op::FILE_CREATE;
+  const bool collective = phase.collective_creates() && creation;
+  if (collective) steps = rank == 0 ? tree.items_per_task() * tasks : 0;
+  if (phase.shared_file() && phase.op() == Op::FILE_REMOVE && rank != 0) steps = 0;
+  // Step -> (whose item, which item).
+  auto item_of = [&](uint64_t step) -> std::pair<uint32_t, uint64_t> {
+    if (collective) return {static_cast<uint32_t>(step / tree.items_per_task()), step % tree.items_per_task()};
+    return {rank, step};
+  };
   std::vector<uint64_t> order(steps);
   std::iota(order.begin(), order.end(), 0);
   if (phase.op() == Op::TREE_REMOVE) std::reverse(order.begin(), order.end());  // children first
@@ -154,7 +165,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
         error = n < 0 ? static_cast<int>(-n) : 0;
         break;
       }
-      case Op::DIR_CREATE: error = MakeDirectory(path = tree.ItemPath(rank, step, false)); break;
+      case Op::DIR_CREATE: error = MakeDirectory(path = tree.ItemPath(item_of(step).first, item_of(step).second, false)); break;
       case Op::DIR_STAT: error = StatPath(path = tree.ItemPath(owner, step, false)); break;
       case Op::DIR_RENAME:
         path = tree.ItemPath(rank, step, false);
@@ -163,20 +174,32 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
       case Op::DIR_REMOVE:
         path = tree.ItemPath(rank, step, false) + (phase.renamed() ? ".renamed" : "");
         error = RemoveDirectory(path);
+        if (error == ENOENT && phase.cleanup()) {
+          // An interrupted rename leaves some directories under each name.
+          error = RemoveDirectory(phase.renamed() ? tree.ItemPath(rank, step, false) : path + ".renamed");
+        }
         break;
-      case Op::FILE_CREATE: error = CreateFile(path = tree.ItemPath(rank, step, true), data, phase.sync_writes(), phase.use_mknod()); break;
+      case Op::FILE_CREATE:
+        error = CreateFile(path = tree.ItemPath(item_of(step).first, item_of(step).second, true), data, phase.sync_writes(),
+                           phase.use_mknod(), phase.shared_file());
+        break;
       case Op::FILE_STAT: error = StatPath(path = tree.ItemPath(owner, step, true)); break;
       case Op::FILE_READ: error = ReadFile(path = tree.ItemPath(owner, step, true), data); break;
       case Op::FILE_REMOVE: error = Unlink(path = tree.ItemPath(rank, step, true)); break;
       default: error = EINVAL; break;
     }
+    // Cleaning up after an interruption: what is already gone is fine.
+    if (phase.cleanup() && error == ENOENT) error = 0;
     const uint64_t end = NowNs();
     const uint64_t bytes = phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ ? data.size() : 0;
     stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0);
     if (error != 0) {
-      // mdtest stops at the first failure; so does the task, naming it.
-      outcome.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(phase.op()), " of ", path, other.empty() ? "" : " to " + other, " (task ", rank, ")"));
-      break;
+      // mdtest stops at the first failure; so does the task, naming it (cleanup goes on).
+      if (outcome.status.ok()) {
+        outcome.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(phase.op()), " of ", path, other.empty() ? "" : " to " + other, " (task ", rank, ")"));
+      }
+      if (!phase.cleanup()) break;
+      continue;
     }
     ++done;
   }
@@ -184,13 +207,16 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   outcome.items = done;
 
   // Item accounting, after the clock: what creation made must be there (mdtest assumes it).
-  if (outcome.status.ok() && (phase.op() == Op::DIR_CREATE || phase.op() == Op::FILE_CREATE)) {
+  if (outcome.status.ok() && creation && steps > 0) {
     const bool file = phase.op() == Op::FILE_CREATE;
-    const std::string prefix = absl::StrCat(file ? "file" : "dir", ".mdtest.", rank, ".");
     uint64_t present = 0;
-    for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
-      const int64_t n = CountEntries(tree.DirectoryPath(rank, d), prefix);
-      if (n > 0) present += static_cast<uint64_t>(n);
+    const uint32_t owners = collective ? tasks : 1;
+    for (uint32_t o = 0; o < owners; ++o) {
+      const uint32_t whose = collective ? o : rank;
+      for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
+        const int64_t n = CountEntries(tree.DirectoryPath(whose, d), tree.ItemPrefix(whose, file));
+        if (n > 0) present += static_cast<uint64_t>(n);
+      }
     }
     if (present != done) {
       outcome.status = absl::DataLossError(absl::StrCat(OpName(phase.op()), ": task ", rank, " created ", done, " items but ", present,
