@@ -167,3 +167,29 @@ TEST_F(MdtestEndToEnd, InterruptedRunCleansUpAfterItself) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST_F(MdtestEndToEnd, SharedFilesAndCollectiveCreates) {
+  Mdtest shared = Run({"-d", dir_, "-n", "50", "-S"}, "shared");
+  ASSERT_EQ(shared.exit_code, 0) << shared.err;
+  EXPECT_EQ(Phase(shared.report, "Directory creation"), nullptr);  // -S: files only
+  EXPECT_EQ(Phase(shared.report, "File creation")->items(), 4u * 50);  // every task opens the same 50
+  EXPECT_EQ(Phase(shared.report, "File removal")->items(), 50u);       // task 0 removes them
+  EXPECT_EQ(Entries(dir_), 0);
+  Mdtest collective = Run({"-d", dir_, "-n", "30", "-c", "-u"}, "collective");
+  ASSERT_EQ(collective.exit_code, 0) << collective.err;
+  const auto* create = Phase(collective.report, "File creation");
+  EXPECT_EQ(create->items(), 4u * 30);
+  EXPECT_EQ(create->task_items_max(), 4u * 30);  // all by task 0
+  EXPECT_EQ(create->task_items_min(), 0u);
+  EXPECT_EQ(Phase(collective.report, "File removal")->items(), 4u * 30);
+  EXPECT_EQ(Entries(dir_), 0);
+  Mdtest bad = Run({"-d", dir_, "-n", "10", "-S", "-u"}, "shared-unique", false);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("-u is not compatible with -S"));
+}
+
+}  // namespace
+}  // namespace iofleet

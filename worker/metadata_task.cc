@@ -145,6 +145,23 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     if (stop.load(std::memory_order_relaxed)) break;
     std::this_thread::sleep_until(std::min(plan.start, Clock::now() + std::chrono::milliseconds(20)));
   }
+  // Cleanup after an interruption removes what is there (found by listing), not every item
+  // the phase would have made: a run stopped early may have made few of millions.
+  std::vector<std::string> leftovers;
+  if (phase.cleanup() && (phase.op() == Op::FILE_REMOVE || phase.op() == Op::DIR_REMOVE) && steps > 0) {
+    const bool file = phase.op() == Op::FILE_REMOVE;
+    for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
+      const std::string dir = tree.DirectoryPath(rank, d);
+      if (DIR* listing = ::opendir(dir.c_str())) {
+        while (dirent* e = ::readdir(listing)) {
+          if (absl::StartsWith(e->d_name, tree.ItemPrefix(rank, file))) leftovers.push_back(dir + "/" + e->d_name);
+        }
+        ::closedir(listing);
+      }
+    }
+    order.resize(leftovers.size());
+    std::iota(order.begin(), order.end(), 0);
+  }
   const uint64_t start_ns = NowNs();
   const uint64_t stonewall_at = phase.stonewall_ns() ? start_ns + phase.stonewall_ns() : UINT64_MAX;
   uint64_t done = 0;
@@ -172,6 +189,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
         error = Rename(path, other = path + ".renamed");
         break;
       case Op::DIR_REMOVE:
+        if (!leftovers.empty()) {
+          error = RemoveDirectory(path = leftovers[step]);
+          break;
+        }
         path = tree.ItemPath(rank, step, false) + (phase.renamed() ? ".renamed" : "");
         error = RemoveDirectory(path);
         if (error == ENOENT && phase.cleanup()) {
@@ -185,7 +206,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
         break;
       case Op::FILE_STAT: error = StatPath(path = tree.ItemPath(owner, step, true)); break;
       case Op::FILE_READ: error = ReadFile(path = tree.ItemPath(owner, step, true), data); break;
-      case Op::FILE_REMOVE: error = Unlink(path = tree.ItemPath(rank, step, true)); break;
+      case Op::FILE_REMOVE: error = Unlink(path = leftovers.empty() ? tree.ItemPath(rank, step, true) : leftovers[step]); break;
       default: error = EINVAL; break;
     }
     // Cleaning up after an interruption: what is already gone is fine.
