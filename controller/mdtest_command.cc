@@ -54,7 +54,8 @@ constexpr char kHelp[] =
     "  -N N  stat/read the items of task (rank + N) % tasks            -R[seed]  random stat order\n"
     "  -W S  stonewall seconds, on every phase    -y  fsync after each write    -k  mknod files\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
-    "  -p S  delay before each iteration   -t  accepted (tree times are always reported)   -v  verbose\n"
+    "  -p S  delay before each iteration   -t  accepted (tree times are always reported)\n"
+    "  -v  print each phase as it ends\n"
     "iofleet's own:\n"
     "  --hosts/--hostfile, --local-workers N, --worker-binary P, --tasks-per-worker N (mpirun -np per worker),\n"
     "  --readdir (time a listing of every tree directory), --output-format normal|json, --output FILE\n";
@@ -190,6 +191,16 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   }
   if (o->phase.collective_creates() && o->phase.test_dirs_size() > 1) {
     return absl::InvalidArgumentError("-c is not compatible with multiple test directories");
+  }
+  // mdtest's rules for several test directories and for -n with -I.
+  if (o->phase.test_dirs_size() > 1 && !o->phase.unique_dir()) {
+    return absl::InvalidArgumentError("several test directories (-d a@b) need a unique directory per task (-u)");
+  }
+  if (o->phase.test_dirs_size() > 1 && o->phase.stride() > 0) {
+    return absl::InvalidArgumentError("cannot have multiple directory paths with -N strides between neighbor tasks");
+  }
+  if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.items_per_task() % o->phase.items_per_dir() != 0) {
+    return absl::InvalidArgumentError("-n must be a multiple of -I");
   }
   if (!o->create && !o->stat && !o->read && !o->remove) o->create = o->stat = o->read = o->remove = true;
   if (o->phase.test_dirs().empty()) return absl::InvalidArgumentError("-d DIR is required (where the test tree goes)");
@@ -401,6 +412,10 @@ int RunMdtest(const std::vector<std::string>& args) {
         p->set_task_items_mean(sum / static_cast<double>(per_task.size()));
       }
       p->set_stonewalled(aggregator.Stonewalled(0));
+      if (o.verbosity > 0) {
+        std::cerr << absl::StrFormat("V-1: iteration %d %-20s %10d items in %.3f s (%.1f items/s)%s\n", iteration, p->operation(), p->items(),
+                                     p->seconds(), p->rate(), p->stonewalled() ? ", stonewalled" : "");
+      }
       for (const auto& w : result.workers()) {
         if (!w.error().empty()) report.add_problems(absl::StrCat(OperationName(op), " on ", w.worker(), ": ", w.error()));
       }

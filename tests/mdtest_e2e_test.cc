@@ -193,3 +193,25 @@ TEST_F(MdtestEndToEnd, SharedFilesAndCollectiveCreates) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+TEST_F(MdtestEndToEnd, ReadOnlyTargetIsAClearError) {
+  const std::string ro = dir_ + "/ro";
+  ASSERT_EQ(::mkdir(ro.c_str(), 0755), 0);
+  if (std::system(("mount -t tmpfs -o ro,size=1m tmpfs " + ro + " 2>/dev/null").c_str()) != 0) {
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here";
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { (void)std::system(("umount " + dir + " 2>/dev/null").c_str()); }
+  } unmount{ro};
+  Mdtest run = Run({"-d", ro, "-n", "10", "-v"}, "read-only", false);
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("Read-only file system"));
+  EXPECT_THAT(run.err, HasSubstr(ro));
+}
+
+}  // namespace
+}  // namespace iofleet

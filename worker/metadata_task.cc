@@ -244,6 +244,15 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
                                                         " are present in its tree under ", tree.IterationDirectory(rank)));
     }
   }
+  if (outcome.status.ok() && phase.op() == Op::TREE_CREATE && tree_owner && !outcome.stonewalled) {
+    // The whole tree must be there: 1 + b + ... + b^depth directories.
+    uint64_t present = 0;
+    for (uint64_t d = 0; d < tree.directory_count(); ++d) present += StatPath(tree.DirectoryPath(rank, d)) == 0;
+    if (present != tree.directory_count()) {
+      outcome.status = absl::DataLossError(absl::StrCat("tree creation: task ", rank, " made ", done, " directories but ", present, " of ",
+                                                        tree.directory_count(), " are present under ", tree.IterationDirectory(rank)));
+    }
+  }
   if (phase.op() == Op::TREE_REMOVE && tree_owner && outcome.status.ok()) {
     // The shared iteration directory goes once the last tree in it is gone.
     ::rmdir(tree.IterationDirectory(rank).c_str());

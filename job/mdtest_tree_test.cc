@@ -1,0 +1,39 @@
+#include "job/mdtest_tree.h"
+
+#include "gtest/gtest.h"
+
+namespace iofleet {
+namespace {
+
+TEST(MdtestTree, CountsAndNamesAsMdtest) {
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/mnt/perf");
+  phase.set_items_per_dir(20);
+  phase.set_depth(2);
+  phase.set_branch(10);
+  MdtestTree tree(phase);
+  EXPECT_EQ(tree.directory_count(), 111u);  // 1 + 10 + 100
+  EXPECT_EQ(tree.items_per_task(), 111u * 20);
+  EXPECT_EQ(tree.DirectoryPath(3, 0), "/mnt/perf/test-dir.0-0/mdtest_tree.0");
+  // Node 12 is child 1 of node 1 (children of n are 10n+1 .. 10n+10).
+  EXPECT_EQ(tree.DirectoryPath(3, 12), "/mnt/perf/test-dir.0-0/mdtest_tree.0/mdtest_tree.1/mdtest_tree.12");
+  EXPECT_EQ(tree.ItemPath(3, 45, false), "/mnt/perf/test-dir.0-0/mdtest_tree.0/mdtest_tree.2/dir.mdtest.3.45");
+
+  phase.set_unique_dir(true);
+  phase.set_leaf_only(true);
+  phase.set_iteration(2);
+  phase.clear_items_per_dir();
+  phase.set_items_per_task(250);
+  MdtestTree leaves(phase);
+  EXPECT_EQ(leaves.item_directory_count(), 100u);
+  EXPECT_EQ(leaves.first_item_directory(), 11u);
+  EXPECT_EQ(leaves.items_per_directory(), 3u);  // 250 over 100 leaves
+  EXPECT_EQ(leaves.DirectoryPath(7, 0), "/mnt/perf/test-dir.0-2/mdtest_tree.7.0");
+  EXPECT_EQ(leaves.DirectoryOfItem(249), 11u + 83);
+
+  phase.set_shared_file(true);
+  EXPECT_EQ(MdtestTree(phase).ItemPrefix(5, true), "file.mdtest.shared.");
+}
+
+}  // namespace
+}  // namespace iofleet
