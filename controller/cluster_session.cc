@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "common/log.h"
 #include "common/protocol_version.h"
+#include "controller/host_differences.h"
 
 namespace iofleet {
 namespace {
@@ -130,12 +131,21 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
       request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
       auto response = clients[i]->Prepare(request, absl::Minutes(30));
       prepared[i] = response.status();
-      if (response.ok()) {
-        for (const v1::TargetInfo& t : response->targets()) {
-          const std::string line = absl::StrCat(t.path(), ": ", t.fs_type(), " ", t.mount_source(), " on ", t.mount_point());
-          auto* targets = report->mutable_workers(static_cast<int>(i))->mutable_targets();
-          std::lock_guard<std::mutex> lock(report_mu);
-          if (std::find(targets->begin(), targets->end(), line) == targets->end()) *targets->Add() = line;
+      if (response.ok() && static_cast<int>(i) < report->workers_size()) {
+        // Host facts once, targets as each phase names them.
+        std::lock_guard<std::mutex> lock(report_mu);
+        v1::HostFacts* facts = report->mutable_workers(static_cast<int>(i))->mutable_facts();
+        const auto known_targets = facts->targets();
+        const v1::HostFacts& fresh = response->facts();
+        *facts->mutable_hostname() = fresh.hostname();
+        *facts->mutable_kernel() = fresh.kernel();
+        *facts->mutable_cpu_model() = fresh.cpu_model();
+        facts->set_cpus(fresh.cpus());
+        facts->set_memory_bytes(fresh.memory_bytes());
+        for (const v1::TargetFacts& t : fresh.targets()) {
+          bool known = false;
+          for (const v1::TargetFacts& k : known_targets) known |= k.path() == t.path();
+          if (!known) *facts->add_targets() = t;
         }
       }
     });
@@ -224,6 +234,7 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     phase_over = true;
     heartbeats.join();
     ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "run complete", absl::Seconds(1)); });
+  MarkHostDifferences(report);
   outcome.interrupted = interrupted || g_interrupted;
   return outcome;
 }

@@ -380,9 +380,12 @@ int RunMdtest(const std::vector<std::string>& args) {
       if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
       RunAggregator aggregator(spec, (*session)->addresses());
       v1::RunReport phase_report;
+      *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
       const PhaseOutcome outcome = (*session)->RunPhase(spec, {0}, absl::StrCat(run_id, "-i", iteration, "-", static_cast<int>(op)),
                                                         &aggregator, &phase_report);
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
+      *run_report.mutable_workers() = phase_report.workers();
+      *report.mutable_workers() = run_report.workers();
       if (!outcome.prepared) {
         stop = true;
         break;

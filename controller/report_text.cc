@@ -121,7 +121,8 @@ void RenderJobFooter(const v1::JobResult& job, std::string* out) {
   absl::StrAppendFormat(out, "     issued rwts: total=%d,%d,%d,%d\n", issued[0], issued[1], issued[2], issued[3]);
 }
 
-void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult>& workers, std::string* out) {
+void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult>& workers, std::string* out,
+                       const google::protobuf::RepeatedPtrField<v1::WorkerInfo>* infos = nullptr) {
   absl::StrAppendFormat(out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");
   for (const v1::WorkerResult& w : workers) {
     if (w.directions().empty()) absl::StrAppendFormat(out, "    %-28s (no IO reported)\n", w.worker());
@@ -134,6 +135,13 @@ void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult
     if (!w.error().empty()) absl::StrAppend(out, "      error: ", w.error(), "\n");
     if (!w.stop_reason().empty()) absl::StrAppend(out, "      stopped: ", w.stop_reason(), "\n");
     for (const std::string& note : w.notes()) absl::StrAppend(out, "      note: ", note, "\n");
+    // Where this worker's host differs from the others, right next to its figures.
+    if (infos != nullptr) {
+      for (const v1::WorkerInfo& info : *infos) {
+        if (info.address() != w.worker()) continue;
+        for (const std::string& d : info.differs()) absl::StrAppend(out, "      differs: ", d, "\n");
+      }
+    }
   }
 }
 
@@ -149,7 +157,22 @@ std::string RenderTextReport(const v1::RunReport& report) {
                         report.job_source(), report.workers_size(), report.workers_size() == 1 ? "" : "s",
                         report.workers().empty() ? "" : absl::StrCat(": ", absl::StrJoin(worker_names, ", ")));
   for (const v1::WorkerInfo& w : report.workers()) {
-    for (const std::string& t : w.targets()) absl::StrAppend(&out, "  ", w.address(), " target ", t, "\n");
+    const v1::HostFacts& f = w.facts();
+    absl::StrAppendFormat(&out, "  %s: %s, %s, %d CPUs (%s), %s memory\n", w.address(), f.hostname().empty() ? w.hostname() : f.hostname(),
+                          f.kernel().empty() ? w.kernel() : f.kernel(), f.cpus() ? f.cpus() : w.cores(), f.cpu_model(),
+                          FormatBytes(static_cast<double>(f.memory_bytes())));
+    for (const v1::TargetFacts& t : f.targets()) {
+      absl::StrAppend(&out, "    ", t.path(), ": ", t.fs_type(), " ", t.mount_source(), " on ", t.mount_point());
+      if (!t.nfs_version().empty()) absl::StrAppend(&out, ", nfs vers=", t.nfs_version(), " rsize=", t.rsize(), " wsize=", t.wsize(), " proto=", t.proto(), " actimeo=", t.actimeo());
+      if (!t.fuse_daemon().empty()) absl::StrAppend(&out, ", FUSE daemon ", t.fuse_daemon());
+      if (!t.device().empty()) {
+        absl::StrAppend(&out, ", device ", t.device(), " scheduler=", t.scheduler(), " nr_requests=", t.nr_requests(),
+                        " read_ahead_kb=", t.read_ahead_kb(), " rotational=", t.rotational(),
+                        t.queue_depth().empty() ? "" : " queue_depth=" + t.queue_depth());
+      }
+      absl::StrAppend(&out, "\n");
+    }
+    for (const std::string& d : w.differs()) absl::StrAppend(&out, "    DIFFERS: ", d, "\n");
   }
   if (!report.ignored_options().empty()) {
     absl::StrAppend(&out, "WARNING: these fio options were ignored (--ignore-unsupported), so this is not exactly the job file's workload:\n");
@@ -162,7 +185,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
     for (const v1::GroupResult& group : report.groups()) {
       absl::StrAppendFormat(&out, "\ngroup %d (%s): on %d workers\n", group.group(), absl::StrJoin(group.jobs(), ", "), report.workers_size());
       for (const v1::DirectionResult& d : group.directions()) RenderDirection(d, group.elapsed_ns(), true, false, "  ", &out);
-      RenderWorkerTable(group.workers(), &out);
+      RenderWorkerTable(group.workers(), &out, &report.workers());
     }
   } else {
     for (const v1::JobResult& job : report.jobs()) {
@@ -173,7 +196,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
         RenderDirection(d, job.elapsed_ns(), job.clat_percentiles(), job.lat_percentiles(), "  ", &out);
       }
       RenderJobFooter(job, &out);
-      RenderWorkerTable(job.workers(), &out);
+      RenderWorkerTable(job.workers(), &out, &report.workers());
     }
   }
   // fio's closing lines per group.

@@ -123,6 +123,14 @@ TEST_F(EndToEnd, RandwriteThenRandreadOnTwoWorkers) {
     EXPECT_EQ(st.st_size, 2 << 20) << file;
   }
   ASSERT_EQ(write.report.jobs_size(), 1);
+  // Each worker's host facts and its target's filesystem are in the report.
+  for (const auto& w : write.report.workers()) {
+    EXPECT_FALSE(w.facts().hostname().empty());
+    EXPECT_GT(w.facts().memory_bytes(), 0u);
+    ASSERT_EQ(w.facts().targets_size(), 1);
+    EXPECT_FALSE(w.facts().targets(0).fs_type().empty());
+    EXPECT_TRUE(w.differs().empty()) << "two workers on one host cannot differ";
+  }
   const v1::JobResult& wjob = write.report.jobs(0);
   const v1::DirectionResult* cluster_write = FindDirection(wjob.directions(), "write");
   ASSERT_NE(cluster_write, nullptr);

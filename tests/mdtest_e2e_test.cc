@@ -94,6 +94,8 @@ TEST_F(MdtestEndToEnd, TreeWithUniqueDirectoriesEveryPhaseAndCount) {
   EXPECT_EQ(Phase(run.report, "File creation")->task_items_min(), 260u);
   EXPECT_GT(Phase(run.report, "File stat")->latency().max_ns(), 0u);
   EXPECT_EQ(run.report.summary_rate_size(), 11);
+  ASSERT_EQ(run.report.workers_size(), 2);
+  EXPECT_EQ(run.report.workers(0).facts().targets_size(), 1);
   // Everything was removed again.
   EXPECT_EQ(Entries(dir_), 0);
 }

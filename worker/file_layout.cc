@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "worker/host_facts.h"
 
 namespace iofleet {
 namespace {
@@ -99,30 +100,6 @@ absl::Status DropCachedPages(const std::string& path) {
   return absl::OkStatus();
 }
 
-// The mount holding `path`: the longest mount point that contains it, from mountinfo.
-v1::TargetInfo DescribeTarget(const std::string& path) {
-  v1::TargetInfo target;
-  target.set_path(path);
-  std::ifstream mountinfo("/proc/self/mountinfo");
-  std::string line;
-  size_t best = 0;
-  while (std::getline(mountinfo, line)) {
-    // id parent major:minor root mount-point options [optional...] - fstype source super-options
-    std::vector<std::string> fields = absl::StrSplit(line, ' ');
-    if (fields.size() < 10) continue;
-    const std::string& mount_point = fields[4];
-    const bool contains = path == mount_point || mount_point == "/" || absl::StartsWith(path, mount_point + "/");
-    if (!contains || mount_point.size() < best) continue;
-    auto dash = std::find(fields.begin() + 6, fields.end(), "-");
-    if (dash == fields.end() || dash + 2 >= fields.end()) continue;
-    best = mount_point.size();
-    target.set_mount_point(mount_point);
-    target.set_fs_type(*(dash + 1));
-    target.set_mount_source(*(dash + 2));
-  }
-  return target;
-}
-
 }  // namespace
 
 absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy) {
@@ -139,6 +116,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       for (const std::string& dir : job.metadata().test_dirs()) {
         auto resolved = policy.ResolveDirectory(dir);
         if (!resolved.ok()) return in_job(resolved.status());
+        *layout.response.mutable_facts()->add_targets() = DescribeTarget(*resolved);
       }
       job_paths.assign(job.numjobs(), {});
       continue;
@@ -165,8 +143,8 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         if (!resolved.ok()) return resolved.status();
         it = resolved_directories.emplace(directory, *resolved).first;
         bool known = false;
-        for (const v1::TargetInfo& t : layout.response.targets()) known |= t.path() == *resolved;
-        if (!known) *layout.response.add_targets() = DescribeTarget(*resolved);
+        for (const v1::TargetFacts& t : layout.response.facts().targets()) known |= t.path() == *resolved;
+        if (!known) *layout.response.mutable_facts()->add_targets() = DescribeTarget(*resolved);
       }
       return absl::StrCat(it->second == "/" ? "" : it->second, "/", base);
     };

@@ -213,8 +213,8 @@ TEST(FileLayout, NamesTheFilesystemAndRefusesDirectIoWhereItIsRefused) {
   auto layout = LayOutRunFiles(request, *policy);
   EXPECT_TRUE(layout.ok()) << layout.status();
   if (layout.ok()) {
-    ASSERT_EQ(layout->response.targets_size(), 1);
-    EXPECT_EQ(layout->response.targets(0).fs_type(), "ramfs");
+    ASSERT_EQ(layout->response.facts().targets_size(), 1);
+    EXPECT_EQ(layout->response.facts().targets(0).fs_type(), "ramfs");
   }
   request.mutable_spec()->mutable_jobs(0)->set_direct(true);
   request.mutable_spec()->mutable_jobs(0)->set_name("direct");

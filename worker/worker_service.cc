@@ -8,6 +8,7 @@
 #include "engines/engine_registry.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "job/job_validation.h"
+#include "worker/host_facts.h"
 
 namespace iofleet {
 namespace {
@@ -110,6 +111,10 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext*, const v1::PrepareR
   if (absl::Status valid = ValidateRunSpec(request->spec()); !valid.ok()) return ToGrpc(valid);
   auto layout = LayOutRunFiles(*request, policy_);
   if (!layout.ok()) return ToGrpc(layout.status());
+  // Host facts ride along with the targets the layout found.
+  v1::HostFacts host = CollectHostFacts();
+  host.mutable_targets()->Swap(layout->response.mutable_facts()->mutable_targets());
+  *layout->response.mutable_facts() = host;
   *response = layout->response;
   auto run = std::make_shared<WorkerRun>(*request, std::move(*layout));
   std::lock_guard<std::mutex> lock(mu_);
