@@ -9,6 +9,7 @@ packages=(
   libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev libgmock-dev libgtest-dev
   pkg-config
   fio                      # the peer the equivalence tests and benchmarks compare against
+  xfsprogs bindfs fuse3    # real targets in the tests (xfs on a loop device, a FUSE mount)
 )
 
 missing=()
