@@ -56,23 +56,41 @@ struct TemporaryDirectory {
 }  // namespace
 
 int RunJob(const RunOptions& options) {
-  // 1. The job, fully validated before any worker is touched.
+  // The job, fully validated before any worker is touched.
   const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported};
   auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
                                             : ParseFioCommandLine(options.job_options, parse_options);
   if (!parsed.ok()) return Fail(parsed.status(), 2);
-  v1::RunSpec spec = std::move(*parsed);
   if (options.output_format != "normal" && options.output_format != "json" && options.output_format != "json+" &&
       options.output_format != "iofleet-json") {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--output-format must be normal, json, json+ or iofleet-json, not '",
                                                         options.output_format, "'")), 2);
   }
+  v1::RunReport report;
+  const RunResult result = ExecuteRun(std::move(*parsed), options, &report);
+  if (!result.ran) return result.exit_code;
+  const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
+                               : options.output_format == "json+" ? RenderFioJsonReport(report, true)
+                               : options.output_format == "iofleet-json" ? RenderJsonReport(report)
+                                                                         : RenderFioJsonReport(report, false);
+  if (options.output_file.empty()) {
+    std::fwrite(rendered.data(), 1, rendered.size(), stdout);
+    std::fflush(stdout);
+  } else if (absl::Status written = WriteFileAtomically(options.output_file, rendered); !written.ok()) {
+    return Fail(written, 1);
+  }
+  for (const std::string& p : report.problems()) std::cerr << "iofleet: " << p << "\n";
+  return result.exit_code;
+}
 
+RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport* report_out) {
+  v1::RunReport& report = *report_out;
+  auto early = [](int code) { return RunResult{code, false}; };
   const bool local = options.hosts.empty();
   TemporaryDirectory temporary{.keep = options.keep_files};
   if (!options.directory.empty()) {
     if (options.directory[0] != '/') {
-      return Fail(absl::InvalidArgumentError(absl::StrCat("--directory ", options.directory, " must be an absolute path")), 2);
+      return early(Fail(absl::InvalidArgumentError(absl::StrCat("--directory ", options.directory, " must be an absolute path")), 2));
     }
     for (v1::JobSpec& job : *spec.mutable_jobs()) {
       if (job.directory().empty() && job.filename().find('/') == std::string::npos) job.set_directory(options.directory);
@@ -84,7 +102,7 @@ int RunJob(const RunOptions& options) {
       if (!job.directory().empty() || job.filename().find('/') != std::string::npos) continue;
       if (temporary.path.empty()) {
         char pattern[] = "/tmp/iofleet-run-XXXXXX";
-        if (::mkdtemp(pattern) == nullptr) return Fail(absl::ErrnoToStatus(errno, "mkdtemp"), 1);
+        if (::mkdtemp(pattern) == nullptr) return early(Fail(absl::ErrnoToStatus(errno, "mkdtemp"), 1));
         temporary.path = pattern;
       }
       job.set_directory(temporary.path);
@@ -92,9 +110,9 @@ int RunJob(const RunOptions& options) {
   }
   if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) {
     if (!local && valid.message().find("no directory=") != absl::string_view::npos) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat(valid.message(), "; with --hosts every job needs directory= (a path on the workers)")), 2);
+      return early(Fail(absl::InvalidArgumentError(absl::StrCat(valid.message(), "; with --hosts every job needs directory= (a path on the workers)")), 2));
     }
-    return Fail(valid, 2);
+    return early(Fail(valid, 2));
   }
 
   // 2. Workers: given, or started here; handshake with all of them.
@@ -114,7 +132,6 @@ int RunJob(const RunOptions& options) {
       if (std::find(roots.begin(), roots.end(), dir) == roots.end()) roots.push_back(dir);
     }
   }
-  v1::RunReport report;
   report.set_tool("iofleet");
   report.set_tool_version(kIofleetVersion);
   report.set_run_id(NewRunId());
@@ -124,7 +141,7 @@ int RunJob(const RunOptions& options) {
     std::cerr << "iofleet: ignoring unsupported fio option (--ignore-unsupported): " << ignored << "\n";
   }
   auto session = ClusterSession::Open(session_options, &report);
-  if (!session.ok()) return Fail(session.status(), 1);
+  if (!session.ok()) return early(Fail(session.status(), 1));
 
   // 3. Phase by phase (fio's stonewall): every phase a cluster-wide barrier.
   RunAggregator aggregator(spec, (*session)->addresses());
@@ -142,7 +159,7 @@ int RunJob(const RunOptions& options) {
     const std::string run_id = phases.phases == 1 ? report.run_id() : absl::StrCat(report.run_id(), "-p", phase);
     const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, global_index, run_id, &aggregator, &report);
     if (!outcome.prepared) {
-      if (phase == 0) return Fail(absl::FailedPreconditionError(absl::StrJoin(report.problems(), "\niofleet: ")), 1);
+      if (phase == 0) return early(Fail(absl::FailedPreconditionError(absl::StrJoin(report.problems(), "\niofleet: ")), 1));
       report.add_problems(absl::StrCat("stonewall phases ", phase, " to ", phases.phases - 1, " were not run"));
       break;
     }
@@ -162,21 +179,7 @@ int RunJob(const RunOptions& options) {
       if (!w.error().empty()) report.add_problems(absl::StrCat("job '", job.name(), "' on ", w.worker(), ": ", w.error()));
     }
   }
-  const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
-                               : options.output_format == "json+" ? RenderFioJsonReport(report, true)
-                               : options.output_format == "iofleet-json" ? RenderJsonReport(report)
-                                                                         : RenderFioJsonReport(report, false);
-  if (options.output_file.empty()) {
-    std::fwrite(rendered.data(), 1, rendered.size(), stdout);
-    std::fflush(stdout);
-  } else if (absl::Status written = WriteFileAtomically(options.output_file, rendered); !written.ok()) {
-    return Fail(written, 1);
-  }
-  if (!report.problems().empty()) {
-    for (const std::string& p : report.problems()) std::cerr << "iofleet: " << p << "\n";
-    return 1;
-  }
-  return 0;
+  return RunResult{report.problems().empty() ? 0 : 1, true};
 }
 
 }  // namespace iofleet

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "proto/job.pb.h"
+#include "proto/report.pb.h"
 
 namespace iofleet {
 
@@ -25,6 +27,15 @@ struct RunOptions {
   bool keep_files = false;               // keep the temporary directory of a local run
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
 };
+
+struct RunResult {
+  int exit_code = 0;
+  bool ran = false;  // the workers ran (the report is worth printing), else input or setup failed
+};
+
+// Prepares a parsed job (directories, temporary directory for local runs, validation), runs it
+// on the cluster and fills `report`; errors that stop it early are printed here.
+RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport* report);
 
 // Exit codes: 0 success; 1 the run failed or was incomplete (IO errors, lost workers,
 // interrupted); 2 bad input (job file, options), before any worker was touched.
