@@ -15,6 +15,7 @@
 #include "common/nearest_name.h"
 #include "common/protocol_version.h"
 #include "common/units.h"
+#include "controller/compare_command.h"
 #include "controller/mdtest_command.h"
 #include "controller/run_command.h"
 #include "job/fio_job_file.h"
@@ -42,6 +43,7 @@ constexpr char kUsage[] =
     "usage: iofleet run JOBFILE [options]\n"
     "       iofleet run --name=JOB --rw=randread --bs=4k ... [options]   (fio's command-line form)\n"
     "       iofleet mdtest [mdtest options] [--hosts ...]   (iofleet mdtest --help)\n"
+    "       iofleet compare JOBFILE --target NAME=PATH --target NAME=PATH ...   (iofleet compare --help)\n"
     "       iofleet version\n"
     "\n"
     "Runs a fio-style job file on every worker at once and reports cluster-wide results.\n"
@@ -170,12 +172,13 @@ int Main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "run") return Run(args);
   if (command == "mdtest") return RunMdtest(args);
+  if (command == "compare") return RunCompare(args);
   if (command == "version" || command == "--version") {
     std::cout << "iofleet " << kIofleetVersion << " (protocol " << kProtocolVersion << ", accepts workers from protocol "
               << kMinCompatibleProtocolVersion << ")\n";
     return 0;
   }
-  return UsageError(absl::StrCat("unknown command '", command, "'", DidYouMean(command, {"run", "mdtest", "version", "help"})));
+  return UsageError(absl::StrCat("unknown command '", command, "'", DidYouMean(command, {"run", "mdtest", "compare", "version", "help"})));
 }
 
 }  // namespace

@@ -336,6 +336,34 @@ int RunMdtest(const std::vector<std::string>& args) {
     return Usage(parsed.message());
   }
   v1::MdtestReport report;
+  bool ran = false;
+  const int code = ExecuteMdtest(args, &report, &ran);
+  if (!ran) return code;
+  std::string rendered;
+  if (o.output_format == "json") {
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    options.always_print_primitive_fields = true;
+    (void)google::protobuf::util::MessageToJsonString(report, &rendered, options);
+  } else {
+    rendered = RenderText(report);
+  }
+  if (o.output_file.empty()) {
+    std::cout << rendered;
+  } else if (absl::Status written = WriteFileAtomically(o.output_file, rendered); !written.ok()) {
+    std::cerr << "iofleet mdtest: " << written.message() << "\n";
+    return 1;
+  }
+  for (const auto& problem : report.problems()) std::cerr << "iofleet mdtest: " << problem << "\n";
+  return code;
+}
+
+int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report_out, bool* ran) {
+  v1::MdtestReport& report = *report_out;
+  *ran = false;
+  MdtestOptions o;
+  if (absl::Status parsed = ParseMdtestArgs(args, &o); !parsed.ok()) return Usage(parsed.message());
   report.set_tool("iofleet mdtest");
   report.set_tool_version(kIofleetVersion);
   report.set_command_line(absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " ")));
@@ -463,23 +491,7 @@ int RunMdtest(const std::vector<std::string>& args) {
   SummaryRows(kOrder, report, false, report.mutable_summary_rate());
   SummaryRows(kOrder, report, true, report.mutable_summary_time());
 
-  std::string rendered;
-  if (o.output_format == "json") {
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    options.preserve_proto_field_names = true;
-    options.always_print_primitive_fields = true;
-    (void)google::protobuf::util::MessageToJsonString(report, &rendered, options);
-  } else {
-    rendered = RenderText(report);
-  }
-  if (o.output_file.empty()) {
-    std::cout << rendered;
-  } else if (absl::Status written = WriteFileAtomically(o.output_file, rendered); !written.ok()) {
-    std::cerr << "iofleet mdtest: " << written.message() << "\n";
-    return 1;
-  }
-  for (const auto& problem : report.problems()) std::cerr << "iofleet mdtest: " << problem << "\n";
+  *ran = true;
   return report.problems().empty() ? 0 : 1;
 }
 

@@ -10,10 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "proto/report.pb.h"
+
 namespace iofleet {
 
 // Exit codes as `iofleet run`: 0 success, 1 failed or incomplete, 2 bad input.
 int RunMdtest(const std::vector<std::string>& args);
+
+// Runs the test and fills `report` without printing it (errors that stop it early are
+// printed); *ran says whether workers ran. Returns the exit code RunMdtest would.
+int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report, bool* ran);
 
 }  // namespace iofleet
 

@@ -1,0 +1,346 @@
+#include "controller/compare_command.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/units.h"
+#include "controller/cluster_session.h"
+#include "controller/mdtest_command.h"
+#include "controller/run_command.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "job/fio_job_file.h"
+
+namespace iofleet {
+namespace {
+
+constexpr char kHelp[] =
+    "usage: iofleet compare JOBFILE --target NAME=PATH [--target NAME=PATH ...] [--hosts H:P,...]\n"
+    "                       [--repeat N] [--output-format normal|json] [--output FILE]\n"
+    "       iofleet compare --mdtest \"-n 1000 -F ...\" --target NAME=PATH ... (mdtest options without -d)\n"
+    "       iofleet compare RESULT.json RESULT.json ... [--force]\n"
+    "Runs the same job on each target in turn with the same workers (interleaved with --repeat)\n"
+    "and prints one table with each target's ratio to the first.\n";
+
+int Usage(absl::string_view message) {
+  std::cerr << "iofleet compare: " << message << "\n(iofleet compare --help)\n";
+  return 2;
+}
+
+uint64_t Percentile(const v1::LatencySummary& lat, double p) {
+  for (const auto& e : lat.percentiles()) {
+    if (e.percentile() == p) return e.value_ns();
+  }
+  return 0;
+}
+
+// One metric sample per target and repeat: metrics[name][target] = samples.
+using Samples = std::map<std::string, std::map<std::string, std::vector<double>>>;
+
+void Add(Samples* samples, std::vector<std::string>* order, const std::string& target,
+         const std::vector<std::pair<std::string, double>>& metrics) {
+  for (const auto& [name, value] : metrics) {
+    if (!samples->count(name)) order->push_back(name);
+    (*samples)[name][target].push_back(value);
+  }
+}
+
+std::string UnitOf(const std::string& name) {
+  if (absl::EndsWith(name, "IOPS")) return "ops/s";
+  if (absl::EndsWith(name, "bandwidth")) return "bytes/s";
+  if (absl::EndsWith(name, "rate")) return "items/s";
+  return "ns";
+}
+
+std::string Show(double value, const std::string& unit) {
+  if (unit == "bytes/s") return FormatBandwidth(value);
+  if (unit == "ns") return FormatDurationNs(value);
+  return FormatCount(value);
+}
+
+// A result file: iofleet's JSON (fio layout with "iofleet", or iofleet-json) or mdtest's.
+absl::Status ReadResult(const std::string& path, v1::RunReport* run, v1::MdtestReport* mdtest, bool* is_mdtest) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  google::protobuf::Struct json;
+  if (!google::protobuf::util::JsonStringToMessage(text.str(), &json).ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a JSON document"));
+  }
+  google::protobuf::util::JsonParseOptions lenient;
+  lenient.ignore_unknown_fields = true;
+  std::string native;
+  if (json.fields().count("phases")) {
+    *is_mdtest = true;
+    if (!google::protobuf::util::JsonStringToMessage(text.str(), mdtest, lenient).ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": not an iofleet mdtest result"));
+    return absl::OkStatus();
+  }
+  *is_mdtest = false;
+  if (auto it = json.fields().find("iofleet"); it != json.fields().end()) {
+    (void)google::protobuf::util::MessageToJsonString(it->second, &native);
+  } else {
+    native = text.str();
+  }
+  if (!google::protobuf::util::JsonStringToMessage(native, run, lenient).ok() || run->jobs().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not an iofleet result (run with --output-format json)"));
+  }
+  return absl::OkStatus();
+}
+
+// What must match for two results to be comparable.
+std::string Identity(const v1::RunReport& r) {
+  std::vector<std::string> jobs;
+  for (const auto& j : r.jobs()) jobs.push_back(absl::StrCat(j.name(), ":", j.rw(), ":", j.bs(), ":", j.ioengine(), ":", j.iodepth(), ":", j.numjobs()));
+  return absl::StrJoin(jobs, ",");
+}
+std::string Identity(const v1::MdtestReport& r) {
+  std::vector<std::string> ops;
+  for (const auto& row : r.summary_rate()) ops.push_back(row.operation());
+  return absl::StrCat(r.tasks(), " tasks x ", r.items_per_task(), " items: ", absl::StrJoin(ops, ","));
+}
+
+std::string RenderText(const v1::CompareReport& report) {
+  std::string out = absl::StrCat("Comparing ", report.what(), " on ", report.targets_size(), " targets",
+                                 report.repeat() > 1 ? absl::StrCat(" (", report.repeat(), " runs each, interleaved; median [min-max])") : "",
+                                 "\n\n");
+  absl::StrAppendFormat(&out, "%-28s", "metric");
+  for (const auto& t : report.targets()) absl::StrAppendFormat(&out, " %-32s", t);
+  absl::StrAppend(&out, "\n");
+  for (const auto& metric : report.metrics()) {
+    absl::StrAppendFormat(&out, "%-28s", metric.name());
+    for (int i = 0; i < metric.entries_size(); ++i) {
+      const auto& e = metric.entries(i);
+      std::string cell = Show(e.median(), metric.unit());
+      if (report.repeat() > 1) absl::StrAppend(&cell, " [", Show(e.min(), metric.unit()), "-", Show(e.max(), metric.unit()), "]");
+      if (i > 0) absl::StrAppend(&cell, absl::StrFormat(" %.2fx", e.ratio()), report.repeat() > 1 && !e.significant() ? " (n.s.)" : "");
+      absl::StrAppendFormat(&out, " %-32s", cell);
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  if (report.repeat() > 1) absl::StrAppend(&out, "\n(n.s.): within the spread of the runs, not a significant difference\n");
+  for (const auto& p : report.problems()) absl::StrAppend(&out, "PROBLEM: ", p, "\n");
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, double>> RunMetrics(const v1::RunReport& report) {
+  std::vector<std::pair<std::string, double>> metrics;
+  for (const auto& d : report.cluster()) {
+    const v1::LatencySummary& lat = d.has_completion_latency() ? d.completion_latency() : d.latency();
+    metrics.push_back({absl::StrCat(d.direction(), " IOPS"), d.iops()});
+    if (d.direction() != "sync") metrics.push_back({absl::StrCat(d.direction(), " bandwidth"), d.bandwidth_bytes_per_sec()});
+    metrics.push_back({absl::StrCat(d.direction(), " mean latency"), d.latency().mean_ns()});
+    for (double p : {50.0, 99.0, 99.9}) {
+      metrics.push_back({absl::StrCat(d.direction(), " p", p == 99.9 ? "99.9" : absl::StrCat(static_cast<int>(p))), static_cast<double>(Percentile(lat, p))});
+    }
+    metrics.push_back({absl::StrCat(d.direction(), " max latency"), static_cast<double>(d.latency().max_ns())});
+  }
+  return metrics;
+}
+
+std::vector<std::pair<std::string, double>> MdtestMetrics(const v1::MdtestReport& report) {
+  std::vector<std::pair<std::string, double>> metrics;
+  for (const auto& row : report.summary_rate()) metrics.push_back({absl::StrCat(row.operation(), " rate"), row.mean()});
+  for (const auto& row : report.summary_rate()) {
+    for (const auto& p : report.phases()) {
+      if (p.operation() == row.operation()) {
+        metrics.push_back({absl::StrCat(row.operation(), " p99"), static_cast<double>(Percentile(p.latency(), 99))});
+        break;
+      }
+    }
+  }
+  return metrics;
+}
+
+void Summarize(v1::CompareReport* report) {
+  for (auto& metric : *report->mutable_metrics()) {
+    for (auto& e : *metric.mutable_entries()) {
+      std::vector<double> v(e.samples().begin(), e.samples().end());
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      e.set_min(v.front());
+      e.set_max(v.back());
+      e.set_median(v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2);
+    }
+    if (metric.entries().empty()) continue;
+    const auto& first = metric.entries(0);
+    for (auto& e : *metric.mutable_entries()) {
+      e.set_ratio(first.median() != 0 ? e.median() / first.median() : 0);
+      e.set_significant(e.min() > first.max() || e.max() < first.min());
+    }
+  }
+}
+
+int RunCompare(const std::vector<std::string>& args) {
+  std::vector<std::pair<std::string, std::string>> targets;  // name, path
+  std::vector<std::string> positional, hosts;
+  std::string mdtest_options, output_format = "normal", output_file;
+  int repeat = 1, local_workers = 2;
+  bool force = false;
+  std::string worker_binary;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kHelp;
+      return 0;
+    }
+    if (arg == "--force") {
+      force = true;
+      continue;
+    }
+    if (!absl::StartsWith(arg, "--")) {
+      positional.push_back(arg);
+      continue;
+    }
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::string value;
+    if (eq != std::string::npos) value = arg.substr(eq + 1);
+    else if (i + 1 < args.size()) value = args[++i];
+    else return Usage(absl::StrCat("--", name, " needs a value"));
+    if (name == "target") {
+      const size_t sep = value.find('=');
+      if (sep == std::string::npos || sep == 0) return Usage(absl::StrCat("--target ", value, ": use NAME=PATH"));
+      const std::string path = value.substr(sep + 1);
+      if (absl::StartsWith(path, "nfs://")) return Usage("NFS URLs as targets need the nfs engine, which iofleet does not have yet; mount the export and give its path");
+      if (path.empty() || path[0] != '/') return Usage(absl::StrCat("--target ", value, ": the path must be absolute"));
+      targets.push_back({value.substr(0, sep), path});
+    } else if (name == "hosts") {
+      for (absl::string_view h : absl::StrSplit(value, ',', absl::SkipWhitespace())) hosts.push_back(std::string(h));
+    } else if (name == "repeat") {
+      if (!absl::SimpleAtoi(value, &repeat) || repeat < 1 || repeat > 100) return Usage("--repeat must be from 1 to 100");
+    } else if (name == "mdtest") {
+      mdtest_options = value;
+    } else if (name == "output-format") {
+      if (value != "normal" && value != "json") return Usage("--output-format must be normal or json");
+      output_format = value;
+    } else if (name == "output") {
+      output_file = value;
+    } else if (name == "local-workers") {
+      if (!absl::SimpleAtoi(value, &local_workers) || local_workers < 1) return Usage("--local-workers must be at least 1");
+    } else if (name == "worker-binary") {
+      worker_binary = value;
+    } else {
+      return Usage(absl::StrCat("unknown option --", name));
+    }
+  }
+
+  v1::CompareReport report;
+  report.set_repeat(static_cast<uint32_t>(repeat));
+  Samples samples;
+  std::vector<std::string> order;
+  int exit_code = 0;
+  const bool files_mode = targets.empty() && mdtest_options.empty();
+  if (files_mode) {
+    // Earlier results, compared as they are.
+    if (positional.size() < 2) return Usage("give a job file and --target NAME=PATH twice or more, or two or more result files");
+    report.set_repeat(1);
+    std::string identity;
+    for (const std::string& path : positional) {
+      v1::RunReport run;
+      v1::MdtestReport md;
+      bool is_mdtest = false;
+      if (absl::Status read = ReadResult(path, &run, &md, &is_mdtest); !read.ok()) return Usage(read.message());
+      const std::string id = is_mdtest ? Identity(md) : Identity(run);
+      if (identity.empty()) identity = id;
+      if (id != identity && !force) {
+        return Usage(absl::StrCat(path, " ran a different job (", id, " vs ", identity, "); --force compares anyway"));
+      }
+      report.add_targets(path);
+      Add(&samples, &order, path, is_mdtest ? MdtestMetrics(md) : RunMetrics(run));
+    }
+    report.set_what(identity);
+  } else {
+    if (targets.size() < 2) return Usage("give two or more --target NAME=PATH");
+    const bool mdtest = !mdtest_options.empty();
+    if (!mdtest && positional.size() != 1) return Usage("give one job file (or --mdtest \"options\")");
+    report.set_what(mdtest ? absl::StrCat("mdtest ", mdtest_options) : positional[0]);
+    for (const auto& [name, path] : targets) report.add_targets(name);
+    v1::RunSpec spec;
+    if (!mdtest) {
+      auto parsed = ParseFioJobFile(positional[0]);
+      if (!parsed.ok()) {
+        std::cerr << "iofleet compare: " << parsed.status().message() << "\n";
+        return 2;
+      }
+      spec = *parsed;
+      for (const auto& job : spec.jobs()) {
+        if (job.filename().find('/') != std::string::npos) return Usage(absl::StrCat("job '", job.name(), "' names an absolute filename; compare puts each target's files in its path"));
+      }
+    }
+    for (int r = 0; r < repeat; ++r) {
+      for (const auto& [name, path] : targets) {  // interleaved: A B A B ...
+        std::cerr << "iofleet compare: run " << r + 1 << " of " << repeat << " on " << name << " (" << path << ")\n";
+        if (mdtest) {
+          std::vector<std::string> md_args = absl::StrSplit(mdtest_options, ' ', absl::SkipEmpty());
+          md_args.insert(md_args.end(), {"-d", path, "--local-workers", absl::StrCat(local_workers)});
+          if (!hosts.empty()) md_args.insert(md_args.end(), {"--hosts", absl::StrJoin(hosts, ",")});
+          if (!worker_binary.empty()) md_args.insert(md_args.end(), {"--worker-binary", worker_binary});
+          v1::MdtestReport md;
+          bool ran = false;
+          const int code = ExecuteMdtest(md_args, &md, &ran);
+          if (!ran) return code;
+          if (code != 0) {
+            exit_code = 1;
+            for (const auto& p : md.problems()) report.add_problems(absl::StrCat(name, ": ", p));
+          }
+          Add(&samples, &order, name, MdtestMetrics(md));
+        } else {
+          v1::RunSpec target_spec = spec;
+          for (auto& job : *target_spec.mutable_jobs()) job.set_directory(path);
+          RunOptions options;
+          options.hosts = hosts;
+          options.local_workers = local_workers;
+          options.worker_binary = worker_binary;
+          v1::RunReport run;
+          const RunResult result = ExecuteRun(target_spec, options, &run);
+          if (!result.ran) return result.exit_code;
+          if (result.exit_code != 0) {
+            exit_code = 1;
+            for (const auto& p : run.problems()) report.add_problems(absl::StrCat(name, ": ", p));
+          }
+          Add(&samples, &order, name, RunMetrics(run));
+        }
+      }
+    }
+  }
+  for (const std::string& metric_name : order) {
+    v1::CompareMetric* metric = report.add_metrics();
+    metric->set_name(metric_name);
+    metric->set_unit(UnitOf(metric_name));
+    for (const std::string& target : report.targets()) {
+      v1::CompareEntry* e = metric->add_entries();
+      e->set_target(target);
+      for (double v : samples[metric_name][target]) e->add_samples(v);
+    }
+  }
+  Summarize(&report);
+  std::string rendered;
+  if (output_format == "json") {
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(report, &rendered, options);
+  } else {
+    rendered = RenderText(report);
+  }
+  if (output_file.empty()) {
+    std::cout << rendered;
+  } else if (absl::Status written = WriteFileAtomically(output_file, rendered); !written.ok()) {
+    std::cerr << "iofleet compare: " << written.message() << "\n";
+    return 1;
+  }
+  return exit_code;
+}
+
+}  // namespace iofleet

@@ -1,0 +1,48 @@
+#include "controller/compare_command.h"
+
+#include "gtest/gtest.h"
+
+namespace iofleet {
+namespace {
+
+v1::CompareEntry* Entry(v1::CompareMetric* m, const std::string& target, std::vector<double> samples) {
+  v1::CompareEntry* e = m->add_entries();
+  e->set_target(target);
+  for (double v : samples) e->add_samples(v);
+  return e;
+}
+
+TEST(Compare, MediansRatiosAndSignificance) {
+  v1::CompareReport report;
+  v1::CompareMetric* m = report.add_metrics();
+  Entry(m, "local", {100, 110, 90});
+  Entry(m, "nfs", {50, 52, 48});     // clearly slower
+  Entry(m, "fuse", {95, 120, 105});  // overlaps local's range
+  Summarize(&report);
+  EXPECT_DOUBLE_EQ(m->entries(0).median(), 100);
+  EXPECT_DOUBLE_EQ(m->entries(1).ratio(), 0.5);
+  EXPECT_TRUE(m->entries(1).significant());
+  EXPECT_FALSE(m->entries(2).significant());
+  EXPECT_DOUBLE_EQ(m->entries(2).min(), 95);
+}
+
+TEST(Compare, MetricsOfARun) {
+  v1::RunReport run;
+  auto* d = run.add_cluster();
+  d->set_direction("read");
+  d->set_iops(1000);
+  d->set_bandwidth_bytes_per_sec(4096000);
+  auto* p = d->mutable_completion_latency()->add_percentiles();
+  p->set_percentile(99);
+  p->set_value_ns(123);
+  auto metrics = RunMetrics(run);
+  ASSERT_GE(metrics.size(), 4u);
+  EXPECT_EQ(metrics[0].first, "read IOPS");
+  EXPECT_EQ(metrics[0].second, 1000);
+  bool found = false;
+  for (const auto& [name, value] : metrics) found |= name == "read p99" && value == 123;
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace iofleet
