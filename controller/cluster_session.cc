@@ -71,7 +71,10 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
     if (!started.ok()) return started;
     session->addresses_ = session->local_workers_.addresses();
   }
-  for (const std::string& address : session->addresses_) session->clients_.push_back(std::make_unique<WorkerClient>(address));
+  for (const std::string& address : session->addresses_) {
+    // Local workers listen on loopback without credentials of their own.
+    session->clients_.push_back(std::make_unique<WorkerClient>(address, session->local_ ? TransportSecurity{} : options.security));
+  }
   const size_t n = session->clients_.size();
   session->stream_status_.assign(n, absl::OkStatus());
 

@@ -27,6 +27,7 @@ struct SessionOptions {
   absl::Duration interval = absl::Seconds(1);
   absl::Duration lease = absl::Seconds(5);
   absl::Duration connect_timeout = absl::Seconds(3);
+  TransportSecurity security;  // token and/or mutual TLS towards the workers
 };
 
 // How a phase went.

@@ -188,6 +188,7 @@ int RunCompare(const std::vector<std::string>& args) {
   int repeat = 1, local_workers = 2;
   bool force = false;
   std::string worker_binary;
+  std::map<std::string, std::string> security_args;  // passed on to run and mdtest
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
@@ -230,6 +231,8 @@ int RunCompare(const std::vector<std::string>& args) {
       if (!absl::SimpleAtoi(value, &local_workers) || local_workers < 1) return Usage("--local-workers must be at least 1");
     } else if (name == "worker-binary") {
       worker_binary = value;
+    } else if (name == "token-file" || name == "tls-cert" || name == "tls-key" || name == "tls-ca") {
+      security_args[name] = value;
     } else {
       return Usage(absl::StrCat("unknown option --", name));
     }
@@ -286,6 +289,7 @@ int RunCompare(const std::vector<std::string>& args) {
           md_args.insert(md_args.end(), {"-d", path, "--local-workers", absl::StrCat(local_workers)});
           if (!hosts.empty()) md_args.insert(md_args.end(), {"--hosts", absl::StrJoin(hosts, ",")});
           if (!worker_binary.empty()) md_args.insert(md_args.end(), {"--worker-binary", worker_binary});
+          for (const auto& [flag, file] : security_args) md_args.insert(md_args.end(), {"--" + flag, file});
           v1::MdtestReport md;
           bool ran = false;
           const int code = ExecuteMdtest(md_args, &md, &ran);
@@ -302,6 +306,10 @@ int RunCompare(const std::vector<std::string>& args) {
           options.hosts = hosts;
           options.local_workers = local_workers;
           options.worker_binary = worker_binary;
+          auto security = LoadTransportSecurity(security_args["token-file"], security_args["tls-cert"], security_args["tls-key"],
+                                                security_args["tls-ca"]);
+          if (!security.ok()) return Usage(security.status().message());
+          options.security = *security;
           v1::RunReport run;
           const RunResult result = ExecuteRun(target_spec, options, &run);
           if (!result.ran) return result.exit_code;

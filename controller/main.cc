@@ -14,6 +14,7 @@
 #include "common/command_line.h"
 #include "common/nearest_name.h"
 #include "common/protocol_version.h"
+#include "common/transport_security.h"
 #include "common/units.h"
 #include "controller/compare_command.h"
 #include "controller/mdtest_command.h"
@@ -36,6 +37,10 @@ const std::vector<OptionSpec> kRunOptions = {
     {"directory", true, false, "DIR", "where jobs without directory= put their files (a path on the workers)"},
     {"keep-files", false, false, "", "with no hosts: keep the temporary job directory"},
     {"ignore-unsupported", false, false, "", "skip fio options iofleet does not implement (listed in the report)"},
+    {"token-file", true, false, "FILE", "the shared token the workers require (their --token-file)"},
+    {"tls-cert", true, false, "PEM", "mutual TLS: the controller's certificate (with --tls-key and --tls-ca)"},
+    {"tls-key", true, false, "PEM", "mutual TLS: the controller's private key"},
+    {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs the workers' certificates"},
     {"help", false, false, "", "show this help"},
 };
 
@@ -159,6 +164,9 @@ int Run(const std::vector<std::string>& args) {
   options.keep_files = cl->Has("keep-files");
   options.directory = cl->Get("directory");
   options.ignore_unsupported = cl->Has("ignore-unsupported");
+  auto security = LoadTransportSecurity(cl->Get("token-file"), cl->Get("tls-cert"), cl->Get("tls-key"), cl->Get("tls-ca"));
+  if (!security.ok()) return UsageError(security.status().message());
+  options.security = *security;
   return RunJob(options);
 }
 

@@ -41,6 +41,7 @@ struct MdtestOptions {
   std::string output_format = "normal";
   std::string output_file;
   int verbosity = 0;
+  std::string token_file, tls_cert, tls_key, tls_ca;
 };
 
 constexpr char kHelp[] =
@@ -58,7 +59,8 @@ constexpr char kHelp[] =
     "  -v  print each phase as it ends\n"
     "iofleet's own:\n"
     "  --hosts/--hostfile, --local-workers N, --worker-binary P, --tasks-per-worker N (mpirun -np per worker),\n"
-    "  --readdir (time a listing of every tree directory), --output-format normal|json, --output FILE\n";
+    "  --readdir (time a listing of every tree directory), --output-format normal|json, --output FILE,\n"
+    "  --token-file FILE, --tls-cert/--tls-key/--tls-ca PEM (as for iofleet run)\n";
 
 int Usage(absl::string_view message) {
   std::cerr << "iofleet mdtest: " << message << "\n(iofleet mdtest --help lists the options)\n";
@@ -109,6 +111,14 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         }
       } else if (name == "worker-binary") {
         o->worker_binary = value;
+      } else if (name == "token-file") {
+        o->token_file = value;
+      } else if (name == "tls-cert") {
+        o->tls_cert = value;
+      } else if (name == "tls-key") {
+        o->tls_key = value;
+      } else if (name == "tls-ca") {
+        o->tls_ca = value;
       } else if (name == "output-format") {
         if (value != "normal" && value != "json") return absl::InvalidArgumentError("--output-format must be normal or json");
         o->output_format = value;
@@ -370,6 +380,9 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   report.set_iterations(o.iterations);
 
   SessionOptions session_options{.hosts = o.hosts, .local_workers = o.local_workers, .worker_binary = o.worker_binary};
+  auto security = LoadTransportSecurity(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
+  if (!security.ok()) return Usage(security.status().message());
+  session_options.security = *security;
   if (o.hosts.empty()) {
     for (const std::string& d : o.phase.test_dirs()) {
       std::error_code ignored;

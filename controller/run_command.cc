@@ -121,7 +121,8 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                                  .worker_binary = options.worker_binary,
                                  .interval = options.interval,
                                  .lease = options.lease,
-                                 .connect_timeout = options.connect_timeout};
+                                 .connect_timeout = options.connect_timeout,
+                                 .security = options.security};
   if (local) {
     for (const v1::JobSpec& job : spec.jobs()) {
       std::string dir = job.directory();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/transport_security.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
 
@@ -26,6 +27,7 @@ struct RunOptions {
   std::string directory;                 // for jobs without directory= (else a temp dir locally)
   bool keep_files = false;               // keep the temporary directory of a local run
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
+  TransportSecurity security;            // token / mutual TLS towards remote workers
 };
 
 struct RunResult {

@@ -21,19 +21,27 @@ std::string Hostname() {
 
 }  // namespace
 
-WorkerClient::WorkerClient(std::string address) : address_(std::move(address)) {
+WorkerClient::WorkerClient(std::string address, TransportSecurity security)
+    : address_(std::move(address)), security_(std::move(security)) {
   grpc::ChannelArguments args;
   // Reconnect quickly after a refused connection instead of gRPC's default 1..120 s backoff.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  channel_ = grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(address_, ChannelCredentialsFor(security_), args);
   stub_ = v1::WorkerService::NewStub(channel_);
+}
+
+void WorkerClient::Authenticate(grpc::ClientContext* context) const {
+  if (!security_.token.empty()) context->AddMetadata(kTokenMetadataKey, security_.token);
 }
 
 absl::Status WorkerClient::Named(const grpc::Status& status, absl::string_view call) const {
   if (status.ok()) return absl::OkStatus();
   const auto code = static_cast<absl::StatusCode>(status.error_code());
   std::string message = status.error_message();
+  if (code == absl::StatusCode::kUnauthenticated) {
+    return absl::Status(code, absl::StrCat("worker ", address_, " refused the controller: ", message));
+  }
   if (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded) {
     return absl::Status(code, absl::StrCat("worker ", address_, " unreachable (", call, "): ", message));
   }
@@ -42,6 +50,7 @@ absl::Status WorkerClient::Named(const grpc::Status& status, absl::string_view c
 
 absl::StatusOr<v1::HelloResponse> WorkerClient::Hello(absl::Duration timeout) {
   grpc::ClientContext context;
+  Authenticate(&context);
   SetDeadline(&context, timeout);
   // Keep trying to connect until the deadline (a worker may be starting), then give up.
   context.set_wait_for_ready(true);
@@ -66,6 +75,7 @@ absl::StatusOr<v1::HelloResponse> WorkerClient::Hello(absl::Duration timeout) {
 
 absl::StatusOr<v1::PrepareResponse> WorkerClient::Prepare(const v1::PrepareRequest& request, absl::Duration timeout) {
   grpc::ClientContext context;
+  Authenticate(&context);
   SetDeadline(&context, timeout);
   v1::PrepareResponse response;
   absl::Status status = Named(stub_->Prepare(&context, request, &response), "prepare");
@@ -75,6 +85,7 @@ absl::StatusOr<v1::PrepareResponse> WorkerClient::Prepare(const v1::PrepareReque
 
 absl::StatusOr<v1::StartResponse> WorkerClient::Start(const v1::StartRequest& request, absl::Duration timeout) {
   grpc::ClientContext context;
+  Authenticate(&context);
   SetDeadline(&context, timeout);
   v1::StartResponse response;
   absl::Status status = Named(stub_->Start(&context, request, &response), "start");
@@ -84,6 +95,7 @@ absl::StatusOr<v1::StartResponse> WorkerClient::Start(const v1::StartRequest& re
 
 absl::Status WorkerClient::Stop(const std::string& run_id, const std::string& reason, absl::Duration timeout) {
   grpc::ClientContext context;
+  Authenticate(&context);
   SetDeadline(&context, timeout);
   v1::StopRequest request;
   request.set_run_id(run_id);
@@ -94,6 +106,7 @@ absl::Status WorkerClient::Stop(const std::string& run_id, const std::string& re
 
 absl::Status WorkerClient::Heartbeat(const std::string& run_id, absl::Duration timeout) {
   grpc::ClientContext context;
+  Authenticate(&context);
   SetDeadline(&context, timeout);
   v1::HeartbeatRequest request;
   request.set_run_id(run_id);
@@ -104,6 +117,7 @@ absl::Status WorkerClient::Heartbeat(const std::string& run_id, absl::Duration t
 absl::Status WorkerClient::ReadIntervals(const std::string& run_id,
                                          const std::function<void(const v1::IntervalReport&)>& on_report) {
   grpc::ClientContext context;
+  Authenticate(&context);
   {
     std::lock_guard<std::mutex> lock(stream_mu_);
     if (stream_cancelled_) return absl::CancelledError(absl::StrCat("worker ", address_, ": stream cancelled"));

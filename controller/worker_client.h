@@ -10,13 +10,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/transport_security.h"
 #include "proto/worker_service.grpc.pb.h"
 
 namespace iofleet {
 
 class WorkerClient {
  public:
-  explicit WorkerClient(std::string address);
+  explicit WorkerClient(std::string address, TransportSecurity security = {});
 
   const std::string& address() const { return address_; }
 
@@ -36,8 +37,11 @@ class WorkerClient {
 
  private:
   absl::Status Named(const grpc::Status& status, absl::string_view call) const;
+  // Adds the token (if any) to a call.
+  void Authenticate(grpc::ClientContext* context) const;
 
   const std::string address_;
+  const TransportSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkerService::Stub> stub_;
   std::mutex stream_mu_;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/command_line.h"
 #include "common/log.h"
+#include "common/transport_security.h"
 #include "grpcpp/grpcpp.h"
 #include "worker/worker_service.h"
 
@@ -21,6 +22,10 @@ const std::vector<OptionSpec> kOptions = {
     {"listen", true, false, "HOST:PORT", "address to serve on (default 127.0.0.1:7420; port 0 = any free port)"},
     {"allow-root", true, true, "DIR", "a directory under which jobs may do IO (repeatable, at least one)"},
     {"log-level", true, false, "LEVEL", "debug, info, warning or error (default info)"},
+    {"token-file", true, false, "FILE", "require this shared token from controllers (x-iofleet-token)"},
+    {"tls-cert", true, false, "PEM", "mutual TLS: this worker's certificate (with --tls-key and --tls-ca)"},
+    {"tls-key", true, false, "PEM", "mutual TLS: this worker's private key"},
+    {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs controllers' certificates"},
     {"advertise-protocol-version", true, false, "N", "testing only: announce protocol version N"},
     {"help", false, false, "", "show this help"},
 };
@@ -71,10 +76,22 @@ int Main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   const std::string listen = args->Get("listen", "127.0.0.1:7420");
-  WorkerServiceImpl service(std::move(*policy), versions);
+  auto security = LoadTransportSecurity(args->Get("token-file"), args->Get("tls-cert"), args->Get("tls-key"), args->Get("tls-ca"));
+  if (!security.ok()) {
+    std::cerr << "iofleet-worker: " << security.status().message() << "\n";
+    return 2;
+  }
+  // Anyone who can reach a worker can make it write files: beyond loopback, only with a
+  // token or mutual TLS.
+  if (!IsLoopbackAddress(listen) && security->token.empty() && !security->tls()) {
+    std::cerr << "iofleet-worker: listening on " << listen
+              << " (beyond 127.0.0.1) needs --token-file FILE or --tls-cert/--tls-key/--tls-ca, so that strangers cannot drive it\n";
+    return 2;
+  }
+  WorkerServiceImpl service(std::move(*policy), versions, security->token);
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, ServerCredentialsFor(*security), &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {

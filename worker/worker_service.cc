@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/transport_security.h"
 #include "engines/engine_registry.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "job/job_validation.h"
@@ -31,8 +32,8 @@ std::string KernelRelease() {
 
 }  // namespace
 
-WorkerServiceImpl::WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions)
-    : policy_(std::move(policy)), versions_(versions) {
+WorkerServiceImpl::WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token)
+    : policy_(std::move(policy)), versions_(versions), token_(std::move(token)) {
   lease_watchdog_ = std::thread([this] { WatchLeases(); });
 }
 
@@ -68,6 +69,15 @@ void WorkerServiceImpl::WatchLeases() {
   }
 }
 
+grpc::Status WorkerServiceImpl::Authorize(const grpc::ServerContext* context) const {
+  if (token_.empty()) return grpc::Status::OK;
+  const auto& metadata = context->client_metadata();
+  auto it = metadata.find(kTokenMetadataKey);
+  if (it != metadata.end() && TokensEqual(std::string(it->second.data(), it->second.size()), token_)) return grpc::Status::OK;
+  Log(LogLevel::kWarning, absl::StrCat("refused a call from ", context->peer(), ": ", it == metadata.end() ? "no token" : "wrong token"));
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "this worker needs the controller's --token-file (missing or wrong token)");
+}
+
 std::shared_ptr<WorkerRun> WorkerServiceImpl::FindRun(const std::string& run_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = runs_.find(run_id);
@@ -79,8 +89,9 @@ void WorkerServiceImpl::StopAll(const std::string& reason) {
   for (auto& [id, run] : runs_) run->Stop(reason);
 }
 
-grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext*, const v1::HelloRequest* request,
+grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext* context, const v1::HelloRequest* request,
                                       v1::HelloResponse* response) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   response->set_protocol_version(versions_.version);
   response->set_min_compatible_version(versions_.min_compatible);
   response->set_worker_version(kIofleetVersion);
@@ -96,8 +107,9 @@ grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext*, const v1::HelloReque
                                         absl::StrCat("controller on ", request->controller_host())));
 }
 
-grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext*, const v1::PrepareRequest* request,
+grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
                                         v1::PrepareResponse* response) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   if (request->run_id().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "run_id is empty");
   if (auto existing = FindRun(request->run_id())) {
     // Idempotent: the same request again gets the same answer; a different one is refused.
@@ -124,8 +136,9 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext*, const v1::PrepareR
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::Start(grpc::ServerContext*, const v1::StartRequest* request,
+grpc::Status WorkerServiceImpl::Start(grpc::ServerContext* context, const v1::StartRequest* request,
                                       v1::StartResponse* response) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   auto run = FindRun(request->run_id());
   if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no prepared run ", request->run_id()));
   run->RenewLease();
@@ -135,15 +148,17 @@ grpc::Status WorkerServiceImpl::Start(grpc::ServerContext*, const v1::StartReque
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext*, const v1::StopRequest* request, v1::StopResponse*) {
+grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext* context, const v1::StopRequest* request, v1::StopResponse*) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   auto run = FindRun(request->run_id());
   if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
   run->Stop(request->reason().empty() ? "stopped by the controller" : request->reason());
   return grpc::Status::OK;
 }
 
-grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest* request,
+grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
                                           v1::HeartbeatResponse* response) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   auto run = FindRun(request->run_id());
   if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
   run->RenewLease();
@@ -154,6 +169,7 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext*, const v1::Heartb
 grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
                                                 const v1::StreamIntervalsRequest* request,
                                                 grpc::ServerWriter<v1::IntervalReport>* writer) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   auto run = FindRun(request->run_id());
   if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
   while (!context->IsCancelled()) {

@@ -21,7 +21,8 @@ namespace iofleet {
 class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
   // `versions` is what Hello announces (overridable only to test version skew).
-  WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions);
+  // `token`: when set, every call must carry it (x-iofleet-token metadata).
+  WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token = "");
   ~WorkerServiceImpl() override;
 
   grpc::Status Hello(grpc::ServerContext*, const v1::HelloRequest*, v1::HelloResponse*) override;
@@ -37,10 +38,13 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
 
  private:
   std::shared_ptr<WorkerRun> FindRun(const std::string& run_id);
+  // OK, or UNAUTHENTICATED (and a log line naming the caller) without the right token.
+  grpc::Status Authorize(const grpc::ServerContext* context) const;
   void WatchLeases();
 
   const PathPolicy policy_;
   const ProtocolVersions versions_;
+  const std::string token_;
   std::mutex mu_;
   std::condition_variable shutdown_cv_;
   bool shutting_down_ = false;
