@@ -591,6 +591,10 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
     for (const FioOption& o : Options()) {
       if (name == o.name) option = &o;
     }
+    // Nothing in a job may run commands on a worker: refused outright, never skipped.
+    if (name == "exec_prerun" || name == "exec_postrun" || (name == "ioengine" && absl::StrContains(raw_value, "exec"))) {
+      return fail(absl::StrCat("'", line, "' is refused: iofleet never runs commands on workers"));
+    }
     if (option == nullptr) {
       const auto& fio_names = FioOptionNames();
       if (std::find(fio_names.begin(), fio_names.end(), name) != fio_names.end()) {

@@ -267,6 +267,10 @@ TEST(FioJobFile, UnimplementedFioOptionsAreErrorsUnlessIgnored) {
   ASSERT_TRUE(spec.ok()) << spec.status();
   ASSERT_EQ(spec->ignored_options_size(), 1);
   EXPECT_EQ(spec->ignored_options(0), "u.fio:3: cpus_allowed=0-1");
+  // Running commands on workers is refused even with --ignore-unsupported.
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nexec_prerun=rm -rf /\n", "x.fio", {.ignore_unsupported = true}).status().message()),
+              HasSubstr("x.fio:2: 'exec_prerun=rm -rf /' is refused: iofleet never runs commands on workers"));
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nioengine=exec\n", "x.fio").status().message()), HasSubstr("is refused"));
   // A typo is not a fio option: still an error, with the nearest known option.
   EXPECT_THAT(std::string(ParseFioJobText(text, "u.fio", {.ignore_unsupported = true}).status().message()),
               HasSubstr("u.fio:4: unknown option 'szie' (did you mean size?)"));
