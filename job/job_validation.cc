@@ -1,6 +1,7 @@
 #include "job/job_validation.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
 
@@ -74,6 +75,14 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.iodepth() > 4096) return bad("iodepth above 4096 is not supported");
   auto engine = FindEngine(job.ioengine());
   if (!engine.ok()) return bad(engine.status().message());
+  if (!job.directory().empty() && job.directory()[0] != '/') {
+    return bad(absl::StrCat("directory '", job.directory(), "' must be an absolute path (a path on the workers)"));
+  }
+  for (absl::string_view name : absl::StrSplit(job.filename(), ':', absl::SkipEmpty())) {
+    if (name.find('/') != absl::string_view::npos && name[0] != '/') {
+      return bad(absl::StrCat("filename '", name, "' must be an absolute path or a plain name in directory="));
+    }
+  }
   if (job.filename().find('/') != std::string::npos && !job.directory().empty()) {
     return bad("filename with a '/' cannot be combined with directory");
   }
