@@ -221,7 +221,20 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     }
 
     // Wait for every stream to end; Ctrl-C stops the workers, whose final reports still come.
+    bool aborted = false;
     for (size_t i = 0; i < n;) {
+      // --on-worker-loss=abort: a lost worker stops the whole phase on every worker.
+      if (options.abort_on_worker_loss && !aborted) {
+        for (size_t w = 0; w < n; ++w) {
+          if (stream_done[w] && !stream_status[w].ok()) {
+            aborted = true;
+            outcome.aborted = true;
+            report->add_problems(absl::StrCat("aborted (--on-worker-loss=abort): worker ", addresses[w], " was lost"));
+            ForEachWorker(n, [&](size_t x) { (void)clients[x]->Stop(run_id, "aborted: another worker was lost", absl::Seconds(2)); });
+            break;
+          }
+        }
+      }
       if (stream_done[i]) {
         ++i;
         continue;
@@ -239,17 +252,27 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "run complete", absl::Seconds(1)); });
   MarkHostDifferences(report);
   outcome.interrupted = interrupted || g_interrupted;
+  outcome.aborted = outcome.aborted || aborted;
   return outcome;
 }
 
 void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const {
+  uint32_t completed = 0;
   for (size_t i = 0; i < clients_.size(); ++i) {
-    if (!aggregator.WorkerComplete(i)) {
-      report->add_problems(absl::StrCat("worker ", addresses_[i], " did not deliver all its results (",
-                                        stream_status_[i].ok() ? "stream ended early" : stream_status_[i].message(),
-                                        "): its figures cover only the intervals received"));
+    if (aggregator.WorkerComplete(i)) {
+      ++completed;
+      continue;
     }
+    const int64_t last = aggregator.LastReportUnixNs(i);
+    const std::string when = last > report->start_unix_ns() && report->start_unix_ns() > 0
+                                 ? absl::StrFormat(" at %.1f s", static_cast<double>(last - report->start_unix_ns()) / 1e9)
+                                 : " before its first interval";
+    report->add_problems(absl::StrCat("worker ", addresses_[i], " lost", when, " (",
+                                      stream_status_[i].ok() ? "stream ended early" : stream_status_[i].message(),
+                                      "): its figures cover only the intervals received"));
   }
+  report->set_workers_completed(completed);
+  report->set_workers_expected(static_cast<uint32_t>(clients_.size()));
 }
 
 }  // namespace iofleet

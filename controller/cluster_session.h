@@ -28,12 +28,14 @@ struct SessionOptions {
   absl::Duration lease = absl::Seconds(5);
   absl::Duration connect_timeout = absl::Seconds(3);
   TransportSecurity security;  // token and/or mutual TLS towards the workers
+  bool abort_on_worker_loss = false;  // --on-worker-loss=abort (default: continue with the others)
 };
 
 // How a phase went.
 struct PhaseOutcome {
   bool prepared = true;     // every worker accepted the phase
   bool interrupted = false; // the user pressed Ctrl-C during it
+  bool aborted = false;     // a lost worker stopped the phase (--on-worker-loss=abort)
   int64_t start_unix_ns = 0;
 };
 

@@ -37,6 +37,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"directory", true, false, "DIR", "where jobs without directory= put their files (a path on the workers)"},
     {"keep-files", false, false, "", "with no hosts: keep the temporary job directory"},
     {"ignore-unsupported", false, false, "", "skip fio options iofleet does not implement (listed in the report)"},
+    {"on-worker-loss", true, false, "continue|abort", "when a worker is lost: finish with the others (default) or stop all"},
     {"token-file", true, false, "FILE", "the shared token the workers require (their --token-file)"},
     {"tls-cert", true, false, "PEM", "mutual TLS: the controller's certificate (with --tls-key and --tls-ca)"},
     {"tls-key", true, false, "PEM", "mutual TLS: the controller's private key"},
@@ -167,6 +168,9 @@ int Run(const std::vector<std::string>& args) {
   auto security = LoadTransportSecurity(cl->Get("token-file"), cl->Get("tls-cert"), cl->Get("tls-key"), cl->Get("tls-ca"));
   if (!security.ok()) return UsageError(security.status().message());
   options.security = *security;
+  const std::string loss = cl->Get("on-worker-loss", "continue");
+  if (loss != "continue" && loss != "abort") return UsageError("--on-worker-loss must be continue or abort");
+  options.abort_on_worker_loss = loss == "abort";
   return RunJob(options);
 }
 

@@ -209,7 +209,12 @@ std::string RenderTextReport(const v1::RunReport& report) {
                             FormatBytes(static_cast<double>(d.bytes())), FormatDurationNs(static_cast<double>(group.elapsed_ns())));
     }
   }
-  absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", report.workers_size());
+  if (report.workers_expected() > 0 && report.workers_completed() < report.workers_expected()) {
+    absl::StrAppendFormat(&out, "\nCluster (all jobs; %d of %d workers completed, the others' figures end where they were lost):\n",
+                          report.workers_completed(), report.workers_expected());
+  } else {
+    absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", report.workers_size());
+  }
   for (const v1::DirectionResult& d : report.cluster()) RenderDirection(d, report.cluster_elapsed_ns(), true, false, "  ", &out);
   if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
   if (!report.problems().empty()) {

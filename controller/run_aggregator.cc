@@ -150,6 +150,15 @@ bool RunAggregator::Stonewalled(size_t job) const {
   return any;
 }
 
+int64_t RunAggregator::LastReportUnixNs(size_t worker_index) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t last = 0;
+  for (const auto& job_workers : per_job_worker_) {
+    if (worker_index < job_workers.size()) last = std::max(last, job_workers[worker_index].last_end_unix_ns);
+  }
+  return last;
+}
+
 bool RunAggregator::WorkerComplete(size_t worker_index) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t j = 0; j < per_job_worker_.size(); ++j) {

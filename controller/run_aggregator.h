@@ -34,6 +34,9 @@ class RunAggregator {
   // of one worker arrive in order.
   void Add(size_t worker_index, const v1::IntervalReport& report);
 
+  // The end of the last interval this worker reported (Unix ns), 0 if none.
+  int64_t LastReportUnixNs(size_t worker_index) const;
+
   // Whether every started job's final report from this worker has arrived.
   bool WorkerComplete(size_t worker_index) const;
 

@@ -122,7 +122,8 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                                  .interval = options.interval,
                                  .lease = options.lease,
                                  .connect_timeout = options.connect_timeout,
-                                 .security = options.security};
+                                 .security = options.security,
+                                 .abort_on_worker_loss = options.abort_on_worker_loss};
   if (local) {
     for (const v1::JobSpec& job : spec.jobs()) {
       std::string dir = job.directory();
@@ -147,8 +148,8 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   // 3. Phase by phase (fio's stonewall): every phase a cluster-wide barrier.
   RunAggregator aggregator(spec, (*session)->addresses());
   const JobPhases phases = SplitIntoPhases(spec);
-  bool interrupted = false;
-  for (uint32_t phase = 0; phase < phases.phases && !interrupted; ++phase) {
+  bool interrupted = false, stopped_early = false;
+  for (uint32_t phase = 0; phase < phases.phases && !stopped_early; ++phase) {
     v1::RunSpec phase_spec;
     phase_spec.set_source(spec.source());
     std::vector<size_t> global_index;  // phase job -> job in the whole spec
@@ -166,7 +167,8 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
     }
     if (phase == 0) report.set_start_unix_ns(outcome.start_unix_ns);
     interrupted = outcome.interrupted;
-    if (interrupted && phase + 1 < phases.phases) {
+    stopped_early = outcome.interrupted || outcome.aborted;
+    if (stopped_early && phase + 1 < phases.phases) {
       report.add_problems(absl::StrCat("stonewall phases ", phase + 1, " to ", phases.phases - 1, " were not run"));
     }
   }

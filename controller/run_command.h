@@ -28,6 +28,7 @@ struct RunOptions {
   bool keep_files = false;               // keep the temporary directory of a local run
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
   TransportSecurity security;            // token / mutual TLS towards remote workers
+  bool abort_on_worker_loss = false;     // --on-worker-loss=abort
 };
 
 struct RunResult {

@@ -321,7 +321,9 @@ TEST_F(EndToEnd, DeadWorkerIsReportedAndTheOthersResultsKept) {
   v1::RunReport report;
   google::protobuf::Struct fio;
   ASSERT_TRUE(ParseJsonReport(ReadFile(json_path), &fio, &report)) << controller.Stderr();
-  EXPECT_THAT(absl::StrJoin(report.problems(), "\n"), HasSubstr(absl::StrCat("worker ", dead, " did not deliver all its results")));
+  EXPECT_THAT(absl::StrJoin(report.problems(), "\n"), HasSubstr(absl::StrCat("worker ", dead, " lost at ")));
+  EXPECT_EQ(report.workers_completed(), 1u);
+  EXPECT_EQ(report.workers_expected(), 2u);
   const v1::JobResult& job = report.jobs(0);
   const v1::DirectionResult* live = FindDirection(job.workers(0).directions(), "write");
   const v1::DirectionResult* lost = FindDirection(job.workers(1).directions(), "write");
@@ -331,6 +333,23 @@ TEST_F(EndToEnd, DeadWorkerIsReportedAndTheOthersResultsKept) {
   EXPECT_GE(job.workers(0).elapsed_ns(), 4'000'000'000u);
   EXPECT_LT(job.workers(1).elapsed_ns(), 3'500'000'000u);
   EXPECT_EQ(FindDirection(job.directions(), "write")->ops(), live->ops() + lost->ops());
+}
+
+TEST_F(EndToEnd, OnWorkerLossAbortStopsEveryWorker) {
+  TestWorker a("worker-abort-live", {"--allow-root", data_});
+  auto b = std::make_unique<TestWorker>("worker-abort-dies", std::vector<std::string>{"--allow-root", data_});
+  TestProcess controller({Runfile("controller/iofleet"), "run",
+                          WriteJob("abort.fio", absl::StrCat("[j]\nrw=randwrite\nsize=1m\nruntime=30s\ntime_based\ndirectory=", data_, "\n")),
+                          "--hosts", absl::StrCat(a.address(), ",", b->address()), "--on-worker-loss", "abort"},
+                         TempDir() + "/abort");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const auto killed = std::chrono::steady_clock::now();
+  b.reset();
+  const auto exit_code = controller.Wait(std::chrono::seconds(20));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(8)) << "the live worker was not stopped";
+  EXPECT_THAT(controller.Stderr(), HasSubstr("aborted (--on-worker-loss=abort)"));
 }
 
 TEST_F(EndToEnd, WorkerRefusesPathsOutsideItsRoots) {
