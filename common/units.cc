@@ -95,14 +95,18 @@ std::string FormatBandwidth(double bytes_per_sec) {
 
 std::string FormatCount(double value) {
   if (value < 1000) return absl::StrFormat("%.0f", value);
-  if (value < 1e6) return absl::StrFormat(value < 1e4 ? "%.2fk" : "%.1fk", value / 1e3);
-  return absl::StrFormat(value < 1e7 ? "%.2fM" : "%.1fM", value / 1e6);
+  if (value < 1e4) return absl::StrFormat("%.2fk", value / 1e3);
+  if (value < 1e6) return absl::StrFormat("%.1fk", value / 1e3);
+  if (value < 1e7) return absl::StrFormat("%.2fM", value / 1e6);
+  return absl::StrFormat("%.1fM", value / 1e6);
 }
 
 std::string FormatDurationNs(double ns) {
   if (ns < 1e3) return absl::StrFormat("%.0fns", ns);
-  if (ns < 1e6) return absl::StrFormat(ns < 1e4 ? "%.2fus" : "%.1fus", ns / 1e3);
-  if (ns < 1e9) return absl::StrFormat(ns < 1e7 ? "%.2fms" : "%.1fms", ns / 1e6);
+  if (ns < 1e4) return absl::StrFormat("%.2fus", ns / 1e3);
+  if (ns < 1e6) return absl::StrFormat("%.1fus", ns / 1e3);
+  if (ns < 1e7) return absl::StrFormat("%.2fms", ns / 1e6);
+  if (ns < 1e9) return absl::StrFormat("%.1fms", ns / 1e6);
   return absl::StrFormat("%.2fs", ns / 1e9);
 }
 

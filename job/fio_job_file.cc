@@ -4,6 +4,7 @@
 #include <functional>
 #include <sstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -471,7 +472,14 @@ std::string FileLine(const SourceLine& l) {
   return absl::StrCat(l.file, ":", l.line);
 }
 
+// Job files are small regular files: `include /dev/zero` or a FIFO must not hang the parser.
+constexpr off_t kMaxJobFileBytes = 16 << 20;
+
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return absl::NotFoundError(absl::StrCat("cannot read job file ", path));
+  if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat("job file ", path, " is not a regular file"));
+  if (st.st_size > kMaxJobFileBytes) return absl::InvalidArgumentError(absl::StrCat("job file ", path, " is larger than 16 MiB"));
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read job file ", path));
   std::stringstream buffer;

@@ -171,6 +171,8 @@ TEST(FioJobFile, IncludesResolveRelativeToTheIncludingFile) {
   EXPECT_THAT(std::string(ParseFioJobFile(dir + "/main2.fio").status().message()), HasSubstr(dir + "/bad.fio:2: unknown option 'szie'"));
   std::ofstream(dir + "/loop.fio") << "include loop.fio\n";
   EXPECT_THAT(std::string(ParseFioJobFile(dir + "/loop.fio").status().message()), HasSubstr("nested more than 16 deep"));
+  std::ofstream(dir + "/device.fio") << "[j]\ninclude /dev/zero\n";
+  EXPECT_THAT(std::string(ParseFioJobFile(dir + "/device.fio").status().message()), HasSubstr("is not a regular file"));
   std::ofstream(dir + "/missing.fio") << "[j]\ninclude nowhere.fio\n";
   EXPECT_THAT(std::string(ParseFioJobFile(dir + "/missing.fio").status().message()), HasSubstr("missing.fio:2: cannot read job file"));
 }

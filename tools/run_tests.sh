@@ -14,5 +14,13 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1  # a build error: no test could say so itself
   echo "bazel test failed (exit $rc) before tests could report" >&2
 fi
+# The parsers' fuzz targets, for a bounded time each (FUZZ_SECONDS, default 60).
+if tools/fuzz.sh 2>&1 | tee "$log.fuzz"; then
+  passed=$((passed + $(grep -c "no failure" "$log.fuzz")))
+else
+  failed=$((failed + 1))
+  [ "$rc" -ne 0 ] || rc=1
+fi
+rm -f "$log.fuzz"
 echo "$passed passed, $failed failed"
 exit "$rc"

@@ -1,0 +1,179 @@
+#include "controller/mdtest_options.h"
+
+#include <fstream>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace iofleet {
+namespace {
+
+absl::StatusOr<uint64_t> Number(absl::string_view text, char option) {
+  uint64_t v;
+  if (!absl::SimpleAtoi(text, &v)) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, option), ": '", text, "' is not a whole number"));
+  return v;
+}
+
+}  // namespace
+
+// mdtest's getopt-style options ("-n 10", "-n10", "-R", "-R5", "-Fu") and iofleet's --long ones.
+absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
+  static const std::string kTakesValue = "dnIzbweiNWp";
+  static const std::string kFlags = "LuFDCTErytkvSc";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (absl::StartsWith(arg, "--")) {
+      const size_t eq = arg.find('=');
+      const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (name == "readdir") {
+        o->readdir = true;
+        continue;
+      }
+      if (name == "help") return absl::CancelledError("help");
+      std::string value;
+      if (eq != std::string::npos) value = arg.substr(eq + 1);
+      else if (i + 1 < args.size()) value = args[++i];
+      else return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+      if (name == "hosts") {
+        for (absl::string_view h : absl::StrSplit(value, ',', absl::SkipWhitespace())) o->hosts.push_back(std::string(absl::StripAsciiWhitespace(h)));
+      } else if (name == "hostfile") {
+        std::ifstream in(value);
+        if (!in) return absl::NotFoundError(absl::StrCat("cannot read hostfile ", value));
+        std::string line;
+        while (std::getline(in, line)) {
+          std::string host(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
+          if (!host.empty()) o->hosts.push_back(host);
+        }
+      } else if (name == "tasks-per-worker") {
+        if (!absl::SimpleAtoi(value, &o->tasks_per_worker) || o->tasks_per_worker < 1 || o->tasks_per_worker > 4096) {
+          return absl::InvalidArgumentError("--tasks-per-worker must be from 1 to 4096");
+        }
+      } else if (name == "local-workers") {
+        if (!absl::SimpleAtoi(value, &o->local_workers) || o->local_workers < 1 || o->local_workers > 64) {
+          return absl::InvalidArgumentError("--local-workers must be from 1 to 64");
+        }
+      } else if (name == "worker-binary") {
+        o->worker_binary = value;
+      } else if (name == "token-file") {
+        o->token_file = value;
+      } else if (name == "tls-cert") {
+        o->tls_cert = value;
+      } else if (name == "tls-key") {
+        o->tls_key = value;
+      } else if (name == "tls-ca") {
+        o->tls_ca = value;
+      } else if (name == "output-format") {
+        if (value != "normal" && value != "json") return absl::InvalidArgumentError("--output-format must be normal or json");
+        o->output_format = value;
+      } else if (name == "output") {
+        o->output_file = value;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("unknown option --", name));
+      }
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-') return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", arg, "'"));
+    for (size_t c = 1; c < arg.size(); ++c) {
+      const char letter = arg[c];
+      if (letter == 'R') {  // optional attached seed
+        o->phase.set_random_order(true);
+        o->phase.set_random_seed(0);
+        if (c + 1 < arg.size()) {
+          auto seed = Number(arg.substr(c + 1), 'R');
+          if (!seed.ok()) return seed.status();
+          o->phase.set_random_seed(*seed);
+        }
+        break;
+      }
+      if (kTakesValue.find(letter) != std::string::npos) {
+        std::string value = arg.substr(c + 1);
+        if (value.empty()) {
+          if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, letter), " needs a value"));
+          value = args[++i];
+        }
+        if (letter == 'd') {
+          o->phase.clear_test_dirs();
+          for (absl::string_view d : absl::StrSplit(value, '@', absl::SkipEmpty())) o->phase.add_test_dirs(std::string(d));
+          break;
+        }
+        auto v = Number(value, letter);
+        if (!v.ok()) return v.status();
+        switch (letter) {
+          case 'n': o->phase.set_items_per_task(*v); break;
+          case 'I': o->phase.set_items_per_dir(*v); break;
+          case 'z': o->phase.set_depth(static_cast<uint32_t>(*v)); break;
+          case 'b': o->phase.set_branch(static_cast<uint32_t>(*v)); break;
+          case 'w': o->phase.set_write_bytes(*v); break;
+          case 'e': o->phase.set_read_bytes(*v); break;
+          case 'i': o->iterations = static_cast<uint32_t>(std::max<uint64_t>(1, *v)); break;
+          case 'N': o->phase.set_stride(static_cast<uint32_t>(*v)); break;
+          case 'W': o->phase.set_stonewall_ns(*v * 1'000'000'000ull); break;
+          case 'p': o->pre_delay_s = *v; break;
+        }
+        break;  // the value ended this argument
+      }
+      if (kFlags.find(letter) == std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat("mdtest option -", std::string(1, letter),
+                                                       " is not implemented by iofleet mdtest (see iofleet mdtest --help)"));
+      }
+      switch (letter) {
+        case 'L': o->phase.set_leaf_only(true); break;
+        case 'u': o->phase.set_unique_dir(true); break;
+        case 'F': o->files = true; break;
+        case 'D': o->dirs = true; break;
+        case 'C': o->create = true; break;
+        case 'T': o->stat = true; break;
+        case 'E': o->read = true; break;
+        case 'r': o->remove = true; break;
+        case 'y': o->phase.set_sync_writes(true); break;
+        case 'k': o->phase.set_use_mknod(true); break;
+        case 'S': o->phase.set_shared_file(true); break;
+        case 'c': o->phase.set_collective_creates(true); break;
+        case 't': break;
+        case 'v': ++o->verbosity; break;
+      }
+    }
+  }
+  if (!o->files && !o->dirs) o->files = o->dirs = true;
+  // mdtest's rules for -S and -c.
+  if (o->phase.shared_file()) {
+    if (o->phase.unique_dir()) return absl::InvalidArgumentError("-u is not compatible with -S");
+    if (o->phase.collective_creates()) return absl::InvalidArgumentError("-c is not compatible with -S");
+    o->dirs = false;  // shared file access: files only
+    o->files = true;
+  }
+  if (o->phase.collective_creates() && o->phase.test_dirs_size() > 1) {
+    return absl::InvalidArgumentError("-c is not compatible with multiple test directories");
+  }
+  // mdtest's rules for several test directories and for -n with -I.
+  if (o->phase.test_dirs_size() > 1 && !o->phase.unique_dir()) {
+    return absl::InvalidArgumentError("several test directories (-d a@b) need a unique directory per task (-u)");
+  }
+  if (o->phase.test_dirs_size() > 1 && o->phase.stride() > 0) {
+    return absl::InvalidArgumentError("cannot have multiple directory paths with -N strides between neighbor tasks");
+  }
+  if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.items_per_task() % o->phase.items_per_dir() != 0) {
+    return absl::InvalidArgumentError("-n must be a multiple of -I");
+  }
+  if (!o->create && !o->stat && !o->read && !o->remove) o->create = o->stat = o->read = o->remove = true;
+  if (o->phase.test_dirs().empty()) return absl::InvalidArgumentError("-d DIR is required (where the test tree goes)");
+  for (const std::string& d : o->phase.test_dirs()) {
+    if (d.empty() || d[0] != '/') return absl::InvalidArgumentError(absl::StrCat("-d ", d, ": use an absolute path (workers run elsewhere)"));
+  }
+  if (o->phase.items_per_task() == 0 && o->phase.items_per_dir() == 0) return absl::InvalidArgumentError("give -n (items per task) or -I (items per directory)");
+  if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.unique_dir()) {
+    return absl::InvalidArgumentError("only specify the number of items (-n) or the number of items per directory (-I)");  // mdtest's rule
+  }
+  if (o->phase.depth() > 0 && o->phase.branch() == 0) return absl::InvalidArgumentError("-z needs -b of at least 1");
+  if (o->phase.write_bytes() > 0 && o->phase.use_mknod()) return absl::InvalidArgumentError("-k is not compatible with -w");
+  if (o->phase.read_bytes() > o->phase.write_bytes()) {
+    return absl::InvalidArgumentError(absl::StrCat("-e ", o->phase.read_bytes(), " reads more than -w ", o->phase.write_bytes(), " wrote"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace iofleet
