@@ -192,22 +192,20 @@ LiveLatencyHistogram::LiveLatencyHistogram()
 }
 
 LatencyHistogram LiveLatencyHistogram::Snapshot() const {
-  // Sums and extremes first: the writer stores the bucket before them, so (on x86's ordered
-  // stores) every sample they include is in the buckets read next.
-  const uint64_t sum_ns = sum_ns_.load(std::memory_order_acquire);
-  const double sum_squares = sum_squares_.load(std::memory_order_acquire);
-  const uint64_t min_ns = min_ns_.load(std::memory_order_acquire);
-  const uint64_t max_ns = max_ns_.load(std::memory_order_acquire);
+  // Buckets first (acquire), then the sums and extremes: every sample seen in a bucket is
+  // then also in them (the writer stores the bucket last, with release).
   std::vector<uint64_t> counts(HistogramLayout::kBucketCount);
   uint64_t count = 0;
   uint32_t used = 0;
   for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
-    counts[i] = buckets_[i].load(std::memory_order_relaxed);
+    counts[i] = buckets_[i].load(std::memory_order_acquire);
     count += counts[i];
     if (counts[i]) used = i + 1;
   }
   counts.resize(used);
-  return LatencyHistogram::FromParts(std::move(counts), count, sum_ns, sum_squares, min_ns, max_ns);
+  return LatencyHistogram::FromParts(std::move(counts), count, sum_ns_.load(std::memory_order_relaxed),
+                                     sum_squares_.load(std::memory_order_relaxed), min_ns_.load(std::memory_order_relaxed),
+                                     max_ns_.load(std::memory_order_relaxed));
 }
 
 LatencyHistogram IntervalSampler::Next() {

@@ -112,19 +112,22 @@ class LiveLatencyHistogram {
   LiveLatencyHistogram(const LiveLatencyHistogram&) = delete;
   LiveLatencyHistogram& operator=(const LiveLatencyHistogram&) = delete;
 
-  // Writer thread only.
+  // Writer thread only. The bucket is stored last, with release: a reader that sees the
+  // sample in its bucket (acquire) also sees it in the sums and extremes.
   void Record(uint64_t ns) {
-    Bump(buckets_[HistogramLayout::BucketIndex(ns)], 1);
     Bump(sum_ns_, ns);
     sum_squares_.store(sum_squares_.load(std::memory_order_relaxed) +
                            static_cast<double>(ns) * static_cast<double>(ns),
                        std::memory_order_relaxed);
     if (ns < min_ns_.load(std::memory_order_relaxed)) min_ns_.store(ns, std::memory_order_relaxed);
     if (ns > max_ns_.load(std::memory_order_relaxed)) max_ns_.store(ns, std::memory_order_relaxed);
+    std::atomic<uint64_t>& bucket = buckets_[HistogramLayout::BucketIndex(ns)];
+    bucket.store(bucket.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
-  // Any thread. The count is the sum of the buckets read; sum and extremes may be a sample
-  // behind it while the writer runs, and are exact once it has stopped.
+  // Any thread. The count is the sum of the buckets read; the sums and extremes cover at least
+  // those samples (maybe one more, whose bucket was not stored yet), and are exact once the
+  // writer has stopped.
   LatencyHistogram Snapshot() const;
 
  private:
