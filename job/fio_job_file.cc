@@ -377,6 +377,17 @@ const std::vector<FioOption>& Options() {
       {"buffer_compress_chunk", true, UintOption(&JobSpec::set_buffer_compress_chunk, 16, 1u << 30)},
       {"verify_fatal", false, BoolOption(&JobSpec::set_verify_fatal)},
       {"description", true, StringOption(&JobSpec::mutable_description)},
+      {"continue_on_error", true, [](absl::string_view v, JobSpec* j) {
+         static const std::vector<std::pair<std::string, uint32_t>> kKinds = {
+             {"none", 0}, {"0", 0}, {"read", 1}, {"write", 2}, {"io", 3}, {"verify", 0}, {"all", 3}, {"1", 3}};
+         for (const auto& [name, bits] : kKinds) {
+           if (v == name) {
+             j->set_continue_on_error(bits);
+             return absl::OkStatus();
+           }
+         }
+         return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not none, read, write, io, verify or all"));
+       }},
       // iofleet always runs job threads; fio's `thread` (threads instead of processes) is what
       // it does anyway.
       {"thread", false, [](absl::string_view v, JobSpec*) {

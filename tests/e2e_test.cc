@@ -372,6 +372,14 @@ TEST_F(EndToEnd, IncompatibleWorkerVersionIsNamed) {
   EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", old_worker.address(), " speaks protocol 0, but this controller (protocol 1) needs at least 1")));
 }
 
+TEST_F(EndToEnd, NewerCompatibleWorkerWorks) {
+  // A worker from the future that still accepts protocol 1 runs the job.
+  TestWorker newer("worker-newer", {"--allow-root", data_, "--advertise-protocol-version", "7"});
+  ControllerRun run = RunController({"run", WriteJob("newer.fio", absl::StrCat("[j]\nrw=write\nsize=256k\ndirectory=", data_, "\n")),
+                                     "--hosts", newer.address()}, "newer");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+}
+
 TEST_F(EndToEnd, WorkerStopsIoWhenItsControllerDies) {
   TestWorker a("worker-lease", {"--allow-root", data_});
   const std::string job = WriteJob("long.fio", absl::StrCat("[long]\nrw=randwrite\nsize=4m\nruntime=60s\ntime_based\ndirectory=", data_, "\n"));

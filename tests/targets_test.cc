@@ -88,3 +88,47 @@ INSTANTIATE_TEST_SUITE_P(RealFilesystems, Targets, ::testing::Values("tmpfs", "e
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// A filesystem that fills up mid-run: the error reaches the controller with the worker, the
+// path and the errno; with continue_on_error the job keeps going and counts the failures.
+TEST(TargetErrors, NoSpaceLeftMidRun) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const std::string dir = TempDir() + "/tiny";
+  ::mkdir(dir.c_str(), 0755);
+  ASSERT_EQ(std::system(("mount -t tmpfs -o size=1m tmpfs " + dir).c_str()), 0);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { (void)std::system(("umount " + dir + " 2>/dev/null").c_str()); }
+  } unmount{dir};
+  TestWorker worker("tiny-worker", {"--allow-root", dir});
+  for (const bool keep_going : {false, true}) {
+    const std::string job = TempDir() + (keep_going ? "/tiny-continue.fio" : "/tiny.fio");
+    std::ofstream(job) << "[fill]\nioengine=psync\nrw=write\nbs=64k\nsize=4m\ncreate_on_open=1\nunlink=1\ndirectory=" << dir << "\n"
+                       << (keep_going ? "continue_on_error=write\n" : "");
+    const std::string json = job + ".json";
+    TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--output-format", "iofleet-json", "--output", json},
+                    job + ".run");
+    EXPECT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 1);
+    const std::string err = run.Stderr();
+    EXPECT_NE(err.find(worker.address()), std::string::npos) << err;
+    EXPECT_NE(err.find(dir + "/fill.w0.0.0"), std::string::npos) << err;
+    EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+    v1::RunReport report;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok());
+    const auto& d = report.jobs(0).directions(0);
+    if (keep_going) {
+      EXPECT_NE(err.find("continued (continue_on_error)"), std::string::npos) << err;
+      EXPECT_EQ(d.ops(), 64u);      // every IO of the pass was tried
+      EXPECT_GT(d.errors(), 40u);   // most of them failed: 1 MiB of 4 fits
+    } else {
+      EXPECT_EQ(d.errors(), 1u);    // the job stopped at the first failure
+      EXPECT_LT(d.ops(), 64u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -196,6 +196,8 @@ class IoLoop {
   std::vector<std::tuple<size_t, uint64_t, uint64_t>> verify_queue_;  // (file, offset, length)
   size_t verify_next_ = 0;
   uint64_t verify_failures_ = 0;
+  uint64_t continued_errors_ = 0;
+  absl::Status first_continued_error_;
   absl::Status first_verify_failure_;
   uint64_t record_from_ns_ = 0;   // after ramp_time
   uint64_t deadline_ns_ = UINT64_MAX;
@@ -285,15 +287,19 @@ bool IoLoop::InvalidateFile() {
 }
 
 void IoLoop::Fail(const Slot& slot, int error) {
-  stopping_ = true;
-  if (!outcome_.status.ok()) return;
   const IoOp op = slot.request.op;
-  if (op == IoOp::kFsync || op == IoOp::kFdatasync) {
-    outcome_.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)));
-  } else {
-    outcome_.status = absl::ErrnoToStatus(
-        error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot)));
+  const absl::Status failure =
+      (op == IoOp::kFsync || op == IoOp::kFdatasync)
+          ? absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)))
+          : absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot)));
+  // fio's continue_on_error: counted (the stats already have it), reported, not fatal.
+  const uint32_t kind = op == IoOp::kRead ? 1 : 2;
+  if (job_.continue_on_error() & kind) {
+    if (continued_errors_++ == 0) first_continued_error_ = failure;
+    return;
   }
+  stopping_ = true;
+  if (outcome_.status.ok()) outcome_.status = failure;
 }
 
 // Hands a prepared request to the engine; a request the engine completes at once is finished
@@ -731,6 +737,11 @@ JobThreadOutcome IoLoop::Run() {
     // do_verify: read back what this pass wrote (for time_based runs, the last pass only).
     if (track_writes_ && (!job_.time_based() || !go)) VerifyPass();
     ++generation_;
+  }
+  if (continued_errors_ > 0 && outcome_.status.ok()) {
+    outcome_.status = absl::Status(first_continued_error_.code(),
+                                   absl::StrCat(continued_errors_, " IO error(s), continued (continue_on_error); first: ",
+                                                first_continued_error_.message()));
   }
   if (verify_failures_ > 0 && outcome_.status.ok()) {
     outcome_.status = absl::DataLossError(absl::StrCat(verify_failures_, " block(s) failed verification; first: ",
