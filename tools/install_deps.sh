@@ -10,6 +10,7 @@ packages=(
   pkg-config
   fio                      # the peer the equivalence tests and benchmarks compare against
   xfsprogs bindfs fuse3    # real targets in the tests (xfs on a loop device, a FUSE mount)
+  iproute2 openssl         # network namespaces and test certificates in the tests
   clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
 )
 
