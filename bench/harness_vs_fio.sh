@@ -8,28 +8,12 @@
 #   bench/harness_vs_fio.sh            RUNTIME=5 by default
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" -eq 0 ] || { echo "run as root: it mounts a tmpfs and a loop device" >&2; exit 2; }
 command -v fio >/dev/null || apt-get install -y -q fio
-command -v mkfs.ext4 >/dev/null || apt-get install -y -q e2fsprogs
 bazel build //controller:iofleet //worker:iofleet-worker >/dev/null 2>&1
 iofleet=$PWD/bazel-bin/controller/iofleet
 runtime=${RUNTIME:-5}
 
-work=$(mktemp -d /tmp/iofleet-harness-XXXXXX)
-loopdev=""
-cleanup() {
-  mountpoint -q "$work/tmpfs" && umount "$work/tmpfs"
-  mountpoint -q "$work/ext4" && umount "$work/ext4"
-  [ -n "$loopdev" ] && losetup -d "$loopdev"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$work/tmpfs" "$work/ext4"
-mount -t tmpfs -o size=1200m tmpfs "$work/tmpfs"
-truncate -s 2G "$work/ext4.img"
-loopdev=$(losetup -f --show --direct-io=on "$work/ext4.img")
-mkfs.ext4 -q -F "$loopdev"
-mount "$loopdev" "$work/ext4"
+TMPFS_SIZE=1200m LOOP_DIRECT_IO=on source bench/scratch_targets.sh
 
 # Runs a command and prints its user+sys CPU seconds (children included) on fd 3.
 cpu_of() {

@@ -5,29 +5,13 @@
 # it mounts is removed on exit.   bench/mdtest_bench.sh [mdtest options]   (default below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ "$(id -u)" -eq 0 ] || { echo "run as root: it mounts a tmpfs and a loop device" >&2; exit 2; }
-command -v mkfs.ext4 >/dev/null || apt-get install -y -q e2fsprogs
 bazel build //controller:iofleet //worker:iofleet-worker >/dev/null 2>&1
 iofleet=$PWD/bazel-bin/controller/iofleet
 options=("$@")
 [ ${#options[@]} -gt 0 ] || options=(-n 2000 -z 1 -b 4 -u -w 4096 -e 4096)
 tasks=${TASKS:-2}
 
-work=$(mktemp -d /tmp/iofleet-mdbench-XXXXXX)
-loopdev=""
-cleanup() {
-  mountpoint -q "$work/tmpfs" && umount "$work/tmpfs"
-  mountpoint -q "$work/ext4" && umount "$work/ext4"
-  [ -n "$loopdev" ] && losetup -d "$loopdev"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$work/tmpfs" "$work/ext4"
-mount -t tmpfs -o size=2g tmpfs "$work/tmpfs"
-truncate -s 2G "$work/ext4.img"
-loopdev=$(losetup -f --show "$work/ext4.img")
-mkfs.ext4 -q -F "$loopdev"
-mount "$loopdev" "$work/ext4"
+source bench/scratch_targets.sh
 
 for target in tmpfs ext4; do
   mkdir -p "$work/$target/t"

@@ -77,12 +77,7 @@ TEST_P(BadInputs, SpecificMessageExitTwoNothingTouched) {
   TestProcess controller({Runfile("controller/iofleet"), "run", job, "--hosts", worker->address()}, TempDir() + "/bad-run-" + c.name);
   EXPECT_EQ(controller.Wait(std::chrono::seconds(20)).value_or(-1), 2) << controller.Stderr();
   EXPECT_THAT(controller.Stderr(), HasSubstr(c.message));
-  DIR* d = ::opendir(dir.c_str());
-  ASSERT_NE(d, nullptr);
-  int entries = 0;
-  while (dirent* e = ::readdir(d)) entries += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
-  ::closedir(d);
-  EXPECT_EQ(entries, 0) << "a file was created for a job that never ran";
+  EXPECT_EQ(::iofleet::testing::DirectoryEntries(dir), 0) << "a file was created for a job that never ran";
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, BadInputs, ::testing::ValuesIn(Cases()), [](const auto& info) { return std::string(info.param.name); });

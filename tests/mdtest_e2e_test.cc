@@ -17,6 +17,7 @@ namespace {
 
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
+using ::iofleet::testing::DirectoryEntries;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
@@ -28,14 +29,6 @@ struct Mdtest {
   v1::MdtestReport report;
 };
 
-int Entries(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = ::readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
-  ::closedir(d);
-  return n;
-}
 
 const v1::MdtestPhaseResult* Phase(const v1::MdtestReport& report, const std::string& operation) {
   for (const auto& p : report.phases()) {
@@ -97,7 +90,7 @@ TEST_F(MdtestEndToEnd, TreeWithUniqueDirectoriesEveryPhaseAndCount) {
   ASSERT_EQ(run.report.workers_size(), 2);
   EXPECT_EQ(run.report.workers(0).facts().targets_size(), 1);
   // Everything was removed again.
-  EXPECT_EQ(Entries(dir_), 0);
+  EXPECT_EQ(DirectoryEntries(dir_), 0);
 }
 
 TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
@@ -107,7 +100,7 @@ TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
   ASSERT_NE(Phase(run.report, "File creation"), nullptr);
   EXPECT_EQ(Phase(run.report, "File creation")->items(), 800u);
   EXPECT_EQ(Phase(run.report, "File read")->items(), 800u);
-  EXPECT_EQ(Entries(dir_), 0);
+  EXPECT_EQ(DirectoryEntries(dir_), 0);
   // The text form carries mdtest's SUMMARY table.
   Mdtest text = Run({"-d", dir_, "-n", "50", "-F"}, "files-text", false);
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -156,7 +149,7 @@ TEST_F(MdtestEndToEnd, InterruptedRunCleansUpAfterItself) {
   TestProcess process(argv, TempDir() + "/md-interrupt");
   // Let the file creation phase get going, then Ctrl-C.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline && Entries(dir_) <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (std::chrono::steady_clock::now() < deadline && DirectoryEntries(dir_) <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   process.Signal(SIGINT);
   const auto exit_code = process.Wait(std::chrono::seconds(60));
@@ -164,7 +157,7 @@ TEST_F(MdtestEndToEnd, InterruptedRunCleansUpAfterItself) {
   EXPECT_EQ(*exit_code, 1);
   EXPECT_THAT(process.Stderr(), HasSubstr("interrupted by the user"));
   EXPECT_THAT(process.Stderr(), HasSubstr("cleanup after the interruption removed what the run had created"));
-  EXPECT_EQ(Entries(dir_), 0) << "files or directories were left behind";
+  EXPECT_EQ(DirectoryEntries(dir_), 0) << "files or directories were left behind";
 }
 
 }  // namespace
@@ -179,7 +172,7 @@ TEST_F(MdtestEndToEnd, SharedFilesAndCollectiveCreates) {
   EXPECT_EQ(Phase(shared.report, "Directory creation"), nullptr);  // -S: files only
   EXPECT_EQ(Phase(shared.report, "File creation")->items(), 4u * 50);  // every task opens the same 50
   EXPECT_EQ(Phase(shared.report, "File removal")->items(), 50u);       // task 0 removes them
-  EXPECT_EQ(Entries(dir_), 0);
+  EXPECT_EQ(DirectoryEntries(dir_), 0);
   Mdtest collective = Run({"-d", dir_, "-n", "30", "-c", "-u"}, "collective");
   ASSERT_EQ(collective.exit_code, 0) << collective.err;
   const auto* create = Phase(collective.report, "File creation");
@@ -187,7 +180,7 @@ TEST_F(MdtestEndToEnd, SharedFilesAndCollectiveCreates) {
   EXPECT_EQ(create->task_items_max(), 4u * 30);  // all by task 0
   EXPECT_EQ(create->task_items_min(), 0u);
   EXPECT_EQ(Phase(collective.report, "File removal")->items(), 4u * 30);
-  EXPECT_EQ(Entries(dir_), 0);
+  EXPECT_EQ(DirectoryEntries(dir_), 0);
   Mdtest bad = Run({"-d", dir_, "-n", "10", "-S", "-u"}, "shared-unique", false);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("-u is not compatible with -S"));

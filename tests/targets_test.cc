@@ -23,18 +23,11 @@ namespace {
 using ::iofleet::testing::MountedTarget;
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
+using ::iofleet::testing::DirectoryEntries;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
 
-int Entries(const std::string& dir) {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = ::readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
-  ::closedir(d);
-  return n;
-}
 
 class Targets : public ::testing::TestWithParam<std::string> {};
 
@@ -80,7 +73,7 @@ TEST_P(Targets, SameJobAndMdtestGiveConsistentResults) {
       EXPECT_EQ(p.items(), 200u) << p.operation();
     }
   }
-  EXPECT_EQ(Entries(target.path() + "/md"), 0);
+  EXPECT_EQ(DirectoryEntries(target.path() + "/md"), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(RealFilesystems, Targets, ::testing::Values("tmpfs", "ext4", "xfs", "bindfs"),

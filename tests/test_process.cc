@@ -1,5 +1,6 @@
 #include "tests/test_process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,6 +18,15 @@ namespace iofleet::testing {
 std::string TempDir() {
   const char* dir = std::getenv("TEST_TMPDIR");
   return dir ? dir : "/tmp";
+}
+
+int DirectoryEntries(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = ::readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+  ::closedir(d);
+  return n;
 }
 
 std::string Runfile(const std::string& path) {

@@ -54,6 +54,9 @@ class TestWorker {
 
 std::string TempDir();
 
+// Entries in a directory (not . and ..), or -1 if it cannot be read.
+int DirectoryEntries(const std::string& dir);
+
 }  // namespace iofleet::testing
 
 #endif  // IOFLEET_TESTS_TEST_PROCESS_H_
