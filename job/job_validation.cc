@@ -58,8 +58,8 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   }
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
   if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
-  if (job.verify() != v1::JobSpec::VERIFY_NONE && MinBlockSize(job) < 64) {
-    return bad("verify needs blocks of at least 64 bytes (each carries a 48-byte header)");
+  if (job.verify() != v1::JobSpec::VERIFY_NONE && MinBlockSize(job) < 128) {
+    return bad("verify needs blocks of at least 128 bytes (each carries an 80-byte header)");
   }
   if (job.nrfiles() > 1 && job.size_percent() == 0 && FileSize(job) < MaxBlockSize(job)) {
     return bad(absl::StrCat("each of the ", job.nrfiles(), " files would hold ", FileSize(job), " bytes, less than one block"));

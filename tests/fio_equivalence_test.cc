@@ -157,7 +157,7 @@ TEST_F(FioEquivalence, VerifyPassesOnCleanDataAndFailsOnCorruptData) {
   EXPECT_EQ(Total(ifl.json, {"read", "total_ios"}), Total(fio.json, {"read", "total_ios"}));
   EXPECT_EQ(Total(ifl.json, {"read", "total_ios"}), 256);
   // Corrupt one block in each tool's file, then read it back verifying: both fail, and
-  // iofleet names the bad block.
+  // iofleet names the bad block and its writer.
   for (const std::string tool : {"fio", "iofleet"}) {
     const auto files = Files(base_ + "/" + tool);
     ASSERT_EQ(files.size(), 1u) << tool;
@@ -171,6 +171,7 @@ TEST_F(FioEquivalence, VerifyPassesOnCleanDataAndFailsOnCorruptData) {
     if (tool == "iofleet") {
       EXPECT_THAT(bad.err, HasSubstr("at offset 409600"));
       EXPECT_THAT(bad.err, HasSubstr("the data is corrupted"));
+      EXPECT_THAT(bad.err, HasSubstr("written by job 0, worker 0, thread 0 (seed "));  // who wrote it
     }
   }
 }

@@ -19,6 +19,12 @@ struct Header {
   uint64_t offset;
   uint64_t length;
   uint64_t generation;
+  uint64_t seed;
+  uint64_t write_number;
+  uint32_t job;
+  uint32_t worker;
+  uint32_t thread;
+  uint32_t reserved;
   uint8_t checksum[16];
 };
 static_assert(sizeof(Header) == kVerifyHeaderSize);
@@ -67,6 +73,17 @@ void Checksum(v1::JobSpec::Verify kind, const char* block, uint64_t length, uint
   }
 }
 
+constexpr uint64_t kSectorSize = 512;
+
+// The second stamp word mixes in the seed so equal write numbers of different threads still
+// give distinct sectors (deduplicating storage cannot fold them).
+uint64_t SectorTag(uint64_t write_number, uint64_t seed) { return write_number ^ seed; }
+
+std::string DescribeWriter(const Header& h) {
+  return absl::StrFormat("written by job %u, worker %u, thread %u (seed %#x), generation %u, write %u", h.job, h.worker,
+                         h.thread, h.seed, h.generation, h.write_number);
+}
+
 std::string Hex(const uint8_t* bytes, size_t n) {
   std::string out;
   for (size_t i = 0; i < n; ++i) absl::StrAppendFormat(&out, "%02x", bytes[i]);
@@ -87,8 +104,17 @@ uint32_t Crc32c(const void* data, size_t length, uint32_t crc) {
   return ~crc;
 }
 
-void SealBlock(v1::JobSpec::Verify kind, char* block, uint64_t length, uint64_t offset, uint64_t generation) {
-  Header header{kMagic, static_cast<uint32_t>(kind), offset, length, generation, {}};
+void StampSectors(char* block, uint64_t length, uint64_t offset, uint64_t write_number, uint64_t seed) {
+  for (uint64_t b = kVerifyHeaderSize; b + 16 <= length; b += kSectorSize) {
+    const uint64_t words[2] = {offset + b, SectorTag(write_number, seed)};
+    std::memcpy(block + b, words, sizeof(words));
+  }
+}
+
+void SealBlock(v1::JobSpec::Verify kind, char* block, uint64_t length, uint64_t offset, const BlockWriter& writer) {
+  Header header{kMagic,      static_cast<uint32_t>(kind), offset,        length,         writer.generation,
+                writer.seed, writer.write_number,         writer.job,    writer.worker,  writer.thread,
+                0,           {}};
   std::memcpy(block, &header, sizeof(header));
   Checksum(kind, block, length, header.checksum);
   std::memcpy(block + offsetof(Header, checksum), header.checksum, sizeof(header.checksum));
@@ -105,17 +131,31 @@ absl::Status CheckBlock(v1::JobSpec::Verify kind, const char* block, uint64_t le
   }
   if (header.offset != offset || header.length != length) {
     return absl::DataLossError(absl::StrCat(where, "found the block written for offset ", header.offset, " (", header.length,
-                                            " bytes): misplaced data"));
+                                            " bytes), ", DescribeWriter(header), ": misplaced data"));
+  }
+  // A sector stamped for this offset by a different write means the block holds parts of two
+  // writes (a torn write, or a cache that kept old sectors): checked before the generation, so
+  // a half-old block is called torn, not stale.
+  const uint64_t own_tag = SectorTag(header.write_number, header.seed);
+  for (uint64_t b = kVerifyHeaderSize; b + 16 <= length; b += kSectorSize) {
+    uint64_t words[2];
+    std::memcpy(words, block + b, sizeof(words));
+    if (words[0] == offset + b && words[1] != own_tag) {
+      return absl::DataLossError(absl::StrCat(
+          where, "the header says ", DescribeWriter(header), ", but the sector at offset ", offset + (b & ~(kSectorSize - 1)),
+          " was written by another write: torn block"));
+    }
   }
   if (generation >= 0 && header.generation != static_cast<uint64_t>(generation)) {
-    return absl::DataLossError(absl::StrCat(where, "found generation ", header.generation, ", expected ", generation, ": stale data"));
+    return absl::DataLossError(absl::StrCat(where, "found generation ", header.generation, ", expected ", generation, " (",
+                                            DescribeWriter(header), "): stale data"));
   }
   uint8_t expected[16];
   Checksum(kind, block, length, expected);
   if (std::memcmp(expected, header.checksum, sizeof(expected)) != 0) {
     const size_t n = kind == v1::JobSpec::VERIFY_MD5 ? 16 : 4;
     return absl::DataLossError(absl::StrCat(where, "checksum ", Hex(header.checksum, n), " stored, ", Hex(expected, n),
-                                            " computed: the data is corrupted"));
+                                            " computed (", DescribeWriter(header), "): the data is corrupted"));
   }
   return absl::OkStatus();
 }

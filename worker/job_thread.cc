@@ -192,6 +192,7 @@ class IoLoop {
   // Verification: the generation written into headers (the pass), what to read back, results.
   bool track_writes_ = false;
   uint64_t generation_ = 0;
+  uint64_t writes_sealed_ = 0;  // numbers each verified write, so a torn block can be told apart
   bool verifying_ = false;
   std::vector<std::tuple<size_t, uint64_t, uint64_t>> verify_queue_;  // (file, offset, length)
   size_t verify_next_ = 0;
@@ -440,15 +441,16 @@ void IoLoop::FillBuffer(char* buffer, uint64_t length) {
 
 void IoLoop::PrepareWriteBuffer(Slot* slot) {
   if (job_.verify() != v1::JobSpec::VERIFY_NONE && slot->length >= kVerifyHeaderSize) {
-    // The header and checksum make every block self-describing; the scramble below keeps
-    // blocks distinct when the data pattern repeats.
-    if (!job_.zero_buffers()) {
-      for (uint64_t b = kVerifyHeaderSize; b + 16 <= slot->length; b += 512) {
-        const uint64_t words[2] = {slot->offset + b, rng_()};
-        std::memcpy(slot->buffer + b, words, sizeof(words));
-      }
-    }
-    SealBlock(job_.verify(), slot->buffer, slot->length, slot->offset, generation_);
+    // The header and checksum make every block self-describing; the sector stamps keep blocks
+    // distinct when the data pattern repeats and let a torn block be recognised.
+    const BlockWriter writer{.job = plan_.job_index,
+                             .worker = plan_.worker_index,
+                             .thread = plan_.jobnum,
+                             .seed = plan_.seed,
+                             .generation = generation_,
+                             .write_number = ++writes_sealed_};
+    if (!job_.zero_buffers()) StampSectors(slot->buffer, slot->length, slot->offset, writer.write_number, writer.seed);
+    SealBlock(job_.verify(), slot->buffer, slot->length, slot->offset, writer);
     return;
   }
   if (job_.zero_buffers()) return;

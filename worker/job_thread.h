@@ -22,6 +22,8 @@ struct JobThreadPlan {
   std::vector<std::string> paths;  // the files this thread works on (nrfiles)
   uint32_t jobnum = 0;  // index among the job's threads on this worker
   uint32_t rank = 0;    // index among the job's threads on all workers (mdtest's task number)
+  uint32_t job_index = 0;     // the job's place in the run (verify headers name it)
+  uint32_t worker_index = 0;  // this worker's place in the run
   uint64_t seed = 0;    // random offsets and mixes; distinct per worker and thread
   std::chrono::steady_clock::time_point start;  // the run's common start instant
 };

@@ -80,6 +80,8 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
                          .paths = layout_.paths[j][t],
                          .jobnum = t,
                          .rank = request_.worker_index() * specs[j].numjobs() + t,
+                         .job_index = static_cast<uint32_t>(j),
+                         .worker_index = request_.worker_index(),
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
                          .start = start_};
       ThreadStats* stats = jobs_[j].threads[t].get();
