@@ -58,6 +58,9 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   }
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
   if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
+  if (job.verify_across_workers() && job.verify() == v1::JobSpec::VERIFY_NONE) {
+    return bad("verify_across_workers needs verify=crc32c or verify=md5");
+  }
   if (job.verify() != v1::JobSpec::VERIFY_NONE && MinBlockSize(job) < 128) {
     return bad("verify needs blocks of at least 128 bytes (each carries an 80-byte header)");
   }

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -224,6 +225,35 @@ TEST_F(EndToEnd, StonewallIsAClusterWideBarrier) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, HasSubstr("group 1 (second)"));
   EXPECT_THAT(text.out, HasSubstr("Run status group 1 (all jobs):"));
+}
+
+// verify_across_workers: after a cluster-wide barrier every worker reads back and verifies
+// what the next worker wrote; a block corrupted on disk is reported by exactly the worker that
+// read it, at its offset in the other worker's file, and by nobody else.
+TEST_F(EndToEnd, VerifyAcrossWorkersChecksAnotherWorkersBlocks) {
+  TestWorker a("worker-xv-a", {"--allow-root", data_});
+  TestWorker b("worker-xv-b", {"--allow-root", data_});
+  const std::string hosts = absl::StrCat(a.address(), ",", b.address());
+  const std::string common = absl::StrCat("[global]\nioengine=psync\nbs=4k\nsize=1m\nverify=crc32c\nverify_across_workers=1\ndirectory=", data_, "\n");
+  ControllerRun write = RunJson({"run", WriteJob("xv.fio", common + "[x]\nrw=randwrite\n"), "--hosts", hosts}, "xv-write");
+  ASSERT_EQ(write.exit_code, 0) << write.err;
+  ASSERT_EQ(write.report.jobs_size(), 2);
+  EXPECT_EQ(write.report.jobs(1).name(), "x-verify");
+  EXPECT_EQ(write.report.jobs(1).phase(), 1u);  // after the barrier
+  EXPECT_EQ(FioNumber(write.fio, 0, {"read", "io_bytes"}), 0);  // the writers did not read back themselves
+  EXPECT_EQ(FioNumber(write.fio, 1, {"read", "io_bytes"}), 2 << 20);  // both files, each read by the other worker
+
+  const std::string victim = data_ + "/x.w1.0.0";  // written by worker 1 (b), verified by worker 0 (a)
+  const int fd = ::open(victim.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "corrupt", 7, 100 * 4096 + 2000), 7);
+  ::close(fd);
+  ControllerRun verify = RunController({"run", WriteJob("xv-read.fio", common + "[x]\nrw=read\n"), "--hosts", hosts}, "xv-read");
+  EXPECT_NE(verify.exit_code, 0);
+  const std::string failure = absl::StrCat("job 'x' on ", a.address(), ": DATA_LOSS: 1 block(s) failed verification; first: verify (crc32c) of 4096 bytes at offset 409600 in ", victim);
+  EXPECT_THAT(verify.out + verify.err, HasSubstr(failure));
+  EXPECT_THAT(verify.out + verify.err, HasSubstr("written by job 0, worker 1, thread 0"));
+  EXPECT_THAT(verify.out + verify.err, Not(HasSubstr(absl::StrCat("job 'x' on ", b.address(), ": DATA_LOSS"))));
 }
 
 TEST_F(EndToEnd, TextReportHasClusterPercentilesAndPerWorkerTable) {

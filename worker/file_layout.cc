@@ -173,16 +173,30 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     const uint64_t file_size = job.offset() + FileSize(job);
     // Write jobs get data only when asked to overwrite; reads always need it.
     const bool fill = JobReads(job) || job.overwrite();
+    // verify_across_workers: read what the next worker wrote, as it left it (no layout here;
+    // that worker's job created the files in an earlier phase).
+    const bool peer_files = job.verify_across_workers() && shared_names.empty();
+    const uint32_t file_worker =
+        peer_files ? (request.worker_index() + 1) % std::max(1u, request.worker_count()) : request.worker_index();
+    const std::string& file_job = peer_files && !job.files_of_job().empty() ? job.files_of_job() : job.name();
     for (uint32_t jobnum = 0; jobnum < job.numjobs(); ++jobnum) {
       auto& thread_paths = job_paths.emplace_back();
       for (uint32_t filenum = 0; filenum < nrfiles; ++filenum) {
         const std::string name = shared_names.empty()
-                                     ? absl::StrCat(job.name(), ".w", request.worker_index(), ".", jobnum, ".", filenum)
+                                     ? absl::StrCat(file_job, ".w", file_worker, ".", jobnum, ".", filenum)
                                      : shared_names[filenum % shared_names.size()];
         auto path = path_of(name);
         if (!path.ok()) return in_job(path.status());
         thread_paths.push_back(*path);
         if (!seen.insert(*path).second || job.create_on_open()) continue;
+        if (peer_files) {
+          struct stat st;
+          if (::stat(path->c_str(), &st) != 0) {
+            return in_job(absl::ErrnoToStatus(errno, absl::StrCat("verify_across_workers: ", *path, " (written by worker ",
+                                                                   file_worker, ")")));
+          }
+          continue;
+        }
         auto changed = EnsureFile(*path, file_size, fill, job.direct());
         if (!changed.ok()) return in_job(changed.status());
         if (job.invalidate()) {

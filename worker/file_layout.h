@@ -24,7 +24,8 @@ struct RunLayout {
 
 // The file-naming rule: a job with `filename=` (one name, or a colon-separated list) shares
 // those files among all its threads on all workers; otherwise each thread gets nrfiles files
-// "<directory>/<job>.w<worker>.<jobnum>.<filenum>".
+// "<directory>/<job>.w<worker>.<jobnum>.<filenum>" — with verify_across_workers, a read job
+// takes the names of worker (worker+1) mod N instead, and of job files_of_job when set.
 absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy);
 
 }  // namespace iofleet
