@@ -1,5 +1,6 @@
 #include "controller/mdtest_options.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "absl/status/statusor.h"
@@ -169,6 +170,19 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     return absl::InvalidArgumentError("only specify the number of items (-n) or the number of items per directory (-I)");  // mdtest's rule
   }
   if (o->phase.depth() > 0 && o->phase.branch() == 0) return absl::InvalidArgumentError("-z needs -b of at least 1");
+  // 1 + b + b^2 + ... + b^z directories per tree; refused before it can overflow.
+  constexpr uint64_t kMaxTreeDirectories = uint64_t{1} << 32;
+  uint64_t level = 1, directories = 1;
+  for (uint32_t d = 1; d <= o->phase.depth(); ++d) {
+    if (level > kMaxTreeDirectories / std::max(1u, o->phase.branch())) { directories = kMaxTreeDirectories + 1; break; }
+    level *= std::max(1u, o->phase.branch());
+    directories += level;
+    if (directories > kMaxTreeDirectories) break;
+  }
+  if (directories > kMaxTreeDirectories) {
+    return absl::InvalidArgumentError(absl::StrCat("-z ", o->phase.depth(), " with -b ", o->phase.branch(), " makes a tree of more than ",
+                                                   kMaxTreeDirectories, " directories"));
+  }
   if (o->phase.write_bytes() > 0 && o->phase.use_mknod()) return absl::InvalidArgumentError("-k is not compatible with -w");
   if (o->phase.read_bytes() > o->phase.write_bytes()) {
     return absl::InvalidArgumentError(absl::StrCat("-e ", o->phase.read_bytes(), " reads more than -w ", o->phase.write_bytes(), " wrote"));

@@ -135,6 +135,10 @@ TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   Mdtest missing = Run({"-n", "10"}, "no-dir", false);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("-d DIR is required"));
+  // Found by the fuzzer: a tree this deep overflowed the directory count.
+  Mdtest deep = Run({"-d", dir_, "-n", "5", "-z", "225", "-b", "10"}, "too-deep", false);
+  EXPECT_EQ(deep.exit_code, 2);
+  EXPECT_THAT(deep.err, HasSubstr("-z 225 with -b 10 makes a tree of more than 4294967296 directories"));
 }
 
 }  // namespace
