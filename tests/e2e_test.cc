@@ -22,6 +22,8 @@
 namespace iofleet {
 namespace {
 
+using ::iofleet::testing::BytesMovedDuring;
+using ::iofleet::testing::kIdleBytesPerSecond;
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TempDir;
@@ -363,6 +365,7 @@ TEST_F(EndToEnd, DeadWorkerIsReportedAndTheOthersResultsKept) {
   EXPECT_GE(job.workers(0).elapsed_ns(), 4'000'000'000u);
   EXPECT_LT(job.workers(1).elapsed_ns(), 3'500'000'000u);
   EXPECT_EQ(FindDirection(job.directions(), "write")->ops(), live->ops() + lost->ops());
+  EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
 }
 
 TEST_F(EndToEnd, OnWorkerLossAbortStopsEveryWorker) {
@@ -380,6 +383,7 @@ TEST_F(EndToEnd, OnWorkerLossAbortStopsEveryWorker) {
   EXPECT_EQ(*exit_code, 1);
   EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(8)) << "the live worker was not stopped";
   EXPECT_THAT(controller.Stderr(), HasSubstr("aborted (--on-worker-loss=abort)"));
+  EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
 }
 
 TEST_F(EndToEnd, WorkerRefusesPathsOutsideItsRoots) {
@@ -421,7 +425,8 @@ TEST_F(EndToEnd, WorkerStopsIoWhenItsControllerDies) {
   while (std::chrono::steady_clock::now() < deadline && ::stat(file.c_str(), &st) != 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_GT(BytesMovedDuring(a.process().pid(), std::chrono::milliseconds(500)), 1u << 20) << "the probe sees the load";
   controller.Signal(SIGKILL);
   ASSERT_TRUE(controller.Wait(std::chrono::seconds(5)).has_value());
   const auto killed = std::chrono::steady_clock::now();
@@ -435,6 +440,7 @@ TEST_F(EndToEnd, WorkerStopsIoWhenItsControllerDies) {
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mtim.tv_sec, mtime.tv_sec);
   EXPECT_EQ(st.st_mtim.tv_nsec, mtime.tv_nsec);
+  EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
 }
 
 TEST_F(EndToEnd, InterruptedRunStillReportsWhatWasMeasured) {
@@ -460,6 +466,9 @@ TEST_F(EndToEnd, InterruptedRunStillReportsWhatWasMeasured) {
   EXPECT_GT(d->ops(), 100u);
   EXPECT_LT(report.jobs(0).elapsed_ns(), 10'000'000'000u);
   EXPECT_EQ(report.jobs(0).workers(0).stop_reason(), "interrupted by the user (Ctrl-C)");
+  for (TestWorker* w : {&a, &b}) {
+    EXPECT_LT(BytesMovedDuring(w->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load on " << w->address();
+  }
 }
 
 }  // namespace

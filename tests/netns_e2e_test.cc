@@ -78,6 +78,8 @@ TEST(NetworkCut, WorkerStopsIoAndControllerReportsItLost) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   ASSERT_EQ(::stat((dir + "/long.w0.0.0").c_str(), &st), 0);
   EXPECT_EQ(st.st_mtim.tv_nsec, mtime.tv_nsec);
+  EXPECT_LT(::iofleet::testing::BytesMovedDuring(worker.pid(), std::chrono::seconds(1)), ::iofleet::testing::kIdleBytesPerSecond)
+      << "orphan load";
 }
 
 }  // namespace

@@ -105,4 +105,20 @@ TestWorker::TestWorker(const std::string& name, const std::vector<std::string>& 
   }
 }
 
+uint64_t BytesMovedDuring(pid_t pid, std::chrono::milliseconds window) {
+  auto moved = [pid] {
+    std::istringstream io(ReadFile("/proc/" + std::to_string(pid) + "/io"));
+    uint64_t total = 0;
+    std::string key;
+    uint64_t value = 0;
+    while (io >> key >> value) {
+      if (key == "rchar:" || key == "wchar:") total += value;
+    }
+    return total;
+  };
+  const uint64_t before = moved();
+  std::this_thread::sleep_for(window);
+  return moved() - before;
+}
+
 }  // namespace iofleet::testing

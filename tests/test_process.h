@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ std::string TempDir();
 
 // Entries in a directory (not . and ..), or -1 if it cannot be read.
 int DirectoryEntries(const std::string& dir);
+
+// Bytes a process read and wrote through system calls (files and sockets: /proc/PID/io rchar
+// + wchar) during `window`. The "no orphan load" probe: an idle worker moves at most a few
+// heartbeats' worth, a worker still doing IO moves megabytes.
+uint64_t BytesMovedDuring(pid_t pid, std::chrono::milliseconds window);
+inline constexpr uint64_t kIdleBytesPerSecond = 64 * 1024;
 
 }  // namespace iofleet::testing
 
