@@ -120,6 +120,9 @@ TEST(TargetErrors, NoSpaceLeftMidRun) {
       EXPECT_EQ(d.errors(), 1u);    // the job stopped at the first failure
       EXPECT_LT(d.ops(), 64u);
     }
+    // The job is over on the worker too: no orphan load.
+    EXPECT_LT(::iofleet::testing::BytesMovedDuring(worker.process().pid(), std::chrono::seconds(1)),
+              ::iofleet::testing::kIdleBytesPerSecond);
   }
 }
 
