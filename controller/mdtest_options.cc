@@ -13,6 +13,8 @@
 namespace iofleet {
 namespace {
 
+constexpr uint64_t kMaxTreeDepth = 256;
+
 absl::StatusOr<uint64_t> Number(absl::string_view text, char option) {
   uint64_t v;
   if (!absl::SimpleAtoi(text, &v)) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, option), ": '", text, "' is not a whole number"));
@@ -106,8 +108,19 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         switch (letter) {
           case 'n': o->phase.set_items_per_task(*v); break;
           case 'I': o->phase.set_items_per_dir(*v); break;
-          case 'z': o->phase.set_depth(static_cast<uint32_t>(*v)); break;
-          case 'b': o->phase.set_branch(static_cast<uint32_t>(*v)); break;
+          case 'z':
+            // Every level adds a "mdtest_tree.N/" component: deeper than this cannot fit in a
+            // path (PATH_MAX 4096) on any worker.
+            if (*v > kMaxTreeDepth) {
+              return absl::InvalidArgumentError(absl::StrCat("-z ", value, ": a tree deeper than ", kMaxTreeDepth,
+                                                             " levels does not fit in a path (PATH_MAX 4096)"));
+            }
+            o->phase.set_depth(static_cast<uint32_t>(*v));
+            break;
+          case 'b':
+            if (*v > UINT32_MAX) return absl::InvalidArgumentError(absl::StrCat("-b ", value, ": at most ", UINT32_MAX, " branches"));
+            o->phase.set_branch(static_cast<uint32_t>(*v));
+            break;
           case 'w': o->phase.set_write_bytes(*v); break;
           case 'e': o->phase.set_read_bytes(*v); break;
           case 'i': o->iterations = static_cast<uint32_t>(std::max<uint64_t>(1, *v)); break;

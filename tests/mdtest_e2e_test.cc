@@ -139,6 +139,9 @@ TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   Mdtest deep = Run({"-d", dir_, "-n", "5", "-z", "225", "-b", "10"}, "too-deep", false);
   EXPECT_EQ(deep.exit_code, 2);
   EXPECT_THAT(deep.err, HasSubstr("-z 225 with -b 10 makes a tree of more than 4294967296 directories"));
+  Mdtest deeper = Run({"-d", dir_, "-n", "5", "-z", "3200000000", "-b", "1"}, "too-deep-path", false);
+  EXPECT_EQ(deeper.exit_code, 2);
+  EXPECT_THAT(deeper.err, HasSubstr("-z 3200000000: a tree deeper than 256 levels does not fit in a path"));
 }
 
 }  // namespace
