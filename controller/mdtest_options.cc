@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "job/mdtest_tree.h"
 
 namespace iofleet {
 namespace {
@@ -183,15 +184,9 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     return absl::InvalidArgumentError("only specify the number of items (-n) or the number of items per directory (-I)");  // mdtest's rule
   }
   if (o->phase.depth() > 0 && o->phase.branch() == 0) return absl::InvalidArgumentError("-z needs -b of at least 1");
-  // 1 + b + b^2 + ... + b^z directories per tree; refused before it can overflow.
+  // Refused before the tree's size can overflow (MdtestTree::DirectoryCount saturates).
   constexpr uint64_t kMaxTreeDirectories = uint64_t{1} << 32;
-  uint64_t level = 1, directories = 1;
-  for (uint32_t d = 1; d <= o->phase.depth(); ++d) {
-    if (level > kMaxTreeDirectories / std::max(1u, o->phase.branch())) { directories = kMaxTreeDirectories + 1; break; }
-    level *= std::max(1u, o->phase.branch());
-    directories += level;
-    if (directories > kMaxTreeDirectories) break;
-  }
+  const uint64_t directories = MdtestTree::DirectoryCount(o->phase.depth(), o->phase.branch());
   if (directories > kMaxTreeDirectories) {
     return absl::InvalidArgumentError(absl::StrCat("-z ", o->phase.depth(), " with -b ", o->phase.branch(), " makes a tree of more than ",
                                                    kMaxTreeDirectories, " directories"));

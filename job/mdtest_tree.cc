@@ -7,14 +7,22 @@
 
 namespace iofleet {
 
-MdtestTree::MdtestTree(const v1::MetadataPhase& phase) : phase_(phase) {
-  uint64_t level = 1;
-  directories_ = 1;
-  for (uint32_t d = 1; d <= phase.depth(); ++d) {
-    level *= std::max(1u, phase.branch());
-    directories_ += level;
+uint64_t MdtestTree::DirectoryCount(uint32_t depth, uint32_t branch) {
+  const uint64_t b = std::max(1u, branch);
+  uint64_t level = 1, directories = 1;
+  for (uint32_t d = 1; d <= depth; ++d) {
+    if (level > UINT64_MAX / b) return UINT64_MAX;
+    level *= b;
+    if (directories > UINT64_MAX - level) return UINT64_MAX;
+    directories += level;
   }
-  first_item_dir_ = phase.leaf_only() ? directories_ - level : 0;
+  return directories;
+}
+
+MdtestTree::MdtestTree(const v1::MetadataPhase& phase) : phase_(phase) {
+  directories_ = DirectoryCount(phase.depth(), phase.branch());
+  // With -L only the deepest level holds items: everything above it comes first.
+  first_item_dir_ = phase.leaf_only() && phase.depth() > 0 ? DirectoryCount(phase.depth() - 1, phase.branch()) : 0;
   if (phase.items_per_dir() > 0) {
     items_per_dir_ = phase.items_per_dir();
     items_per_task_ = phase.items_per_task() ? phase.items_per_task() : items_per_dir_ * item_directory_count();

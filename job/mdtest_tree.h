@@ -16,6 +16,9 @@ class MdtestTree {
  public:
   explicit MdtestTree(const v1::MetadataPhase& phase);
 
+  // 1 + b + b^2 + ... + b^depth (b = max(branch, 1)), or UINT64_MAX where that overflows.
+  static uint64_t DirectoryCount(uint32_t depth, uint32_t branch);
+
   // Directories in the tree: 1 + b + b^2 + ... + b^depth.
   uint64_t directory_count() const { return directories_; }
   // The directories that hold items: all of them, or the leaves with -L.
