@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/nfs_url.h"
 #include "common/protocol_version.h"
 #include "common/units.h"
 #include "controller/cluster_session.h"
@@ -208,7 +209,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   if (o.hosts.empty()) {
     for (const std::string& d : o.phase.test_dirs()) {
       std::error_code ignored;
-      std::filesystem::create_directories(d, ignored);
+      if (!IsNfsUrl(d)) std::filesystem::create_directories(d, ignored);
       session_options.local_roots.push_back(d);
     }
   }

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/nfs_url.h"
 #include "job/mdtest_tree.h"
 
 namespace iofleet {
@@ -177,7 +178,14 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (!o->create && !o->stat && !o->read && !o->remove) o->create = o->stat = o->read = o->remove = true;
   if (o->phase.test_dirs().empty()) return absl::InvalidArgumentError("-d DIR is required (where the test tree goes)");
   for (const std::string& d : o->phase.test_dirs()) {
-    if (d.empty() || d[0] != '/') return absl::InvalidArgumentError(absl::StrCat("-d ", d, ": use an absolute path (workers run elsewhere)"));
+    if (IsNfsUrl(d)) {
+      // Metadata through libnfs, no mount: nfs://server/export/dir.
+      if (auto url = ParseNfsUrl(d); !url.ok()) return absl::InvalidArgumentError(absl::StrCat("-d ", url.status().message()));
+      continue;
+    }
+    if (d.empty() || d[0] != '/') {
+      return absl::InvalidArgumentError(absl::StrCat("-d ", d, ": use an absolute path (workers run elsewhere) or an nfs:// URL"));
+    }
   }
   if (o->phase.items_per_task() == 0 && o->phase.items_per_dir() == 0) return absl::InvalidArgumentError("give -n (items per task) or -I (items per directory)");
   if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.unique_dir()) {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/nfs_url.h"
 #include "common/log.h"
 #include "common/protocol_version.h"
 #include "controller/cluster_session.h"
@@ -129,7 +130,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
       std::string dir = job.directory();
       if (dir.empty()) dir = job.filename().substr(0, std::max<size_t>(job.filename().rfind('/'), 1));
       std::error_code ignored;
-      std::filesystem::create_directories(dir, ignored);
+      if (!IsNfsUrl(dir)) std::filesystem::create_directories(dir, ignored);
       auto& roots = session_options.local_roots;
       if (std::find(roots.begin(), roots.end(), dir) == roots.end()) roots.push_back(dir);
     }

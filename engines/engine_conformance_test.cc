@@ -36,6 +36,17 @@ class EngineConformance : public ::testing::TestWithParam<EngineCase> {
  protected:
   void SetUp() override {
     dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/engine_" + GetParam().label;
+    target_dir_ = dir_;
+    if ((*FindEngine(GetParam().engine))->nfs_urls) {
+      // The files are on an NFS server's export: made there locally, used through the URL.
+      const char* url = std::getenv("IOFLEET_TEST_NFS_URL");
+      const char* exported = std::getenv("IOFLEET_TEST_NFS_EXPORT");
+      if (url == nullptr || exported == nullptr) {
+        GTEST_SKIP() << "needs an NFS server: //tests:nfs_engine_conformance_test runs this suite against nfs-ganesha";
+      }
+      dir_ = std::string(exported) + "/engine_" + GetParam().label;
+      target_dir_ = std::string(url) + "/engine_" + GetParam().label;
+    }
     ::mkdir(dir_.c_str(), 0755);
     diskless_ = (*FindEngine(GetParam().engine))->diskless;
     auto engine = CreateEngine(GetParam().engine, GetParam().options);
@@ -53,13 +64,13 @@ class EngineConformance : public ::testing::TestWithParam<EngineCase> {
     for (char* b : buffers_) ::free(b);
   }
 
-  // A file of `size` bytes, as the worker's layout leaves it.
+  // A file of `size` bytes, as the worker's layout leaves it; returns the engine's name for it.
   std::string SizedFile(const std::string& name, off_t size) {
     const std::string path = dir_ + "/" + name;
     const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
     EXPECT_EQ(::ftruncate(fd, size), 0);
     ::close(fd);
-    return path;
+    return target_dir_ + "/" + name;
   }
 
   // Submits all `requests`, commits once, and reaps until each is complete.
@@ -89,7 +100,8 @@ class EngineConformance : public ::testing::TestWithParam<EngineCase> {
     return {.op = op, .file = fd, .buffer = buffers_[buffer], .length = length, .offset = offset, .buffer_index = buffer};
   }
 
-  std::string dir_;
+  std::string dir_;         // where the test makes and checks files on this machine
+  std::string target_dir_;  // the same directory as the engine names it (a path or nfs:// URL)
   bool diskless_ = false;
   std::unique_ptr<IoEngine> engine_;
   std::vector<char*> buffers_;
@@ -113,7 +125,7 @@ TEST_P(EngineConformance, WritesThenReadsBackAtOffsetsWithSeveralInFlight) {
   EXPECT_EQ(Run({.op = IoOp::kFdatasync, .file = *fd}), 0);
   EXPECT_TRUE(engine_->Invalidate(*fd).ok());
   struct stat st;
-  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  ASSERT_EQ(::stat((dir_ + "/data").c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 8 * 4096);
   std::vector<IoRequest> reads;
   for (int i = 0; i < 8; ++i) {
@@ -143,7 +155,7 @@ TEST_P(EngineConformance, ErrorsAreNegativeErrno) {
 
 TEST_P(EngineConformance, OpenErrorNamesThePath) {
   if (diskless_) GTEST_SKIP() << "diskless engine";
-  auto fd = engine_->Open(dir_ + "/missing/file", {.read = true});
+  auto fd = engine_->Open(target_dir_ + "/missing/file", {.read = true});
   ASSERT_FALSE(fd.ok());
   EXPECT_EQ(fd.status().code(), absl::StatusCode::kNotFound);
   EXPECT_NE(fd.status().message().find("missing/file"), std::string::npos);

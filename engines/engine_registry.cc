@@ -8,13 +8,14 @@ namespace iofleet {
 
 const std::vector<EngineInfo>& RegisteredEngines() {
   static const std::vector<EngineInfo> kEngines = {
-      {"sync", "lseek + read/write", true, false, &MakeSyncEngine},
-      {"psync", "pread/pwrite", true, false, &MakePsyncEngine},
-      {"pvsync2", "preadv2/pwritev2, RWF_HIPRI with hipri=1", true, false, &MakePvsync2Engine},
-      {"mmap", "memcpy to/from a shared mapping of the file", true, false, &MakeMmapEngine},
-      {"libaio", "Linux native AIO (io_submit/io_getevents)", false, false, &MakeLibaioEngine},
-      {"io_uring", "io_uring via liburing", false, false, &MakeIoUringEngine},
-      {"null", "no IO at all: the harness's own ceiling", false, true, &MakeNullEngine},
+      {"sync", "lseek + read/write", true, false, false, &MakeSyncEngine},
+      {"psync", "pread/pwrite", true, false, false, &MakePsyncEngine},
+      {"pvsync2", "preadv2/pwritev2, RWF_HIPRI with hipri=1", true, false, false, &MakePvsync2Engine},
+      {"mmap", "memcpy to/from a shared mapping of the file", true, false, false, &MakeMmapEngine},
+      {"libaio", "Linux native AIO (io_submit/io_getevents)", false, false, false, &MakeLibaioEngine},
+      {"io_uring", "io_uring via liburing", false, false, false, &MakeIoUringEngine},
+      {"nfs", "userspace NFSv3 client (libnfs), asynchronous; nfs_url=nfs://server/export", false, false, true, &MakeNfsEngine},
+      {"null", "no IO at all: the harness's own ceiling", false, true, false, &MakeNullEngine},
   };
   return kEngines;
 }

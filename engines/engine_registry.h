@@ -22,12 +22,14 @@ absl::StatusOr<std::unique_ptr<IoEngine>> MakeMmapEngine(const EngineOptions& op
 absl::StatusOr<std::unique_ptr<IoEngine>> MakeNullEngine(const EngineOptions& options);
 absl::StatusOr<std::unique_ptr<IoEngine>> MakeLibaioEngine(const EngineOptions& options);
 absl::StatusOr<std::unique_ptr<IoEngine>> MakeIoUringEngine(const EngineOptions& options);
+absl::StatusOr<std::unique_ptr<IoEngine>> MakeNfsEngine(const EngineOptions& options);
 
 struct EngineInfo {
   const char* name;
   const char* description;
   bool synchronous;  // completes every request inside Submit()
   bool diskless;     // does no IO to files: nothing to lay out (fio's null)
+  bool nfs_urls;     // its files are nfs:// URLs reached by a userspace client (fio's nfs)
   EngineFactory make;
 };
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/nearest_name.h"
+#include "common/nfs_url.h"
 #include "common/status_macros.h"
 #include "job/block_sizes.h"
 #include "job/fio_option_names.h"
@@ -307,6 +308,7 @@ const std::vector<FioOption>& Options() {
       {"runtime", true, DurationOption(&JobSpec::set_runtime_ns, 1'000'000'000)},
       {"time_based", false, BoolOption(&JobSpec::set_time_based)},
       {"directory", true, StringOption(&JobSpec::mutable_directory)},
+      {"nfs_url", true, StringOption(&JobSpec::mutable_nfs_url)},
       {"filename", true, StringOption(&JobSpec::mutable_filename)},
       // Checked against the engine table in validation, where the worker's engines are known.
       {"ioengine", true, StringOption(&JobSpec::mutable_ioengine)},
@@ -692,6 +694,16 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       job.set_nrfiles(static_cast<uint32_t>(std::count(job.filename().begin(), job.filename().end(), ':') + 1));
     }
     if (job.size() == 0 && job.filesize() > 0) job.set_size(job.filesize() * std::max(1u, job.nrfiles()));
+    if (!job.nfs_url().empty()) {
+      // fio's nfs engine opens directory/filename inside the export nfs_url names.
+      auto url = ParseNfsUrl(job.nfs_url());
+      if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat(source, ": job '", job.name(), "': nfs_url: ", url.status().message()));
+      if (!job.directory().empty() && job.directory()[0] == '/') {
+        return absl::InvalidArgumentError(absl::StrCat(source, ": job '", job.name(), "': with nfs_url, directory='", job.directory(),
+                                                       "' must be relative (a directory inside the export)"));
+      }
+      job.set_directory(job.directory().empty() ? url->ToString() : url->Child(job.directory()).ToString());
+    }
   }
   RETURN_IF_ERROR(AddCrossWorkerVerifyJobs(&spec));
   return spec;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/nfs_url.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
 
@@ -21,8 +22,14 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
   auto bad = [&](absl::string_view what) { return absl::InvalidArgumentError(absl::StrCat(Where(job), what)); };
   if (phase.op() == v1::MetadataPhase::OP_UNSPECIFIED) return bad("no metadata operation");
   if (phase.test_dirs().empty()) return bad("no test directory (-d)");
+  const bool nfs = IsNfsUrl(phase.test_dirs(0));
   for (const std::string& dir : phase.test_dirs()) {
-    if (dir.empty() || dir[0] != '/') return bad(absl::StrCat("test directory '", dir, "' must be an absolute path"));
+    if (IsNfsUrl(dir) != nfs) return bad("test directories cannot mix nfs:// URLs and local paths");
+    if (nfs) {
+      if (auto url = ParseNfsUrl(dir); !url.ok()) return bad(url.status().message());
+    } else if (dir.empty() || dir[0] != '/') {
+      return bad(absl::StrCat("test directory '", dir, "' must be an absolute path or an nfs:// URL"));
+    }
   }
   if (job.numjobs() == 0 || phase.task_count() == 0) return bad("no tasks");
   if (phase.items_per_task() == 0 && phase.items_per_dir() == 0 && phase.op() != v1::MetadataPhase::TREE_CREATE &&
@@ -78,7 +85,18 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.iodepth() > 4096) return bad("iodepth above 4096 is not supported");
   auto engine = FindEngine(job.ioengine());
   if (!engine.ok()) return bad(engine.status().message());
-  if (!job.directory().empty() && job.directory()[0] != '/') {
+  const bool nfs_directory = IsNfsUrl(job.directory());
+  if ((*engine)->nfs_urls && !nfs_directory) {
+    return bad(absl::StrCat("ioengine=", job.ioengine(), " needs nfs_url=nfs://server/export[/path] (where the job's files go)"));
+  }
+  if (nfs_directory && !(*engine)->nfs_urls) {
+    return bad(absl::StrCat("directory ", job.directory(), " is an NFS URL: use ioengine=nfs (a userspace NFS client), or a path where the export is mounted"));
+  }
+  if (nfs_directory) {
+    if (auto url = ParseNfsUrl(job.directory()); !url.ok()) return bad(url.status().message());
+    if (job.filename().find('/') != std::string::npos) return bad("with ioengine=nfs, filename= names files inside nfs_url (no '/')");
+  }
+  if (!nfs_directory && !job.directory().empty() && job.directory()[0] != '/') {
     return bad(absl::StrCat("directory '", job.directory(), "' must be an absolute path (a path on the workers)"));
   }
   for (absl::string_view name : absl::StrSplit(job.filename(), ':', absl::SkipEmpty())) {

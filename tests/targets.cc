@@ -1,11 +1,15 @@
 #include "tests/targets.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace iofleet::testing {
 namespace {
@@ -72,6 +76,82 @@ MountedTarget::~MountedTarget() {
   if (!loop_device_.empty()) Shell("losetup -d " + loop_device_, &failed);
   if (!image_.empty()) ::unlink(image_.c_str());
   Shell("rm -rf " + mount_point_ + (backing_.empty() ? "" : " " + backing_), &failed);
+}
+
+NfsServer::NfsServer(const std::string& base) : base_(base) {
+  ::mkdir(base_.c_str(), 0755);
+  export_dir_ = base_ + "/export";
+  ::mkdir(export_dir_.c_str(), 0755);
+  ::mkdir((base_ + "/recovery").c_str(), 0755);
+  netns_ = "iofleet-nfs-" + std::to_string(::getpid());
+  bool failed = false;
+  std::string out = Shell("command -v ganesha.nfsd && command -v rpcbind && command -v nfs-ls", &failed);
+  if (failed) {
+    error_ = "nfs-ganesha, rpcbind or libnfs-utils is not installed (tools/install_deps.sh installs them)";
+    return;
+  }
+  out = Shell("ip netns add " + netns_ + " && ip -n " + netns_ + " link set lo up && ip -n " + netns_ +
+                  " addr add 10.200.99.1/32 dev lo",  // ganesha wants an address that is not 127/8
+              &failed);
+  netns_made_ = true;
+  if (failed) {
+    error_ = "network namespace: " + out;
+    return;
+  }
+  const std::string config = base_ + "/ganesha.conf";
+  FILE* f = std::fopen(config.c_str(), "w");
+  if (f == nullptr) {
+    error_ = "cannot write " + config;
+    return;
+  }
+  std::fprintf(f,
+               "NFS_CORE_PARAM { NFS_Port = 2049; MNT_Port = 20048; Protocols = 3, 4; Enable_NLM = false;\n"
+               "  Enable_RQUOTA = false; Enable_UDP = false; Plugins_Dir = /usr/lib/x86_64-linux-gnu/ganesha; }\n"
+               "NFSv4 { Graceless = true; RecoveryRoot = %s/recovery; }\n"
+               "EXPORT { Export_Id = 1; Path = %s; Pseudo = /export; Access_Type = RW; Squash = No_Root_Squash;\n"
+               "  Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL { Name = VFS; } }\n",
+               base_.c_str(), export_dir_.c_str());
+  std::fclose(f);
+  // A private /run (rpcbind and ganesha keep sockets and state there) in a private mount
+  // namespace; rpcbind is ganesha's child, so both go with one process group.
+  const std::string script = "mount -t tmpfs tmpfs /run && { rpcbind -f & sleep 0.3; exec ganesha.nfsd -F -f " + config + " -L " +
+                             base_ + "/ganesha.log -p " + base_ + "/ganesha.pid; }";
+  server_ = ::fork();
+  if (server_ == 0) {
+    ::setpgid(0, 0);
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::setenv("PATH", "/usr/sbin:/sbin:/usr/bin:/bin", 1);
+    ::execlp("ip", "ip", "netns", "exec", netns_.c_str(), "unshare", "-m", "--propagation", "private", "sh", "-c", script.c_str(),
+             static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Port 2049 answers about half a second after launch.
+  for (int i = 0; i < 100; ++i) {
+    Shell("ip netns exec " + netns_ + " nfs-ls '" + url() + "'", &failed);
+    if (!failed) return;
+    ::usleep(100 * 1000);
+  }
+  error_ = "ganesha did not answer within 10 s; its log: " + Shell("tail -5 " + base_ + "/ganesha.log", &failed);
+}
+
+NfsServer::~NfsServer() {
+  bool failed = false;
+  if (server_ > 0) {
+    ::kill(-server_, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 50 && ::waitpid(server_, &status, WNOHANG) == 0; ++i) ::usleep(100 * 1000);  // ~2 s
+    ::kill(-server_, SIGKILL);
+    ::waitpid(server_, &status, 0);
+  }
+  if (netns_made_) {
+    // Anything still in the namespace (a client a test left behind) goes with it.
+    // (Never this process, which may have joined the namespace to be a client.)
+    Shell("ip netns pids " + netns_ + " | grep -vx " + std::to_string(::getpid()) + " | xargs -r kill -9; ip netns del " + netns_, &failed);
+  }
+  Shell("rm -rf " + base_, &failed);
 }
 
 std::string MountedTarget::expected_fs_type() const { return kind_ == "bindfs" ? "fuse" : kind_; }

@@ -4,6 +4,8 @@
 #ifndef IOFLEET_TESTS_TARGETS_H_
 #define IOFLEET_TESTS_TARGETS_H_
 
+#include <sys/types.h>
+
 #include <string>
 
 namespace iofleet::testing {
@@ -25,6 +27,32 @@ class MountedTarget {
  private:
   std::string kind_, base_, mount_point_, image_, loop_device_, backing_, error_;
   bool mounted_ = false;
+};
+
+// An NFS server for tests, as shared/targets.md describes: rpcbind and nfs-ganesha (VFS) in a
+// network namespace of its own (they bind every address, so never in the machine's), with only
+// lo up, exporting a scratch directory over NFSv3/TCP. Clients — workers with ioengine=nfs, a
+// controller with local workers — run inside the namespace too (`ip netns exec netns() ...`).
+// Stopped, the namespace deleted and nothing left running when destroyed, also on failure.
+class NfsServer {
+ public:
+  explicit NfsServer(const std::string& base);
+  ~NfsServer();
+  NfsServer(const NfsServer&) = delete;
+  NfsServer& operator=(const NfsServer&) = delete;
+
+  // Empty when the server answers; else why not (packages missing, no netns support...).
+  const std::string& error() const { return error_; }
+  const std::string& netns() const { return netns_; }
+  // The exported directory on this machine (read it to check results; change it only via NFS).
+  const std::string& export_dir() const { return export_dir_; }
+  // nfs://127.0.0.1/<export_dir>, reachable from inside netns().
+  std::string url() const { return "nfs://127.0.0.1" + export_dir_; }
+
+ private:
+  std::string base_, netns_, export_dir_, error_;
+  pid_t server_ = -1;
+  bool netns_made_ = false;
 };
 
 }  // namespace iofleet::testing

@@ -3,6 +3,7 @@
 // verified, byte counts match, file counts match, nothing is left behind, and the workers
 // name each target's filesystem.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -79,8 +80,6 @@ TEST_P(Targets, SameJobAndMdtestGiveConsistentResults) {
 INSTANTIATE_TEST_SUITE_P(RealFilesystems, Targets, ::testing::Values("tmpfs", "ext4", "xfs", "bindfs"),
                          [](const auto& info) { return info.param; });
 
-}  // namespace
-}  // namespace iofleet
 
 namespace iofleet {
 namespace {
@@ -124,6 +123,91 @@ TEST(TargetErrors, NoSpaceLeftMidRun) {
     EXPECT_LT(::iofleet::testing::BytesMovedDuring(worker.process().pid(), std::chrono::seconds(1)),
               ::iofleet::testing::kIdleBytesPerSecond);
   }
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace {
+
+// The controller (with its local workers, or given hosts) inside the NFS server's namespace.
+std::vector<std::string> InNamespace(const std::string& netns, std::vector<std::string> argv) {
+  argv.insert(argv.begin(), {"/usr/bin/ip", "netns", "exec", netns});
+  return argv;
+}
+
+}  // namespace
+
+// The same job and mdtest run against nfs-ganesha through the libnfs engine (no mount): data
+// written is read back verified, fsync/end_fsync work, byte and file counts match, and the
+// worker's --allow-root NFS prefix confines the job.
+TEST(NfsTarget, SameJobAndMdtestThroughTheNfsEngine) {
+  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces for the NFS server need root";
+  ::iofleet::testing::NfsServer server(TempDir() + "/nfs-target");
+  ASSERT_TRUE(server.error().empty()) << "could not start the NFS server: " << server.error();
+
+  const std::string job = TempDir() + "/target-nfs.fio";
+  std::ofstream(job) << "[verify]\nioengine=nfs\nnfs_url=" << server.url() << "\ndirectory=io\nrw=randwrite\nbs=4k\nsize=2m\n"
+                     << "iodepth=8\nfsync=32\nend_fsync=1\nverify=crc32c\n";
+  const std::string json = TempDir() + "/target-nfs.json";
+  TestProcess run(InNamespace(server.netns(), {Runfile("controller/iofleet"), "run", job, "--output-format", "iofleet-json", "--output", json}),
+                  TempDir() + "/target-run-nfs");
+  ASSERT_EQ(run.Wait(std::chrono::seconds(120)).value_or(-1), 0) << run.Stderr();
+  v1::RunReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok());
+  uint64_t written = 0, read = 0, errors = 0;
+  for (const auto& d : report.jobs(0).directions()) {
+    if (d.direction() == "write") written = d.bytes();
+    if (d.direction() == "read") read = d.bytes();
+    errors += d.errors();
+  }
+  EXPECT_EQ(written, 2u * (2 << 20)) << "two local workers, 2 MiB each";
+  EXPECT_EQ(read, written) << "every byte written was read back and verified";
+  EXPECT_EQ(errors, 0u);
+  ASSERT_EQ(report.workers_size(), 2);
+  for (const auto& w : report.workers()) {
+    ASSERT_EQ(w.facts().targets_size(), 1);
+    EXPECT_TRUE(absl::StartsWith(w.facts().targets(0).fs_type(), "nfs")) << w.facts().targets(0).fs_type();
+    EXPECT_EQ(w.facts().targets(0).nfs_version(), "3");
+    EXPECT_FALSE(w.facts().targets(0).wsize().empty()) << "the negotiated write size";
+  }
+  // The files are on the server's export, at the job's size.
+  EXPECT_EQ(DirectoryEntries(server.export_dir() + "/io"), 2);
+  struct stat st;
+  ASSERT_EQ(::stat((server.export_dir() + "/io/verify.w0.0.0").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 2 << 20);
+
+  // mdtest through libnfs: 2 workers x 2 tasks x 50 files, created, checked, removed.
+  const std::string md_json = TempDir() + "/target-md-nfs.json";
+  TestProcess md(InNamespace(server.netns(), {Runfile("controller/iofleet"), "mdtest", "-d", server.url() + "/md", "-n", "50", "-F", "-u",
+                                              "-w", "1024", "-e", "1024", "--tasks-per-worker", "2", "--output-format", "json",
+                                              "--output", md_json}),
+                 TempDir() + "/target-md-nfs");
+  ASSERT_EQ(md.Wait(std::chrono::seconds(120)).value_or(-1), 0) << md.Stderr();
+  v1::MdtestReport md_report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(md_json), &md_report).ok());
+  int checked = 0;
+  for (const auto& p : md_report.phases()) {
+    if (p.operation() == "File creation" || p.operation() == "File read" || p.operation() == "File removal") {
+      EXPECT_EQ(p.items(), 200u) << p.operation();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3);
+  EXPECT_EQ(DirectoryEntries(server.export_dir() + "/md"), 0) << "the tree is removed through NFS";
+
+  // Confinement: a worker allowed one NFS directory refuses another one on the same export.
+  TestProcess worker(InNamespace(server.netns(), {Runfile("worker/iofleet-worker"), "--listen", "127.0.0.1:7411", "--allow-root",
+                                                  server.url() + "/allowed"}),
+                     TempDir() + "/nfs-confined-worker");
+  ASSERT_TRUE(worker.WaitForOutput("listening", std::chrono::seconds(10))) << worker.Stderr();
+  const std::string outside = TempDir() + "/target-nfs-outside.fio";
+  std::ofstream(outside) << "[escape]\nioengine=nfs\nnfs_url=" << server.url() << "/other\nrw=write\nbs=4k\nsize=64k\n";
+  TestProcess refused(InNamespace(server.netns(), {Runfile("controller/iofleet"), "run", outside, "--hosts", "127.0.0.1:7411"}),
+                      TempDir() + "/nfs-refused");
+  EXPECT_NE(refused.Wait(std::chrono::seconds(60)).value_or(0), 0);
+  EXPECT_THAT(refused.Stderr(), ::testing::HasSubstr("outside this worker's allowed roots")) << refused.Stderr();
+  EXPECT_EQ(DirectoryEntries(server.export_dir() + "/other"), -1) << "nothing was created outside the allowed prefix";
 }
 
 }  // namespace

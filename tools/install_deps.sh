@@ -7,9 +7,11 @@ packages=(
   bazel-bootstrap          # Bazel 4, offline
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev libgmock-dev libgtest-dev
+  libnfs-dev               # the userspace NFS client behind ioengine=nfs and nfs:// paths
   pkg-config
   fio                      # the peer the equivalence tests and benchmarks compare against
   xfsprogs bindfs fuse3    # real targets in the tests (xfs on a loop device, a FUSE mount)
+  nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils  # an NFS server for the tests (in a netns)
   iproute2 openssl         # network namespaces and test certificates in the tests
   clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
 )

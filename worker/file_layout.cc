@@ -1,25 +1,18 @@
 #include "worker/file_layout.h"
 
-#include <fcntl.h>
-#include <linux/fs.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <random>
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
 #include <map>
+#include <memory>
 #include <set>
 
-#include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/nfs_url.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "worker/file_system.h"
 #include "worker/host_facts.h"
 
 namespace iofleet {
@@ -28,76 +21,6 @@ namespace {
 bool JobReads(const v1::JobSpec& job) {
   return job.rw() == v1::SEQ_READ || job.rw() == v1::RAND_READ || job.rw() == v1::SEQ_MIXED ||
          job.rw() == v1::RAND_MIXED;
-}
-
-// Brings `path` to at least `size` bytes: written with data when the job reads it (reads of
-// holes would measure nothing), allocated otherwise. Returns whether anything was done.
-absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) {
-  struct stat existing;
-  if (::stat(path.c_str(), &existing) == 0 && S_ISBLK(existing.st_mode)) {
-    // A block device (filename=/dev/...): never written by layout; it must be big enough.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
-    uint64_t device_size = 0;
-    const int rc = ::ioctl(fd, BLKGETSIZE64, &device_size);
-    ::close(fd);
-    if (rc != 0) return absl::ErrnoToStatus(errno, absl::StrCat("size of ", path));
-    if (device_size < size) {
-      return absl::OutOfRangeError(absl::StrCat(path, " holds ", device_size, " bytes, less than the ", size, " the job needs"));
-    }
-    return false;
-  }
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("create ", path));
-  struct stat st;
-  absl::Status status;
-  bool changed = false;
-  if (::fstat(fd, &st) != 0) {
-    status = absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
-  } else if (static_cast<uint64_t>(st.st_size) < size) {
-    changed = true;
-    if (fill) {
-      std::vector<char> chunk(1 << 20);
-      std::mt19937_64 rng(size);
-      for (size_t i = 0; i + 8 <= chunk.size(); i += 8) {
-        const uint64_t word = rng();
-        std::memcpy(chunk.data() + i, &word, 8);
-      }
-      for (uint64_t offset = st.st_size; offset < size && status.ok();) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - offset));
-        const ssize_t w = ::pwrite(fd, chunk.data(), n, static_cast<off_t>(offset));
-        if (w <= 0) status = absl::ErrnoToStatus(w < 0 ? errno : ENOSPC, absl::StrCat("lay out ", path));
-        else offset += static_cast<uint64_t>(w);
-      }
-    } else {
-      const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
-      if (rc != 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        status = absl::ErrnoToStatus(errno, absl::StrCat("allocate ", path));
-      }
-    }
-  }
-  ::close(fd);
-  RETURN_IF_ERROR(status);
-  if (direct) {
-    // Fail at prepare, not mid-run, where the filesystem refuses O_DIRECT (tmpfs does).
-    const int probe = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-    if (probe < 0) {
-      return absl::ErrnoToStatus(errno, absl::StrCat("open ", path, " with O_DIRECT (direct=1): the filesystem refuses it"));
-    }
-    ::close(probe);
-  }
-  return changed;
-}
-
-// fio's invalidate=1: write back and drop the file's cached pages so that the run starts cold.
-absl::Status DropCachedPages(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
-  ::fdatasync(fd);
-  const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  ::close(fd);
-  if (rc != 0) return absl::ErrnoToStatus(rc, absl::StrCat("drop cached pages of ", path, " (invalidate=1)"));
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -131,6 +54,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     }
     // A path for a file name: in the job's directory, or its own (absolute) one.
     std::map<std::string, std::string> resolved_directories;
+    std::map<std::string, std::unique_ptr<FileSystem>> file_systems;  // by resolved directory
     auto path_of = [&](const std::string& name) -> absl::StatusOr<std::string> {
       std::string directory = job.directory(), base = name;
       if (const size_t slash = name.rfind('/'); slash != std::string::npos) {
@@ -142,11 +66,23 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         auto resolved = policy.ResolveDirectory(directory);
         if (!resolved.ok()) return resolved.status();
         it = resolved_directories.emplace(directory, *resolved).first;
+        auto fs = OpenFileSystem({*resolved});
+        if (!fs.ok()) return fs.status();
+        file_systems[*resolved] = std::move(*fs);
         bool known = false;
         for (const v1::TargetFacts& t : layout.response.facts().targets()) known |= t.path() == *resolved;
         if (!known) *layout.response.mutable_facts()->add_targets() = DescribeTarget(*resolved);
       }
+      if (auto url = ParseNfsUrl(it->second); url.ok()) return url->Child(base).ToString();
       return absl::StrCat(it->second == "/" ? "" : it->second, "/", base);
+    };
+    // The file system of a path path_of() made.
+    auto fs_of = [&](const std::string& path) -> FileSystem& {
+      for (auto& [dir, fs] : file_systems) {
+        if (absl::StartsWith(path, dir == "/" ? "/" : dir + "/")) return *fs;
+        if (auto url = ParseNfsUrl(dir); url.ok() && absl::StartsWith(path, url->Location() + "/")) return *fs;
+      }
+      return *file_systems.begin()->second;
     };
     const std::vector<std::string> shared_names =
         job.filename().empty() ? std::vector<std::string>{} : absl::StrSplit(job.filename(), ':');
@@ -156,11 +92,11 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       for (const std::string& name : shared_names) {
         auto path = path_of(name);
         if (!path.ok()) return in_job(path.status());
-        struct stat st;
-        if (::stat(path->c_str(), &st) != 0) {
-          return in_job(absl::ErrnoToStatus(errno, absl::StrCat("size=", job.size_percent(), "% of ", *path)));
+        uint64_t file_size = 0;
+        if (const int error = fs_of(*path).Stat(*path, &file_size); error != 0) {
+          return in_job(absl::ErrnoToStatus(error, absl::StrCat("size=", job.size_percent(), "% of ", *path)));
         }
-        smallest = std::min<uint64_t>(smallest, static_cast<uint64_t>(st.st_size));
+        smallest = std::min(smallest, file_size);
       }
       const uint64_t unit = std::max<uint64_t>(1, OffsetUnit(job));
       const uint64_t share = smallest > job.offset() ? (smallest - job.offset()) * job.size_percent() / 100 / unit * unit : 0;
@@ -190,17 +126,16 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         thread_paths.push_back(*path);
         if (!seen.insert(*path).second || job.create_on_open()) continue;
         if (peer_files) {
-          struct stat st;
-          if (::stat(path->c_str(), &st) != 0) {
-            return in_job(absl::ErrnoToStatus(errno, absl::StrCat("verify_across_workers: ", *path, " (written by worker ",
+          if (const int error = fs_of(*path).Stat(*path); error != 0) {
+            return in_job(absl::ErrnoToStatus(error, absl::StrCat("verify_across_workers: ", *path, " (written by worker ",
                                                                    file_worker, ")")));
           }
           continue;
         }
-        auto changed = EnsureFile(*path, file_size, fill, job.direct());
+        auto changed = fs_of(*path).EnsureFile(*path, file_size, fill, job.direct());
         if (!changed.ok()) return in_job(changed.status());
         if (job.invalidate()) {
-          if (absl::Status dropped = DropCachedPages(*path); !dropped.ok()) return in_job(dropped);
+          if (absl::Status dropped = fs_of(*path).DropCachedPages(*path); !dropped.ok()) return in_job(dropped);
         }
         v1::PreparedFile* file = layout.response.add_files();
         file->set_path(*path);

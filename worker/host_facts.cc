@@ -14,6 +14,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/nfs_url.h"
+#include "nfs/nfs_connection.h"
 
 namespace iofleet {
 namespace {
@@ -75,7 +77,31 @@ v1::HostFacts CollectHostFacts() {
   return facts;
 }
 
+namespace {
+
+// An nfs:// target is reached by libnfs, not a mount: what the connection negotiated.
+v1::TargetFacts DescribeNfsTarget(const std::string& path) {
+  v1::TargetFacts target;
+  target.set_path(path);
+  target.set_fs_type("nfs (libnfs userspace client)");
+  auto url = ParseNfsUrl(path);
+  if (!url.ok()) return target;
+  target.set_mount_source(absl::StrCat(url->server, ":", url->path));
+  target.set_nfs_version("3");
+  target.set_proto("tcp");
+  target.set_actimeo("none (no client cache)");
+  target.set_mount_options(url->query.empty() ? "vers=3" : absl::StrCat("vers=3,", url->query));
+  if (auto connection = NfsConnection::Connect(*url, 10000); connection.ok()) {
+    target.set_rsize(absl::StrCat((*connection)->read_max()));
+    target.set_wsize(absl::StrCat((*connection)->write_max()));
+  }
+  return target;
+}
+
+}  // namespace
+
 v1::TargetFacts DescribeTarget(const std::string& path, const std::string& mountinfo_path, const std::string& sys_block) {
+  if (IsNfsUrl(path)) return DescribeNfsTarget(path);
   v1::TargetFacts target;
   target.set_path(path);
   std::ifstream mountinfo(mountinfo_path);

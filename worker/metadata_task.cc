@@ -14,7 +14,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/nfs_url.h"
 #include "job/mdtest_tree.h"
+#include "worker/file_system.h"
 
 namespace iofleet {
 namespace {
@@ -24,57 +26,6 @@ using Op = v1::MetadataPhase;
 
 uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
-}
-
-// The operations of the phase, each returning 0 or an errno. Not on a data path: plain calls.
-int MakeDirectory(const std::string& path) { return ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno; }
-int RemoveDirectory(const std::string& path) { return ::rmdir(path.c_str()) == 0 ? 0 : errno; }
-int StatPath(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 ? 0 : errno;
-}
-int Rename(const std::string& from, const std::string& to) { return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno; }
-int Unlink(const std::string& path) { return ::unlink(path.c_str()) == 0 ? 0 : errno; }
-
-int CreateFile(const std::string& path, const std::vector<char>& data, bool sync, bool mknod_file, bool shared) {
-  if (mknod_file) return ::mknod(path.c_str(), S_IFREG | 0644, 0) == 0 || (shared && errno == EEXIST) ? 0 : errno;
-  // A shared file (-S) is opened by every task; otherwise each item must be new.
-  const int fd = ::open(path.c_str(), O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY | O_CLOEXEC, 0644);
-  if (fd < 0) return errno;
-  int error = 0;
-  if (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n != static_cast<ssize_t>(data.size())) error = n < 0 ? errno : EIO;
-  }
-  if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && error == 0) error = errno;
-  return error;
-}
-
-int ReadFile(const std::string& path, std::vector<char>& buffer) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  int error = 0;
-  if (!buffer.empty()) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n != static_cast<ssize_t>(buffer.size())) error = n < 0 ? errno : EIO;  // mdtest: a short read fails
-  }
-  ::close(fd);
-  return error;
-}
-
-// Entries in `dir` (not . and ..), or -errno; those starting with `prefix` when one is given.
-int64_t CountEntries(const std::string& dir, const std::string& prefix = "") {
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return -errno;
-  int64_t n = 0;
-  while (dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    if (prefix.empty() || absl::StartsWith(name, prefix)) ++n;
-  }
-  ::closedir(d);
-  return n;
 }
 
 const char* OpName(Op::Op op) {
@@ -98,13 +49,26 @@ const char* OpName(Op::Op op) {
 
 JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats) {
   const v1::MetadataPhase& phase = plan.job->metadata();
-  const MdtestTree tree(phase);
+  JobThreadOutcome outcome;
+  // Each task has its own connection to the test directories (libnfs contexts are per thread).
+  auto opened = OpenFileSystem({phase.test_dirs().begin(), phase.test_dirs().end()});
+  if (!opened.ok()) {
+    outcome.status = opened.status();
+    outcome.end = Clock::now();
+    return outcome;
+  }
+  FileSystem& fs = **opened;
+  // Item paths are built without a URL's connection arguments (?nfsport=...).
+  v1::MetadataPhase located = phase;
+  for (std::string& dir : *located.mutable_test_dirs()) {
+    if (auto url = ParseNfsUrl(dir); url.ok()) dir = url->Location();
+  }
+  const MdtestTree tree(located);
   const uint32_t rank = plan.rank;
   const uint32_t tasks = std::max(1u, phase.task_count());
   // Stat and read phases may work on a neighbour's items (-N stride), as mdtest does.
   const bool neighbour = phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT || phase.op() == Op::FILE_READ;
   const uint32_t owner = neighbour ? (rank + phase.stride()) % tasks : rank;
-  JobThreadOutcome outcome;
 
   // What this task does: one step per item (or per tree directory).
   const bool tree_op = phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE || phase.op() == Op::READDIR;
@@ -133,7 +97,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
 
   if (phase.op() == Op::TREE_CREATE) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
-    const int err = ::mkdir(tree.IterationDirectory(rank).c_str(), 0755) == 0 ? 0 : errno;
+    const int err = fs.MakeDirectory(tree.IterationDirectory(rank));
     if (err != 0 && err != EEXIST) {
       outcome.status = absl::ErrnoToStatus(err, absl::StrCat("mkdir ", tree.IterationDirectory(rank)));
       outcome.end = Clock::now();
@@ -151,13 +115,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   if (phase.cleanup() && (phase.op() == Op::FILE_REMOVE || phase.op() == Op::DIR_REMOVE) && steps > 0) {
     const bool file = phase.op() == Op::FILE_REMOVE;
     for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
-      const std::string dir = tree.DirectoryPath(rank, d);
-      if (DIR* listing = ::opendir(dir.c_str())) {
-        while (dirent* e = ::readdir(listing)) {
-          if (absl::StartsWith(e->d_name, tree.ItemPrefix(rank, file))) leftovers.push_back(dir + "/" + e->d_name);
-        }
-        ::closedir(listing);
-      }
+      fs.ListDirectory(tree.DirectoryPath(rank, d), tree.ItemPrefix(rank, file), &leftovers);
     }
     order.resize(leftovers.size());
     std::iota(order.begin(), order.end(), 0);
@@ -175,38 +133,38 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     std::string path, other;
     int error = 0;
     switch (phase.op()) {
-      case Op::TREE_CREATE: error = MakeDirectory(path = tree.DirectoryPath(rank, step)); break;
-      case Op::TREE_REMOVE: error = RemoveDirectory(path = tree.DirectoryPath(rank, step)); break;
+      case Op::TREE_CREATE: error = fs.MakeDirectory(path = tree.DirectoryPath(rank, step)); break;
+      case Op::TREE_REMOVE: error = fs.RemoveDirectory(path = tree.DirectoryPath(rank, step)); break;
       case Op::READDIR: {
-        const int64_t n = CountEntries(path = tree.DirectoryPath(owner, tree.first_item_directory() + step));
+        const int64_t n = fs.ListDirectory(path = tree.DirectoryPath(owner, tree.first_item_directory() + step), "");
         error = n < 0 ? static_cast<int>(-n) : 0;
         break;
       }
-      case Op::DIR_CREATE: error = MakeDirectory(path = tree.ItemPath(item_of(step).first, item_of(step).second, false)); break;
-      case Op::DIR_STAT: error = StatPath(path = tree.ItemPath(owner, step, false)); break;
+      case Op::DIR_CREATE: error = fs.MakeDirectory(path = tree.ItemPath(item_of(step).first, item_of(step).second, false)); break;
+      case Op::DIR_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, false)); break;
       case Op::DIR_RENAME:
         path = tree.ItemPath(rank, step, false);
-        error = Rename(path, other = path + ".renamed");
+        error = fs.Rename(path, other = path + ".renamed");
         break;
       case Op::DIR_REMOVE:
         if (!leftovers.empty()) {
-          error = RemoveDirectory(path = leftovers[step]);
+          error = fs.RemoveDirectory(path = leftovers[step]);
           break;
         }
         path = tree.ItemPath(rank, step, false) + (phase.renamed() ? ".renamed" : "");
-        error = RemoveDirectory(path);
+        error = fs.RemoveDirectory(path);
         if (error == ENOENT && phase.cleanup()) {
           // An interrupted rename leaves some directories under each name.
-          error = RemoveDirectory(phase.renamed() ? tree.ItemPath(rank, step, false) : path + ".renamed");
+          error = fs.RemoveDirectory(phase.renamed() ? tree.ItemPath(rank, step, false) : path + ".renamed");
         }
         break;
       case Op::FILE_CREATE:
-        error = CreateFile(path = tree.ItemPath(item_of(step).first, item_of(step).second, true), data, phase.sync_writes(),
+        error = fs.CreateFile(path = tree.ItemPath(item_of(step).first, item_of(step).second, true), data, phase.sync_writes(),
                            phase.use_mknod(), phase.shared_file());
         break;
-      case Op::FILE_STAT: error = StatPath(path = tree.ItemPath(owner, step, true)); break;
-      case Op::FILE_READ: error = ReadFile(path = tree.ItemPath(owner, step, true), data); break;
-      case Op::FILE_REMOVE: error = Unlink(path = leftovers.empty() ? tree.ItemPath(rank, step, true) : leftovers[step]); break;
+      case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, true)); break;
+      case Op::FILE_READ: error = fs.ReadFile(path = tree.ItemPath(owner, step, true), absl::MakeSpan(data)); break;
+      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(rank, step, true) : leftovers[step]); break;
       default: error = EINVAL; break;
     }
     // Cleaning up after an interruption: what is already gone is fine.
@@ -235,7 +193,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     for (uint32_t o = 0; o < owners; ++o) {
       const uint32_t whose = collective ? o : rank;
       for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
-        const int64_t n = CountEntries(tree.DirectoryPath(whose, d), tree.ItemPrefix(whose, file));
+        const int64_t n = fs.ListDirectory(tree.DirectoryPath(whose, d), tree.ItemPrefix(whose, file));
         if (n > 0) present += static_cast<uint64_t>(n);
       }
     }
@@ -247,7 +205,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   if (outcome.status.ok() && phase.op() == Op::TREE_CREATE && tree_owner && !outcome.stonewalled) {
     // The whole tree must be there: 1 + b + ... + b^depth directories.
     uint64_t present = 0;
-    for (uint64_t d = 0; d < tree.directory_count(); ++d) present += StatPath(tree.DirectoryPath(rank, d)) == 0;
+    for (uint64_t d = 0; d < tree.directory_count(); ++d) present += fs.Stat(tree.DirectoryPath(rank, d)) == 0;
     if (present != tree.directory_count()) {
       outcome.status = absl::DataLossError(absl::StrCat("tree creation: task ", rank, " made ", done, " directories but ", present, " of ",
                                                         tree.directory_count(), " are present under ", tree.IterationDirectory(rank)));
@@ -255,7 +213,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   }
   if (phase.op() == Op::TREE_REMOVE && tree_owner && outcome.status.ok()) {
     // The shared iteration directory goes once the last tree in it is gone.
-    ::rmdir(tree.IterationDirectory(rank).c_str());
+    fs.RemoveDirectory(tree.IterationDirectory(rank));
   }
   return outcome;
 }

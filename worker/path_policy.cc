@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/nfs_url.h"
+#include "nfs/nfs_connection.h"
 
 namespace iofleet {
 namespace {
@@ -30,6 +32,14 @@ absl::StatusOr<PathPolicy> PathPolicy::Create(const std::vector<std::string>& ro
   }
   PathPolicy policy;
   for (const std::string& root : roots) {
+    if (IsNfsUrl(root)) {
+      // An NFS export (or a directory in one) reached through libnfs: checked by its URL's
+      // normalised path (no "..", no symlinks followed by the server outside the export).
+      auto url = ParseNfsUrl(root);
+      if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat("--allow-root ", root, ": ", url.status().message()));
+      policy.roots_.push_back(url->ToString());
+      continue;
+    }
     auto resolved = RealPath(root);
     if (!resolved.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("--allow-root ", root, ": ", resolved.status().message()));
@@ -46,7 +56,24 @@ bool PathPolicy::IsAllowed(const std::string& resolved) const {
   return false;
 }
 
+absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& directory) const {
+  auto url = ParseNfsUrl(directory);
+  if (!url.ok()) return url.status();
+  for (const std::string& root : roots_) {
+    auto allowed = ParseNfsUrl(root);
+    if (!allowed.ok() || !url->IsUnder(*allowed)) continue;
+    // The directory's own connection arguments (ports) win over the root's.
+    NfsUrl existing = *allowed;
+    if (!url->query.empty()) existing.query = url->query;
+    if (absl::Status made = MakeNfsDirectories(existing, *url); !made.ok()) return made;
+    return url->ToString();
+  }
+  return absl::PermissionDeniedError(absl::StrCat("directory '", directory, "' is outside this worker's allowed roots: ",
+                                                  absl::StrJoin(roots_, ", ")));
+}
+
 absl::StatusOr<std::string> PathPolicy::ResolveDirectory(const std::string& directory) const {
+  if (IsNfsUrl(directory)) return ResolveNfsDirectory(directory);
   if (directory.empty() || directory[0] != '/') {
     return absl::InvalidArgumentError(absl::StrCat("directory '", directory, "' must be an absolute path"));
   }

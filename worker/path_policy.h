@@ -1,6 +1,7 @@
 // Which paths a worker may touch: only those under the directories it was started with
 // (--allow-root). Paths are resolved (symlinks, "..") before the check, so a job cannot
-// escape through a link or a relative path.
+// escape through a link or a relative path. A root may also be an NFS URL prefix
+// (nfs://server/export): nfs:// directories must lie under one, by their normalised path.
 #ifndef IOFLEET_WORKER_PATH_POLICY_H_
 #define IOFLEET_WORKER_PATH_POLICY_H_
 
@@ -25,6 +26,7 @@ class PathPolicy {
 
  private:
   bool IsAllowed(const std::string& resolved) const;
+  absl::StatusOr<std::string> ResolveNfsDirectory(const std::string& url) const;
   std::vector<std::string> roots_;
 };
 

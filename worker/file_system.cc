@@ -1,0 +1,327 @@
+#include "worker/file_system.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <nfsc/libnfs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/nfs_url.h"
+#include "common/status_macros.h"
+#include "nfs/nfs_connection.h"
+
+namespace iofleet {
+namespace {
+
+// The data layout writes: 1 MiB of random bytes (the same for a given file size, so a file
+// laid out twice holds the same data).
+std::vector<char> LayoutChunk(uint64_t size) {
+  std::vector<char> chunk(1 << 20);
+  std::mt19937_64 rng(size);
+  for (size_t i = 0; i + 8 <= chunk.size(); i += 8) {
+    const uint64_t word = rng();
+    std::memcpy(chunk.data() + i, &word, 8);
+  }
+  return chunk;
+}
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  int MakeDirectory(const std::string& path) override { return ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno; }
+  int RemoveDirectory(const std::string& path) override { return ::rmdir(path.c_str()) == 0 ? 0 : errno; }
+  int Stat(const std::string& path, uint64_t* size) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (size != nullptr) *size = static_cast<uint64_t>(st.st_size);
+    return 0;
+  }
+  int Rename(const std::string& from, const std::string& to) override {
+    return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
+  }
+  int Unlink(const std::string& path) override { return ::unlink(path.c_str()) == 0 ? 0 : errno; }
+
+  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
+    if (node) return ::mknod(path.c_str(), S_IFREG | 0644, 0) == 0 || (shared && errno == EEXIST) ? 0 : errno;
+    const int fd = ::open(path.c_str(), O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) return errno;
+    int error = 0;
+    if (!data.empty()) {
+      const ssize_t n = ::write(fd, data.data(), data.size());
+      if (n != static_cast<ssize_t>(data.size())) error = n < 0 ? errno : EIO;
+    }
+    if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
+    if (::close(fd) != 0 && error == 0) error = errno;
+    return error;
+  }
+
+  int ReadFile(const std::string& path, absl::Span<char> buffer) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int error = 0;
+    if (!buffer.empty()) {
+      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+      if (n != static_cast<ssize_t>(buffer.size())) error = n < 0 ? errno : EIO;
+    }
+    ::close(fd);
+    return error;
+  }
+
+  int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths) override {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return -errno;
+    int64_t n = 0;
+    while (dirent* e = ::readdir(d)) {
+      const absl::string_view name = e->d_name;
+      if (name == "." || name == ".." || !absl::StartsWith(name, prefix)) continue;
+      ++n;
+      if (paths != nullptr) paths->push_back(absl::StrCat(dir, "/", name));
+    }
+    ::closedir(d);
+    return n;
+  }
+
+  absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) override {
+    struct stat existing;
+    if (::stat(path.c_str(), &existing) == 0 && S_ISBLK(existing.st_mode)) {
+      // A block device (filename=/dev/...): never written by layout; it must be big enough.
+      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
+      if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+      uint64_t device_size = 0;
+      const int rc = ::ioctl(fd, BLKGETSIZE64, &device_size);
+      ::close(fd);
+      if (rc != 0) return absl::ErrnoToStatus(errno, absl::StrCat("size of ", path));
+      if (device_size < size) {
+        return absl::OutOfRangeError(absl::StrCat(path, " holds ", device_size, " bytes, less than the ", size, " the job needs"));
+      }
+      return false;
+    }
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("create ", path));
+    struct stat st;
+    absl::Status status;
+    bool changed = false;
+    if (::fstat(fd, &st) != 0) {
+      status = absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+    } else if (static_cast<uint64_t>(st.st_size) < size) {
+      changed = true;
+      if (fill) {
+        const std::vector<char> chunk = LayoutChunk(size);
+        for (uint64_t offset = st.st_size; offset < size && status.ok();) {
+          const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - offset));
+          const ssize_t w = ::pwrite(fd, chunk.data(), n, static_cast<off_t>(offset));
+          if (w <= 0) status = absl::ErrnoToStatus(w < 0 ? errno : ENOSPC, absl::StrCat("lay out ", path));
+          else offset += static_cast<uint64_t>(w);
+        }
+      } else {
+        const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
+        if (rc != 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+          status = absl::ErrnoToStatus(errno, absl::StrCat("allocate ", path));
+        }
+      }
+    }
+    ::close(fd);
+    RETURN_IF_ERROR(status);
+    if (direct) {
+      // Fail at prepare, not mid-run, where the filesystem refuses O_DIRECT (tmpfs does).
+      const int probe = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+      if (probe < 0) {
+        return absl::ErrnoToStatus(errno, absl::StrCat("open ", path, " with O_DIRECT (direct=1): the filesystem refuses it"));
+      }
+      ::close(probe);
+    }
+    return changed;
+  }
+
+  absl::Status DropCachedPages(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+    ::fdatasync(fd);
+    const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+    if (rc != 0) return absl::ErrnoToStatus(rc, absl::StrCat("drop cached pages of ", path, " (invalidate=1)"));
+    return absl::OkStatus();
+  }
+};
+
+// libnfs's synchronous calls, one connection per root. Paths are nfs:// URLs.
+class NfsFileSystem final : public FileSystem {
+ public:
+  absl::Status Add(const std::string& root) {
+    auto url = ParseNfsUrl(root);
+    if (!url.ok()) return url.status();
+    for (const auto& c : connections_) {
+      if (url->IsUnder(c->root())) return absl::OkStatus();
+    }
+    auto connection = NfsConnection::Connect(*url);
+    if (!connection.ok()) return connection.status();
+    connections_.push_back(std::move(*connection));
+    return absl::OkStatus();
+  }
+
+  int MakeDirectory(const std::string& path) override {
+    return Call(path, [](nfs_context* c, const char* p) { return nfs_mkdir(c, p); });
+  }
+  int RemoveDirectory(const std::string& path) override {
+    return Call(path, [](nfs_context* c, const char* p) { return nfs_rmdir(c, p); });
+  }
+  int Stat(const std::string& path, uint64_t* size) override {
+    return Call(path, [size](nfs_context* c, const char* p) {
+      struct nfs_stat_64 st;
+      const int rc = nfs_stat64(c, p, &st);
+      if (rc == 0 && size != nullptr) *size = st.nfs_size;
+      return rc;
+    });
+  }
+  int Rename(const std::string& from, const std::string& to) override {
+    nfs_context* context = nullptr;
+    std::string a, b;
+    if (!Resolve(from, &context, &a) || !Resolve(to, &context, &b)) return EXDEV;
+    return -nfs_rename(context, a.c_str(), b.c_str());
+  }
+  int Unlink(const std::string& path) override {
+    return Call(path, [](nfs_context* c, const char* p) { return nfs_unlink(c, p); });
+  }
+
+  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
+    return Call(path, [&](nfs_context* c, const char* p) {
+      if (node) {
+        const int rc = nfs_mknod(c, p, S_IFREG | 0644, 0);
+        return rc == -EEXIST && shared ? 0 : rc;
+      }
+      nfsfh* handle = nullptr;
+      int rc = nfs_create(c, p, O_WRONLY | (shared ? 0 : O_EXCL), 0644, &handle);
+      if (rc != 0) return rc;
+      if (!data.empty()) {
+        const int n = nfs_pwrite(c, handle, 0, data.size(), data.data());
+        if (n != static_cast<int>(data.size())) rc = n < 0 ? n : -EIO;
+      }
+      if (rc == 0 && sync) rc = nfs_fsync(c, handle);
+      const int closed = nfs_close(c, handle);
+      return rc != 0 ? rc : closed;
+    });
+  }
+
+  int ReadFile(const std::string& path, absl::Span<char> buffer) override {
+    return Call(path, [&](nfs_context* c, const char* p) {
+      nfsfh* handle = nullptr;
+      int rc = nfs_open(c, p, O_RDONLY, &handle);
+      if (rc != 0) return rc;
+      if (!buffer.empty()) {
+        const int n = nfs_pread(c, handle, 0, buffer.size(), buffer.data());
+        if (n != static_cast<int>(buffer.size())) rc = n < 0 ? n : -EIO;
+      }
+      nfs_close(c, handle);
+      return rc;
+    });
+  }
+
+  int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths) override {
+    int64_t n = 0;
+    const int error = Call(dir, [&](nfs_context* c, const char* p) {
+      nfsdir* listing = nullptr;
+      const int rc = nfs_opendir(c, p, &listing);
+      if (rc != 0) return rc;
+      while (nfsdirent* e = nfs_readdir(c, listing)) {
+        const absl::string_view name = e->name;
+        if (name == "." || name == ".." || !absl::StartsWith(name, prefix)) continue;
+        ++n;
+        if (paths != nullptr) paths->push_back(absl::StrCat(dir, "/", name));
+      }
+      nfs_closedir(c, listing);
+      return 0;
+    });
+    return error != 0 ? -error : n;
+  }
+
+  absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) override {
+    (void)direct;  // libnfs has no client cache: every IO goes to the server anyway
+    nfs_context* context = nullptr;
+    std::string inside;
+    if (!Resolve(path, &context, &inside)) return absl::PermissionDeniedError(absl::StrCat(path, " is outside the NFS directories of the job"));
+    auto failed = [&](int rc, absl::string_view what) {
+      const char* reason = nfs_get_error(context);
+      return absl::ErrnoToStatus(-rc, absl::StrCat(what, " ", path, " (", reason != nullptr ? reason : "", ")"));
+    };
+    nfsfh* handle = nullptr;
+    int rc = nfs_open(context, inside.c_str(), O_RDWR, &handle);
+    if (rc == -ENOENT) rc = nfs_create(context, inside.c_str(), O_RDWR, 0644, &handle);
+    if (rc != 0) return failed(rc, "create");
+    struct nfs_stat_64 st;
+    absl::Status status;
+    bool changed = false;
+    if ((rc = nfs_fstat64(context, handle, &st)) != 0) {
+      status = failed(rc, "stat");
+    } else if (st.nfs_size < size) {
+      changed = true;
+      if (fill) {
+        const std::vector<char> chunk = LayoutChunk(size);
+        for (uint64_t offset = st.nfs_size; offset < size && status.ok();) {
+          const uint64_t n = std::min<uint64_t>(chunk.size(), size - offset);
+          const int w = nfs_pwrite(context, handle, offset, n, chunk.data());
+          if (w <= 0) status = failed(w < 0 ? w : -ENOSPC, "lay out");
+          else offset += static_cast<uint64_t>(w);
+        }
+        if (status.ok() && (rc = nfs_fsync(context, handle)) != 0) status = failed(rc, "commit");
+      } else if ((rc = nfs_ftruncate(context, handle, size)) != 0) {
+        status = failed(rc, "allocate");
+      }
+    }
+    nfs_close(context, handle);
+    RETURN_IF_ERROR(status);
+    return changed;
+  }
+
+  // No client cache to drop (the server's stays: NFS has no call to drop it).
+  absl::Status DropCachedPages(const std::string& path) override {
+    (void)path;
+    return absl::OkStatus();
+  }
+
+ private:
+  // The connection whose root holds `url`, and the path inside it.
+  bool Resolve(const std::string& url, nfs_context** context, std::string* inside) {
+    for (const auto& c : connections_) {
+      auto path = c->PathOf(url);
+      if (!path.ok()) continue;
+      if (*context != nullptr && *context != c->context()) return false;
+      *context = c->context();
+      *inside = std::move(*path);
+      return true;
+    }
+    return false;
+  }
+  // Runs a libnfs call (returning 0 or -errno) on the path inside its connection; 0 or errno.
+  template <typename F>
+  int Call(const std::string& url, F call) {
+    nfs_context* context = nullptr;
+    std::string inside;
+    if (!Resolve(url, &context, &inside)) return EACCES;
+    return -call(context, inside.c_str());
+  }
+
+  std::vector<std::unique_ptr<NfsConnection>> connections_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std::string>& roots) {
+  const bool nfs = std::any_of(roots.begin(), roots.end(), [](const std::string& r) { return IsNfsUrl(r); });
+  if (!nfs) return std::make_unique<PosixFileSystem>();
+  if (!std::all_of(roots.begin(), roots.end(), [](const std::string& r) { return IsNfsUrl(r); })) {
+    return absl::InvalidArgumentError("a job cannot mix nfs:// URLs and local paths");
+  }
+  auto fs = std::make_unique<NfsFileSystem>();
+  for (const std::string& root : roots) RETURN_IF_ERROR(fs->Add(root));
+  return fs;
+}
+
+}  // namespace iofleet

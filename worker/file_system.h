@@ -1,0 +1,51 @@
+// The file operations a worker does outside the measured data path — laying files out before
+// a run and mdtest's metadata operations — on a local path (POSIX calls) or on an nfs:// URL
+// (libnfs, no mount). One instance per thread: an NFS instance owns libnfs contexts, which
+// are not thread-safe. Metadata calls return 0 or an errno (they are timed one by one, so no
+// Status is built on success paths); set-up calls return absl::Status.
+#ifndef IOFLEET_WORKER_FILE_SYSTEM_H_
+#define IOFLEET_WORKER_FILE_SYSTEM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace iofleet {
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual int MakeDirectory(const std::string& path) = 0;
+  virtual int RemoveDirectory(const std::string& path) = 0;
+  // `size` (optional) receives the size in bytes.
+  virtual int Stat(const std::string& path, uint64_t* size = nullptr) = 0;
+  virtual int Rename(const std::string& from, const std::string& to) = 0;
+  virtual int Unlink(const std::string& path) = 0;
+  // Creates a new file (any existing one is an error unless `shared`), writes `data`, and
+  // fsyncs it when asked; `node` makes it with mknod (mdtest -k) instead.
+  virtual int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) = 0;
+  // Reads buffer.size() bytes from the start of the file; a short read is EIO (as mdtest).
+  virtual int ReadFile(const std::string& path, absl::Span<char> buffer) = 0;
+  // Entries of `dir` (not . and ..) whose names start with `prefix`, or -errno; their full
+  // paths are appended to `paths` when given.
+  virtual int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths = nullptr) = 0;
+
+  // Brings `path` to at least `size` bytes before a run: filled with data when `fill` (reads
+  // of holes measure nothing), else allocated. Returns whether anything changed.
+  virtual absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) = 0;
+  // fio's invalidate=1: drop the file's cached pages on this host.
+  virtual absl::Status DropCachedPages(const std::string& path) = 0;
+};
+
+// A file system for paths at or under `roots`: local paths, or nfs:// URLs (one libnfs
+// connection per root, made here, so a dead server fails now with its reason).
+absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std::string>& roots);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_FILE_SYSTEM_H_
