@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/nfs_url.h"
 #include "common/units.h"
 #include "controller/cluster_session.h"
 #include "controller/mdtest_command.h"
@@ -23,12 +24,13 @@ namespace iofleet {
 namespace {
 
 constexpr char kHelp[] =
-    "usage: iofleet compare JOBFILE --target NAME=PATH [--target NAME=PATH ...] [--hosts H:P,...]\n"
+    "usage: iofleet compare JOBFILE --target NAME=PATH|URL [--target NAME=PATH|URL ...] [--hosts H:P,...]\n"
     "                       [--repeat N] [--output-format normal|json] [--output FILE]\n"
     "       iofleet compare --mdtest \"-n 1000 -F ...\" --target NAME=PATH ... (mdtest options without -d)\n"
     "       iofleet compare RESULT.json RESULT.json ... [--force]\n"
     "Runs the same job on each target in turn with the same workers (interleaved with --repeat)\n"
-    "and prints one table with each target's ratio to the first.\n";
+    "and prints one table with each target's ratio to the first. An nfs://server/export/dir target\n"
+    "runs the job on the nfs engine (userspace NFSv3 client, no mount, no client cache).\n";
 
 int Usage(absl::string_view message) {
   std::cerr << "iofleet compare: " << message << "\n(iofleet compare --help)\n";
@@ -213,8 +215,12 @@ int RunCompare(const std::vector<std::string>& args) {
       const size_t sep = value.find('=');
       if (sep == std::string::npos || sep == 0) return Usage(absl::StrCat("--target ", value, ": use NAME=PATH"));
       const std::string path = value.substr(sep + 1);
-      if (absl::StartsWith(path, "nfs://")) return Usage("NFS URLs as targets need the nfs engine, which iofleet does not have yet; mount the export and give its path");
-      if (path.empty() || path[0] != '/') return Usage(absl::StrCat("--target ", value, ": the path must be absolute"));
+      if (IsNfsUrl(path)) {
+        auto url = ParseNfsUrl(path);
+        if (!url.ok()) return Usage(absl::StrCat("--target ", value, ": ", url.status().message()));
+      } else if (path.empty() || path[0] != '/') {
+        return Usage(absl::StrCat("--target ", value, ": the path must be absolute or an nfs:// URL"));
+      }
       targets.push_back({value.substr(0, sep), path});
     } else if (name == "hosts") {
       for (absl::string_view h : absl::StrSplit(value, ',', absl::SkipWhitespace())) hosts.push_back(std::string(h));
@@ -301,7 +307,21 @@ int RunCompare(const std::vector<std::string>& args) {
           Add(&samples, &order, name, MdtestMetrics(md));
         } else {
           v1::RunSpec target_spec = spec;
-          for (auto& job : *target_spec.mutable_jobs()) job.set_directory(path);
+          for (auto& job : *target_spec.mutable_jobs()) {
+            job.set_directory(path);
+            // An NFS URL is reached by the userspace client: the job runs on the nfs engine
+            // there, with its own iodepth; a local path keeps the job's engine.
+            if (IsNfsUrl(path)) {
+              if (r == 0 && job.ioengine() != "nfs") {
+                std::cerr << "iofleet compare: " << name << ": job '" << job.name() << "' runs with ioengine=nfs (libnfs, no mount) instead of "
+                          << job.ioengine() << "\n";
+              }
+              job.set_ioengine("nfs");
+              job.set_nfs_url(path);
+            } else if (job.ioengine() == "nfs") {
+              return Usage(absl::StrCat("job '", job.name(), "' uses ioengine=nfs, which cannot run on the local path of target ", name));
+            }
+          }
           RunOptions options;
           options.hosts = hosts;
           options.local_workers = local_workers;

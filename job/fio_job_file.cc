@@ -308,7 +308,13 @@ const std::vector<FioOption>& Options() {
       {"runtime", true, DurationOption(&JobSpec::set_runtime_ns, 1'000'000'000)},
       {"time_based", false, BoolOption(&JobSpec::set_time_based)},
       {"directory", true, StringOption(&JobSpec::mutable_directory)},
-      {"nfs_url", true, StringOption(&JobSpec::mutable_nfs_url)},
+      {"nfs_url", true,
+       [](absl::string_view v, JobSpec* j) {
+         auto url = ParseNfsUrl(v);
+         if (!url.ok()) return url.status();
+         j->set_nfs_url(url->ToString());
+         return absl::OkStatus();
+       }},
       {"filename", true, StringOption(&JobSpec::mutable_filename)},
       // Checked against the engine table in validation, where the worker's engines are known.
       {"ioengine", true, StringOption(&JobSpec::mutable_ioengine)},
@@ -696,8 +702,8 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
     if (job.size() == 0 && job.filesize() > 0) job.set_size(job.filesize() * std::max(1u, job.nrfiles()));
     if (!job.nfs_url().empty()) {
       // fio's nfs engine opens directory/filename inside the export nfs_url names.
-      auto url = ParseNfsUrl(job.nfs_url());
-      if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat(source, ": job '", job.name(), "': nfs_url: ", url.status().message()));
+      auto url = ParseNfsUrl(job.nfs_url());  // checked where the option was read
+      if (!url.ok()) return url.status();
       if (!job.directory().empty() && job.directory()[0] == '/') {
         return absl::InvalidArgumentError(absl::StrCat(source, ": job '", job.name(), "': with nfs_url, directory='", job.directory(),
                                                        "' must be relative (a directory inside the export)"));

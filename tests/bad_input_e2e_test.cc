@@ -58,6 +58,11 @@ std::vector<BadInput> Cases() {
       {"hipri_buffered_uring", "[j]\nioengine=io_uring\nhipri=1\nsize=1m\ndirectory=DIR\n", "hipri=1 with io_uring polls for completions, which needs direct=1"},
       {"percent_size_no_file", "[j]\nsize=50%\ndirectory=DIR\n", "size=N% needs filename="},
       {"relative_directory", "[j]\nsize=1m\ndirectory=relative/dir\n", "must be an absolute path"},
+      {"nfs_v4", "[j]\nioengine=nfs\nnfs_url=nfs://server/export?version=4\nsize=1m\n",
+       ":3: bad value for nfs_url: NFS URL 'nfs://server/export?version=4': NFSv4 is not supported: libnfs 4.0 (Debian 12) fails NFSv4 writes; use NFSv3"},
+      {"nfs_dotdot", "[j]\nioengine=nfs\nnfs_url=nfs://server/export/../etc\nsize=1m\n", ":3: bad value for nfs_url: NFS URL 'nfs://server/export/../etc': '..' is not allowed"},
+      {"nfs_engine_no_url", "[j]\nioengine=nfs\nsize=1m\ndirectory=DIR\n", "ioengine=nfs needs nfs_url=nfs://server/export[/path]"},
+      {"nfs_url_other_engine", "[j]\nioengine=psync\nnfs_url=nfs://server/export\nsize=1m\n", "is an NFS URL: use ioengine=nfs"},
       {"rate_process_bad", "[j]\nrate_process=burst\n", "'burst' is not linear or poisson"},
       {"thinktime_blocks_alone", "[j]\nthinktime_blocks=4\nsize=1m\ndirectory=DIR\n", "thinktime_blocks without thinktime has no effect"},
   };

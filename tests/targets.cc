@@ -18,7 +18,7 @@ namespace {
 std::string Shell(const std::string& command, bool* failed) {
   std::string output;
   // Bazel gives tests a short PATH; the mount tools live in sbin.
-  FILE* pipe = ::popen(("PATH=/usr/sbin:/sbin:/usr/bin:/bin; " + command + " 2>&1").c_str(), "r");
+  FILE* pipe = ::popen(("PATH=/usr/local/bin:/usr/sbin:/sbin:/usr/bin:/bin; " + command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) {
     *failed = true;
     return "popen failed";
@@ -52,6 +52,18 @@ MountedTarget::MountedTarget(const std::string& kind, const std::string& base) :
     }
     if (!failed) out = Shell((kind_ == "ext4" ? "mkfs.ext4 -q -F " : "mkfs.xfs -q -f ") + loop_device_, &failed);
     if (!failed) out = Shell("mount " + loop_device_ + " " + mount_point_, &failed);
+  } else if (kind_ == "juicefs") {
+    // shared/targets.md: an offline volume (file storage, sqlite metadata), mounted in the
+    // background; `juicefs mount -d` returns once the mount is ready.
+    backing_ = base_ + "/juicefs-volume";
+    ::mkdir(backing_.c_str(), 0755);
+    const std::string meta = "sqlite3://" + backing_ + "/meta.db";
+    out = Shell("juicefs --no-agent format --storage file --bucket " + backing_ + "/data/ --trash-days 0 " + meta + " iofleet", &failed);
+    if (!failed) {
+      out = Shell("juicefs --no-agent mount -d --no-usage-report --cache-dir " + backing_ + "/cache --log " + backing_ + "/mount.log " + meta +
+                      " " + mount_point_,
+                  &failed);
+    }
   } else if (kind_ == "bindfs") {
     backing_ = base_ + "/bindfs-backing";
     ::mkdir(backing_.c_str(), 0755);
@@ -71,6 +83,7 @@ MountedTarget::~MountedTarget() {
   bool failed = false;
   if (mounted_) {
     if (kind_ == "bindfs") Shell("fusermount -u " + mount_point_ + " || umount -l " + mount_point_, &failed);
+    else if (kind_ == "juicefs") Shell("juicefs umount " + mount_point_ + " || umount -l " + mount_point_, &failed);
     else Shell("umount " + mount_point_ + " || umount -l " + mount_point_, &failed);
   }
   if (!loop_device_.empty()) Shell("losetup -d " + loop_device_, &failed);
@@ -154,6 +167,6 @@ NfsServer::~NfsServer() {
   Shell("rm -rf " + base_, &failed);
 }
 
-std::string MountedTarget::expected_fs_type() const { return kind_ == "bindfs" ? "fuse" : kind_; }
+std::string MountedTarget::expected_fs_type() const { return kind_ == "bindfs" || kind_ == "juicefs" ? "fuse" : kind_; }
 
 }  // namespace iofleet::testing

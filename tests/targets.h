@@ -1,5 +1,5 @@
 // Real filesystem targets for tests, following shared/targets.md: tmpfs, ext4 and xfs on loop
-// devices, and a bindfs (FUSE) passthrough mount. Each is mounted when constructed and
+// devices, a bindfs (FUSE) passthrough mount and, where its binary is installed, JuiceFS. Each is mounted when constructed and
 // unmounted (and its loop device and image removed) when destroyed, also when a test fails.
 #ifndef IOFLEET_TESTS_TARGETS_H_
 #define IOFLEET_TESTS_TARGETS_H_
@@ -12,7 +12,8 @@ namespace iofleet::testing {
 
 class MountedTarget {
  public:
-  // kind: "tmpfs", "ext4", "xfs" or "bindfs". `base` is a scratch directory of the test's.
+  // kind: "tmpfs", "ext4", "xfs", "bindfs" or "juicefs" (needs the juicefs binary).
+  // `base` is a scratch directory of the test's.
   MountedTarget(const std::string& kind, const std::string& base);
   ~MountedTarget();
   MountedTarget(const MountedTarget&) = delete;
