@@ -162,7 +162,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
                           f.kernel().empty() ? w.kernel() : f.kernel(), f.cpus() ? f.cpus() : w.cores(), f.cpu_model(),
                           FormatBytes(static_cast<double>(f.memory_bytes())));
     for (const v1::TargetFacts& t : f.targets()) {
-      absl::StrAppend(&out, "    ", t.path(), ": ", t.fs_type(), " ", t.mount_source(), " on ", t.mount_point());
+      absl::StrAppend(&out, "    ", t.path(), ": ", t.fs_type(), " ", t.mount_source(), t.mount_point().empty() ? "" : " on " + t.mount_point());
       if (!t.nfs_version().empty()) absl::StrAppend(&out, ", nfs vers=", t.nfs_version(), " rsize=", t.rsize(), " wsize=", t.wsize(), " proto=", t.proto(), " actimeo=", t.actimeo());
       if (!t.fuse_daemon().empty()) absl::StrAppend(&out, ", FUSE daemon ", t.fuse_daemon());
       if (!t.device().empty()) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -24,20 +25,24 @@ namespace iofleet {
 namespace {
 
 // How long Reap() waits for a server that answers nothing before failing the run.
-constexpr auto kNoReplyLimit = std::chrono::seconds(60);
+constexpr auto kNoReplyLimit = std::chrono::seconds(30);
 
 class NfsEngine final : public IoEngine {
  public:
   explicit NfsEngine(uint32_t iodepth) : slots_(iodepth) { queued_.reserve(iodepth); }
   ~NfsEngine() override {
     if (connection_ == nullptr) return;
-    // Replies still owed would call back into freed requests: wait for them (bounded).
+    // Replies still owed would call back into requests the core is freeing: wait for them
+    // (bounded), then make any late callback (libnfs cancels pending calls when the context
+    // is destroyed) a no-op, while every member it might touch is still alive.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (in_flight_ > 0 && std::chrono::steady_clock::now() < until && ServiceOnce(100).ok()) {
+    while (in_flight_ > 0 && !broken_ && std::chrono::steady_clock::now() < until && ServiceOnce(100).ok()) {
     }
+    for (Slot& slot : slots_) slot.request = nullptr;
     for (nfsfh* handle : handles_) {
-      if (handle != nullptr && in_flight_ == 0) nfs_close(connection_->context(), handle);
+      if (handle != nullptr && in_flight_ == 0 && !broken_) nfs_close(connection_->context(), handle);
     }
+    connection_.reset();
   }
 
   absl::string_view name() const override { return "nfs"; }
@@ -70,8 +75,12 @@ class NfsEngine final : public IoEngine {
     if (file < 0 || file >= static_cast<int>(handles_.size()) || handles_[file] == nullptr) {
       return absl::InvalidArgumentError("nfs: close of a file that is not open");
     }
-    const int rc = nfs_close(connection_->context(), handles_[file]);
+    nfsfh* handle = handles_[file];
     handles_[file] = nullptr;
+    // Closing may talk to the server (a COMMIT of unstable writes): not to a dead one, whose
+    // every call would wait out the timeout. The handle is freed with the context.
+    if (broken_) return absl::OkStatus();
+    const int rc = nfs_close(connection_->context(), handle);
     return rc == 0 ? absl::OkStatus() : connection_->Error(rc, "close");
   }
 
@@ -105,7 +114,8 @@ class NfsEngine final : public IoEngine {
         request->result = -EIO;
         completed_.push_back(request);
       } else {
-        ++in_flight_;
+        // The no-reply clock starts when the queue goes from empty to busy.
+        if (in_flight_++ == 0) last_reply_ = std::chrono::steady_clock::now();
       }
     }
     queued_.clear();
@@ -113,16 +123,18 @@ class NfsEngine final : public IoEngine {
   }
 
   absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out) override {
-    auto last_reply = std::chrono::steady_clock::now();
     while (static_cast<int>(completed_.size()) < min_complete) {
-      const size_t before = completed_.size();
+      const auto before = std::chrono::steady_clock::now();
       if (absl::Status serviced = ServiceOnce(1000); !serviced.ok()) return serviced;
-      if (completed_.size() > before) {
-        last_reply = std::chrono::steady_clock::now();
-      } else if (std::chrono::steady_clock::now() - last_reply > kNoReplyLimit) {
+      const auto after = std::chrono::steady_clock::now();
+      if (static_cast<int>(completed_.size()) >= min_complete) break;
+      if (after - last_reply_ > kNoReplyLimit) {
+        broken_ = true;
         return absl::DeadlineExceededError(absl::StrCat("nfs: ", connection_->root().server, " answered none of ", in_flight_,
-                                                        " requests in ", kNoReplyLimit.count(), " s"));
+                                                        " requests in ", kNoReplyLimit.count(), " s (", connection_->LastError(), ")"));
       }
+      // Disconnected (libnfs reconnecting): no socket to wait on, so do not spin.
+      if (after - before < std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     int n = 0;
     while (n < static_cast<int>(out.size()) && !completed_.empty()) {
@@ -139,8 +151,13 @@ class NfsEngine final : public IoEngine {
     auto* slot = static_cast<Slot*>(private_data);
     IoRequest* request = slot->request;
     NfsEngine* self = slot->engine;
+    if (request == nullptr) return;  // the engine is going away (see the destructor)
+    self->last_reply_ = std::chrono::steady_clock::now();
     if (status < 0) {
-      request->result = status;
+      // libnfs cancels requests (-EINTR) when it loses the server's connection; to the core
+      // EINTR means "issue again", which would spin against a dead server.
+      request->result = status == -EINTR || status == -EAGAIN ? -ECONNRESET : status;
+      if (request->result == -ECONNRESET || request->result == -ETIMEDOUT) self->broken_ = true;
     } else if (request->op == IoOp::kRead) {
       // libnfs 4.0 reads into its own buffer.
       const size_t n = std::min<size_t>(static_cast<size_t>(status), request->length);
@@ -163,6 +180,7 @@ class NfsEngine final : public IoEngine {
     const int ready = ::poll(&fd, 1, timeout_ms);
     if (ready < 0 && errno != EINTR) return absl::ErrnoToStatus(errno, "nfs: poll");
     if (nfs_service(context, ready > 0 ? fd.revents : 0) < 0) {
+      broken_ = true;
       return absl::UnavailableError(absl::StrCat("nfs: connection to ", connection_->root().server, " failed: ", connection_->LastError()));
     }
     return absl::OkStatus();
@@ -181,6 +199,8 @@ class NfsEngine final : public IoEngine {
   std::vector<IoRequest*> queued_;
   std::deque<IoRequest*> completed_;
   int in_flight_ = 0;
+  bool broken_ = false;  // the server stopped answering: no more calls to it, even to close
+  std::chrono::steady_clock::time_point last_reply_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace

@@ -150,6 +150,14 @@ NfsServer::NfsServer(const std::string& base) : base_(base) {
   error_ = "ganesha did not answer within 10 s; its log: " + Shell("tail -5 " + base_ + "/ganesha.log", &failed);
 }
 
+void NfsServer::Kill() {
+  if (server_ <= 0) return;
+  ::kill(-server_, SIGKILL);
+  int status = 0;
+  ::waitpid(server_, &status, 0);
+  server_ = -1;
+}
+
 NfsServer::~NfsServer() {
   bool failed = false;
   if (server_ > 0) {

@@ -49,6 +49,8 @@ class NfsServer {
   const std::string& export_dir() const { return export_dir_; }
   // nfs://127.0.0.1/<export_dir>, reachable from inside netns().
   std::string url() const { return "nfs://127.0.0.1" + export_dir_; }
+  // Kills the server (and rpcbind) at once, as a crash would.
+  void Kill();
 
  private:
   std::string base_, netns_, export_dir_, error_;

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -83,6 +85,8 @@ TEST_P(Targets, SameJobAndMdtestGiveConsistentResults) {
 INSTANTIATE_TEST_SUITE_P(RealFilesystems, Targets, ::testing::Values("tmpfs", "ext4", "xfs", "bindfs", "juicefs"),
                          [](const auto& info) { return info.param; });
 
+}  // namespace
+}  // namespace iofleet
 
 namespace iofleet {
 namespace {
@@ -131,6 +135,7 @@ TEST(TargetErrors, NoSpaceLeftMidRun) {
 }  // namespace
 }  // namespace iofleet
 
+namespace iofleet {
 namespace {
 
 // The controller (with its local workers, or given hosts) inside the NFS server's namespace.
@@ -138,8 +143,6 @@ std::vector<std::string> InNamespace(const std::string& netns, std::vector<std::
   argv.insert(argv.begin(), {"/usr/bin/ip", "netns", "exec", netns});
   return argv;
 }
-
-}  // namespace
 
 // The same job and mdtest run against nfs-ganesha through the libnfs engine (no mount): data
 // written is read back verified, fsync/end_fsync work, byte and file counts match, and the
@@ -224,6 +227,29 @@ TEST(NfsTarget, SameJobAndMdtestThroughTheNfsEngine) {
   EXPECT_NE(refused.Wait(std::chrono::seconds(60)).value_or(0), 0);
   EXPECT_THAT(refused.Stderr(), ::testing::HasSubstr("outside this worker's allowed roots")) << refused.Stderr();
   EXPECT_EQ(DirectoryEntries(server.export_dir() + "/other"), -1) << "nothing was created outside the allowed prefix";
+}
+
+// The server dies mid-run: the run ends on its own within the engine's no-reply bound, says
+// which file and server failed, and leaves no worker running.
+TEST(NfsTarget, ServerLossEndsTheRunWithItsReason) {
+  if (::geteuid() != 0) GTEST_SKIP() << "network namespaces for the NFS server need root";
+  ::iofleet::testing::NfsServer server(TempDir() + "/nfs-loss");
+  ASSERT_TRUE(server.error().empty()) << "could not start the NFS server: " << server.error();
+  const std::string job = TempDir() + "/nfs-loss.fio";
+  std::ofstream(job) << "[w]\nioengine=nfs\nnfs_url=" << server.url() << "\nrw=randwrite\nbs=4k\nsize=8m\niodepth=8\nruntime=300\ntime_based\n";
+  TestProcess run(InNamespace(server.netns(), {Runfile("controller/iofleet"), "run", job}), TempDir() + "/nfs-loss-run");
+  // Both local workers' files appear on the export at layout; then let IO run a while.
+  for (int i = 0; i < 300 && DirectoryEntries(server.export_dir()) < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(DirectoryEntries(server.export_dir()), 2) << run.Stderr();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  server.Kill();
+  const auto killed = std::chrono::steady_clock::now();
+  const std::optional<int> code = run.Wait(std::chrono::seconds(90));
+  ASSERT_TRUE(code.has_value()) << "the run hung after the server died";
+  EXPECT_EQ(*code, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(60));
+  EXPECT_THAT(run.Stderr(), ::testing::HasSubstr("nfs://127.0.0.1")) << run.Stderr();
+  EXPECT_THAT(run.Stdout(), ::testing::HasSubstr("write: IOPS=")) << "what was measured is still reported";
 }
 
 }  // namespace
