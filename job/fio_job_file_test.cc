@@ -67,6 +67,21 @@ filename=shared.dat
   EXPECT_TRUE(ValidateRunSpec(*spec).ok()) << ValidateRunSpec(*spec);
 }
 
+TEST(FioJobFile, NfsUrlIsTheJobsDirectory) {
+  auto spec = ParseFioJobText("[global]\nioengine=nfs\nnfs_url=nfs://filer//export/?nfsport=2049\n[a]\nsize=1m\n"
+                              "[b]\nsize=1m\ndirectory=sub/dir\n",
+                              "n.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->jobs(0).directory(), "nfs://filer/export?nfsport=2049");
+  EXPECT_EQ(spec->jobs(1).directory(), "nfs://filer/export/sub/dir?nfsport=2049");
+  EXPECT_TRUE(ValidateRunSpec(*spec).ok()) << ValidateRunSpec(*spec);
+  // An absolute directory cannot be inside the export; another engine cannot use the URL.
+  EXPECT_FALSE(ParseFioJobText("[a]\nioengine=nfs\nnfs_url=nfs://filer/export\ndirectory=/mnt\nsize=1m\n", "n.fio").ok());
+  auto psync = ParseFioJobText("[a]\nnfs_url=nfs://filer/export\nsize=1m\n", "n.fio");
+  ASSERT_TRUE(psync.ok());
+  EXPECT_THAT(std::string(ValidateRunSpec(*psync).message()), ::testing::HasSubstr("use ioengine=nfs"));
+}
+
 TEST(FioJobFile, FioDefaultsAndBooleanSpellings) {
   auto spec = ParseFioJobText("[j]\nsize=1m\ninvalidate=0\ndirect=1\n", "d.fio");
   ASSERT_TRUE(spec.ok()) << spec.status();

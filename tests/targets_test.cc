@@ -161,13 +161,17 @@ TEST(NfsTarget, SameJobAndMdtestThroughTheNfsEngine) {
   ASSERT_EQ(run.Wait(std::chrono::seconds(120)).value_or(-1), 0) << run.Stderr();
   v1::RunReport report;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok());
-  uint64_t written = 0, read = 0, errors = 0;
+  uint64_t written = 0, read = 0, errors = 0, syncs = 0;
   for (const auto& d : report.jobs(0).directions()) {
     if (d.direction() == "write") written = d.bytes();
     if (d.direction() == "read") read = d.bytes();
+    if (d.direction() == "sync") syncs = d.ops();
     errors += d.errors();
   }
   EXPECT_EQ(written, 2u * (2 << 20)) << "two local workers, 2 MiB each";
+  // fsync=32 over 512 writes (the last one falls on the pass's end, as in fio) + end_fsync,
+  // per worker: NFS COMMITs, which fio's own nfs engine cannot do.
+  EXPECT_EQ(syncs, 2u * (15 + 1));
   EXPECT_EQ(read, written) << "every byte written was read back and verified";
   EXPECT_EQ(errors, 0u);
   ASSERT_EQ(report.workers_size(), 2);

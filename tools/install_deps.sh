@@ -27,4 +27,13 @@ sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
+# nfs-ganesha and rpcbind would start system services that listen on every address; the tests
+# start their own inside network namespaces. Debian's policy-rc.d hook keeps services from
+# starting during this install (only when the machine has no such hook of its own).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod +x "$policy"
+  trap '$sudo rm -f "$policy"' EXIT
+fi
 $sudo apt-get install -y -q -o DPkg::Lock::Timeout=600 "${missing[@]}"

@@ -51,5 +51,17 @@ TEST_F(PathPolicyTest, NeedsExistingRoots) {
   EXPECT_FALSE(PathPolicy::Create({base_ + "/does-not-exist"}).ok());
 }
 
+TEST_F(PathPolicyTest, NfsUrlsOnlyUnderAnNfsRoot) {
+  auto policy = PathPolicy::Create({base_ + "/allowed", "nfs://filer/export/bench?nfsport=2049"});
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  // Refused before any connection is tried: another directory, another server, a look-alike
+  // prefix, a climb out, or a local root for a URL.
+  for (const char* url : {"nfs://filer/export/other", "nfs://other/export/bench", "nfs://filer/export/bench2/x"}) {
+    EXPECT_EQ(policy->ResolveDirectory(url).status().code(), absl::StatusCode::kPermissionDenied) << url;
+  }
+  EXPECT_EQ(policy->ResolveDirectory("nfs://filer/export/bench/../../etc").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(PathPolicy::Create({"nfs://filer/export/../x"}).ok());
+}
+
 }  // namespace
 }  // namespace iofleet
