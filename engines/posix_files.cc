@@ -6,22 +6,24 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
+#include "common/confined_open.h"
 
 namespace iofleet {
 
 absl::StatusOr<int> PosixFileEngine::Open(const std::string& path, const OpenOptions& options) {
-  int flags = O_CLOEXEC;
+  int flags = 0;
   if (options.read && options.write) flags |= O_RDWR;
   else if (options.write) flags |= O_WRONLY;
   else flags |= O_RDONLY;
   if (options.create) flags |= O_CREAT;
   if (options.direct) flags |= O_DIRECT;
-  const int fd = ::open(path.c_str(), flags, 0644);
+  // Confined to the worker's allowed roots at every open (openat2 RESOLVE_BENEATH).
+  const int fd = OpenConfined(path, flags);
   if (fd < 0) {
-    const int err = errno;
-    std::string hint;
-    if (err == EINVAL && options.direct) hint = " (this filesystem does not support O_DIRECT; use direct=0)";
-    return absl::ErrnoToStatus(err, absl::StrCat("open ", path, hint));
+    if (fd == -EINVAL && options.direct) {
+      return absl::InvalidArgumentError(absl::StrCat("open ", path, " (this filesystem does not support O_DIRECT; use direct=0)"));
+    }
+    return ConfinedOpenError(fd, "open", path);
   }
   // As fio does by default: no readahead for random access (it would turn later random reads
   // into cache hits), aggressive readahead for sequential access.

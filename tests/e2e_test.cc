@@ -23,6 +23,7 @@ namespace iofleet {
 namespace {
 
 using ::iofleet::testing::BytesMovedDuring;
+using ::iofleet::testing::DirectoryEntries;
 using ::iofleet::testing::kIdleBytesPerSecond;
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
@@ -384,6 +385,41 @@ TEST_F(EndToEnd, OnWorkerLossAbortStopsEveryWorker) {
   EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(8)) << "the live worker was not stopped";
   EXPECT_THAT(controller.Stderr(), HasSubstr("aborted (--on-worker-loss=abort)"));
   EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
+}
+
+// Escapes that pass the directory check and would be followed by a plain open(2): a file
+// name that is a symlink to a file outside, a symlinked directory pointing out, "..", and an
+// mdtest tree whose iteration directory is a planted symlink. Each is refused with the
+// reason; the outside file keeps its contents and nothing appears outside.
+TEST_F(EndToEnd, SymlinkAndDotDotEscapesAreRefusedAtOpen) {
+  const std::string root = data_ + "/jail", outside = data_ + "/outside";
+  ::mkdir(root.c_str(), 0755);
+  ::mkdir(outside.c_str(), 0755);
+  std::ofstream(outside + "/precious") << "keep me";
+  ASSERT_EQ(::symlink((outside + "/precious").c_str(), (root + "/link-to-file").c_str()), 0);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/link-to-dir").c_str()), 0);
+  TestWorker a("worker-jail", {"--allow-root", root});
+  const std::vector<std::pair<std::string, std::string>> escapes = {
+      {"file-symlink", absl::StrCat("[j]\nrw=write\nsize=64k\ndirectory=", root, "\nfilename=link-to-file\n")},
+      {"create-on-open", absl::StrCat("[j]\nrw=write\nsize=64k\ncreate_on_open=1\ndirectory=", root, "\nfilename=link-to-file\n")},
+      {"dir-symlink-name", absl::StrCat("[j]\nrw=write\nsize=64k\nfilename=", root, "/link-to-dir/new\n")},
+      {"dotdot", absl::StrCat("[j]\nrw=write\nsize=64k\nfilename=", root, "/../outside/new\n")},
+  };
+  for (const auto& [name, job] : escapes) {
+    ControllerRun run = RunController({"run", WriteJob(name + ".fio", job), "--hosts", a.address()}, "escape-" + name);
+    EXPECT_NE(run.exit_code, 0) << name;
+    EXPECT_THAT(run.err, ::testing::AnyOf(HasSubstr("leads outside the worker's allowed roots"), HasSubstr("outside this worker's allowed roots")))
+        << name << ": " << run.err;
+  }
+  // mdtest: the tree's iteration directory planted as a symlink to the outside.
+  ::mkdir((root + "/md").c_str(), 0755);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/md/test-dir.0-0").c_str()), 0);
+  ControllerRun md = RunController({"mdtest", "-d", root + "/md", "-n", "5", "-F", "--hosts", a.address()}, "escape-mdtest");
+  EXPECT_NE(md.exit_code, 0);
+  EXPECT_THAT(md.err, HasSubstr("a symlink is refused")) << md.err;
+
+  EXPECT_TRUE(ReadFile(outside + "/precious") == "keep me") << "the file outside the root was written";
+  EXPECT_EQ(DirectoryEntries(outside), 1) << "something was created outside the allowed root";
 }
 
 TEST_F(EndToEnd, WorkerRefusesPathsOutsideItsRoots) {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/confined_open.h"
 #include "common/nfs_url.h"
 #include "common/status_macros.h"
 #include "nfs/nfs_connection.h"
@@ -51,8 +52,8 @@ class PosixFileSystem final : public FileSystem {
 
   int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
     if (node) return ::mknod(path.c_str(), S_IFREG | 0644, 0) == 0 || (shared && errno == EEXIST) ? 0 : errno;
-    const int fd = ::open(path.c_str(), O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0) return errno;
+    const int fd = OpenConfined(path, O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY);
+    if (fd < 0) return -fd;
     int error = 0;
     if (!data.empty()) {
       const ssize_t n = ::write(fd, data.data(), data.size());
@@ -64,8 +65,8 @@ class PosixFileSystem final : public FileSystem {
   }
 
   int ReadFile(const std::string& path, absl::Span<char> buffer) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errno;
+    const int fd = OpenConfined(path, O_RDONLY);
+    if (fd < 0) return -fd;
     int error = 0;
     if (!buffer.empty()) {
       const ssize_t n = ::read(fd, buffer.data(), buffer.size());
@@ -93,8 +94,8 @@ class PosixFileSystem final : public FileSystem {
     struct stat existing;
     if (::stat(path.c_str(), &existing) == 0 && S_ISBLK(existing.st_mode)) {
       // A block device (filename=/dev/...): never written by layout; it must be big enough.
-      const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
-      if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+      const int fd = OpenConfined(path, O_RDONLY | (direct ? O_DIRECT : 0));
+      if (fd < 0) return ConfinedOpenError(fd, "open", path);
       uint64_t device_size = 0;
       const int rc = ::ioctl(fd, BLKGETSIZE64, &device_size);
       ::close(fd);
@@ -104,8 +105,8 @@ class PosixFileSystem final : public FileSystem {
       }
       return false;
     }
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("create ", path));
+    const int fd = OpenConfined(path, O_RDWR | O_CREAT);
+    if (fd < 0) return ConfinedOpenError(fd, "create", path);
     struct stat st;
     absl::Status status;
     bool changed = false;
@@ -132,9 +133,9 @@ class PosixFileSystem final : public FileSystem {
     RETURN_IF_ERROR(status);
     if (direct) {
       // Fail at prepare, not mid-run, where the filesystem refuses O_DIRECT (tmpfs does).
-      const int probe = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+      const int probe = OpenConfined(path, O_RDONLY | O_DIRECT);
       if (probe < 0) {
-        return absl::ErrnoToStatus(errno, absl::StrCat("open ", path, " with O_DIRECT (direct=1): the filesystem refuses it"));
+        return absl::ErrnoToStatus(-probe, absl::StrCat("open ", path, " with O_DIRECT (direct=1): the filesystem refuses it"));
       }
       ::close(probe);
     }
@@ -142,8 +143,8 @@ class PosixFileSystem final : public FileSystem {
   }
 
   absl::Status DropCachedPages(const std::string& path) override {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", path));
+    const int fd = OpenConfined(path, O_RDONLY);
+    if (fd < 0) return ConfinedOpenError(fd, "open", path);
     ::fdatasync(fd);
     const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/command_line.h"
+#include "common/confined_open.h"
 #include "common/log.h"
 #include "common/transport_security.h"
 #include "grpcpp/grpcpp.h"
@@ -56,6 +57,11 @@ int Main(int argc, char** argv) {
   auto policy = PathPolicy::Create(args->GetAll("allow-root"));
   if (!policy.ok()) {
     std::cerr << "iofleet-worker: " << policy.status().message() << "\n";
+    return 2;
+  }
+  // Every later open is resolved by the kernel beneath these roots (openat2 RESOLVE_BENEATH).
+  if (absl::Status confined = ConfineOpensBeneath(policy->roots()); !confined.ok()) {
+    std::cerr << "iofleet-worker: " << confined.message() << "\n";
     return 2;
   }
   ProtocolVersions versions{kProtocolVersion, kMinCompatibleProtocolVersion};

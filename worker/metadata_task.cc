@@ -97,9 +97,15 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
 
   if (phase.op() == Op::TREE_CREATE) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
-    const int err = fs.MakeDirectory(tree.IterationDirectory(rank));
+    const std::string iteration = tree.IterationDirectory(rank);
+    int err = fs.MakeDirectory(iteration);
+    struct stat st;
+    // The one directory of the tree that may already exist: it must be a real directory, not a
+    // symlink that would take every later path-based call (mkdir, unlink...) somewhere else.
+    // Everything below it is made by this run (mkdir fails on anything already there).
+    if (err == EEXIST && !IsNfsUrl(iteration) && ::lstat(iteration.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
     if (err != 0 && err != EEXIST) {
-      outcome.status = absl::ErrnoToStatus(err, absl::StrCat("mkdir ", tree.IterationDirectory(rank)));
+      outcome.status = absl::ErrnoToStatus(err, absl::StrCat("mkdir ", iteration, err == ENOTDIR ? " (it exists and is not a directory: a symlink is refused)" : ""));
       outcome.end = Clock::now();
       return outcome;
     }
