@@ -115,6 +115,7 @@ ClusterSession::~ClusterSession() {
 PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index,
                                       const std::string& run_id, RunAggregator* aggregator, v1::RunReport* report) {
   PhaseOutcome outcome;
+  last_run_id_ = run_id;
   const size_t n = clients_.size();
   auto& clients = clients_;
   auto& addresses = addresses_;
@@ -267,9 +268,16 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
     const std::string when = last > report->start_unix_ns() && report->start_unix_ns() > 0
                                  ? absl::StrFormat(" at %.1f s", static_cast<double>(last - report->start_unix_ns()) / 1e9)
                                  : " before its first interval";
+    // A worker that answers again but no longer knows the run was restarted: it holds no
+    // state of this run and does no IO for it (a start for an unknown run is refused).
+    std::string restarted;
+    if (!last_run_id_.empty() && clients_[i]->Heartbeat(last_run_id_, absl::Seconds(1)).code() == absl::StatusCode::kNotFound) {
+      restarted = absl::StrCat("; it answers again but no longer knows run ", last_run_id_,
+                               ": it was restarted, and does no IO for this run");
+    }
     report->add_problems(absl::StrCat("worker ", addresses_[i], " lost", when, " (",
                                       stream_status_[i].ok() ? "stream ended early" : stream_status_[i].message(),
-                                      "): its figures cover only the intervals received"));
+                                      "): its figures cover only the intervals received", restarted));
   }
   report->set_workers_completed(completed);
   report->set_workers_expected(static_cast<uint32_t>(clients_.size()));

@@ -68,6 +68,7 @@ class ClusterSession {
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<WorkerClient>> clients_;
   std::vector<absl::Status> stream_status_;
+  std::string last_run_id_;  // the run id of the latest phase (what workers know it by)
 };
 
 std::string NewRunId();

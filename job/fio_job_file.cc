@@ -334,6 +334,7 @@ const std::vector<FioOption>& Options() {
        }},
       {"loops", true, UintOption(&JobSpec::set_loops, 1, UINT32_MAX)},
       {"startdelay", true, DurationOption(&JobSpec::set_startdelay_ns, 1'000'000'000)},
+      {"verify_across_workers_delay", true, DurationOption(&JobSpec::set_verify_across_workers_delay_ns, 1'000'000'000)},
       {"ramp_time", true, DurationOption(&JobSpec::set_ramp_time_ns, 1'000'000'000)},
       {"fdatasync", true, UintOption(&JobSpec::set_fdatasync_every, 0, UINT32_MAX)},
       {"end_fsync", false, BoolOption(&JobSpec::set_end_fsync)},
@@ -466,7 +467,13 @@ absl::Status AddCrossWorkerVerifyJobs(RunSpec* spec) {
     JobSpec* writer = expanded.add_jobs();
     *writer = job;
     const bool reads_only = job.rw() == v1::SEQ_READ || job.rw() == v1::RAND_READ;
-    if (!job.verify_across_workers() || reads_only) continue;
+    if (!job.verify_across_workers()) continue;
+    if (reads_only) {
+      // A re-check of the next worker's files: the delay is a plain start delay.
+      writer->set_startdelay_ns(job.startdelay_ns() + job.verify_across_workers_delay_ns());
+      writer->set_verify_across_workers_delay_ns(0);
+      continue;
+    }
     const std::string where = absl::StrCat(job.location().file(), ":", job.location().line(), ": job '", job.name(),
                                            "': verify_across_workers ");
     auto bad = [&](absl::string_view why) { return absl::InvalidArgumentError(absl::StrCat(where, why)); };
@@ -482,6 +489,7 @@ absl::Status AddCrossWorkerVerifyJobs(RunSpec* spec) {
     writer->set_do_verify(false);
     writer->set_verify_across_workers(false);
     writer->set_unlink(false);  // the files must outlive the write phase; the verify job unlinks
+    writer->set_verify_across_workers_delay_ns(0);
     JobSpec* verifier = expanded.add_jobs();
     *verifier = job;
     verifier->set_name(absl::StrCat(job.name(), "-verify"));
@@ -493,7 +501,8 @@ absl::Status AddCrossWorkerVerifyJobs(RunSpec* spec) {
     verifier->set_create_on_open(false);
     verifier->set_end_fsync(false);
     verifier->set_fsync_on_close(false);
-    verifier->set_startdelay_ns(0);
+    verifier->set_startdelay_ns(job.verify_across_workers_delay_ns());
+    verifier->set_verify_across_workers_delay_ns(0);
     verifier->set_ramp_time_ns(0);
     verifier->set_thinktime_ns(0);
     verifier->clear_rate_bytes();

@@ -65,6 +65,9 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   }
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
   if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
+  if (job.verify_across_workers_delay_ns() > 0 && !job.verify_across_workers()) {
+    return bad("verify_across_workers_delay has no effect without verify_across_workers=1");
+  }
   if (job.verify_across_workers() && job.verify() == v1::JobSpec::VERIFY_NONE) {
     return bad("verify_across_workers needs verify=crc32c or verify=md5");
   }

@@ -63,6 +63,7 @@ std::vector<BadInput> Cases() {
       {"nfs_dotdot", "[j]\nioengine=nfs\nnfs_url=nfs://server/export/../etc\nsize=1m\n", ":3: bad value for nfs_url: NFS URL 'nfs://server/export/../etc': '..' is not allowed"},
       {"nfs_engine_no_url", "[j]\nioengine=nfs\nsize=1m\ndirectory=DIR\n", "ioengine=nfs needs nfs_url=nfs://server/export[/path]"},
       {"nfs_url_other_engine", "[j]\nioengine=psync\nnfs_url=nfs://server/export\nsize=1m\n", "is an NFS URL: use ioengine=nfs"},
+      {"verify_delay_alone", "[j]\nsize=1m\nverify_across_workers_delay=2s\ndirectory=DIR\n", "verify_across_workers_delay has no effect without verify_across_workers=1"},
       {"rate_process_bad", "[j]\nrate_process=burst\n", "'burst' is not linear or poisson"},
       {"thinktime_blocks_alone", "[j]\nthinktime_blocks=4\nsize=1m\ndirectory=DIR\n", "thinktime_blocks without thinktime has no effect"},
   };

@@ -259,6 +259,34 @@ TEST_F(EndToEnd, VerifyAcrossWorkersChecksAnotherWorkersBlocks) {
   EXPECT_THAT(verify.out + verify.err, Not(HasSubstr(absl::StrCat("job 'x' on ", b.address(), ": DATA_LOSS"))));
 }
 
+// The same check inside one run: the block is corrupted on disk after the cluster-wide end of
+// the write phase and before the other host reads it back (verify_across_workers_delay).
+TEST_F(EndToEnd, VerifyAcrossWorkersCatchesCorruptionWithinOneRun) {
+  TestWorker a("worker-xv1-a", {"--allow-root", data_});
+  TestWorker b("worker-xv1-b", {"--allow-root", data_});
+  const std::string job = WriteJob("xv1.fio", absl::StrCat("[y]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=1m\nverify=crc32c\n"
+                                                           "verify_across_workers=1\nverify_across_workers_delay=4s\ndirectory=", data_, "\n"));
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(a.address(), ",", b.address())}, TempDir() + "/xv1");
+  // The file exists from layout on; 1 MiB of writes is done well within a second after that.
+  const std::string victim = data_ + "/y.w1.0.0";
+  struct stat st;
+  for (int i = 0; i < 100 && ::stat(victim.c_str(), &st) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const int fd = ::open(victim.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "corrupt", 7, 100 * 4096 + 2000), 7);
+  ::close(fd);
+  const auto exit_code = run.Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 1);
+  const std::string all = run.Stdout() + run.Stderr();
+  EXPECT_THAT(all, HasSubstr(absl::StrCat("job 'y-verify' on ", a.address(),
+                                          ": DATA_LOSS: 1 block(s) failed verification; first: verify (crc32c) of 4096 bytes at offset 409600 in ", victim)))
+      << all;
+  EXPECT_THAT(all, HasSubstr("written by job 0, worker 1, thread 0"));
+  EXPECT_THAT(all, Not(HasSubstr(absl::StrCat("on ", b.address(), ": DATA_LOSS"))));
+}
+
 TEST_F(EndToEnd, TextReportHasClusterPercentilesAndPerWorkerTable) {
   TestWorker a("worker-text-a", {"--allow-root", data_});
   TestWorker b("worker-text-b", {"--allow-root", data_});
@@ -369,6 +397,31 @@ TEST_F(EndToEnd, DeadWorkerIsReportedAndTheOthersResultsKept) {
   EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
 }
 
+// A worker restarted on the same address mid-run: the controller names it as lost and
+// restarted (it no longer knows the run), keeps the other worker's results, and the new
+// process does no IO for the old run.
+TEST_F(EndToEnd, WorkerRestartedMidRunIsNamedAndDoesNoIo) {
+  TestWorker a("worker-stays", {"--allow-root", data_});
+  auto b = std::make_unique<TestWorker>("worker-restarts", std::vector<std::string>{"--allow-root", data_});
+  const std::string address = b->address();
+  TestProcess controller({Runfile("controller/iofleet"), "run",
+                          WriteJob("restart.fio", absl::StrCat("[j]\nrw=randwrite\nsize=1m\nruntime=5s\ntime_based\ndirectory=", data_, "\n")),
+                          "--hosts", absl::StrCat(a.address(), ",", address)},
+                         TempDir() + "/restart");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  b.reset();  // SIGKILL
+  TestProcess again({Runfile("worker/iofleet-worker"), "--listen", address, "--allow-root", data_}, TempDir() + "/worker-restarted");
+  ASSERT_TRUE(again.WaitForOutput("listening", std::chrono::seconds(10))) << again.Stderr();
+  const auto exit_code = controller.Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(exit_code.has_value());
+  EXPECT_EQ(*exit_code, 1);
+  EXPECT_THAT(controller.Stderr(), HasSubstr(absl::StrCat("worker ", address, " lost at ")));
+  EXPECT_THAT(controller.Stderr(), HasSubstr("it was restarted, and does no IO for this run")) << controller.Stderr();
+  EXPECT_THAT(controller.Stdout(), HasSubstr("1 of 2 workers completed"));
+  EXPECT_LT(BytesMovedDuring(again.pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "the restarted worker does IO";
+  EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
+}
+
 TEST_F(EndToEnd, OnWorkerLossAbortStopsEveryWorker) {
   TestWorker a("worker-abort-live", {"--allow-root", data_});
   auto b = std::make_unique<TestWorker>("worker-abort-dies", std::vector<std::string>{"--allow-root", data_});
@@ -452,7 +505,9 @@ TEST_F(EndToEnd, NewerCompatibleWorkerWorks) {
 
 TEST_F(EndToEnd, WorkerStopsIoWhenItsControllerDies) {
   TestWorker a("worker-lease", {"--allow-root", data_});
-  const std::string job = WriteJob("long.fio", absl::StrCat("[long]\nrw=randwrite\nsize=4m\nruntime=60s\ntime_based\ndirectory=", data_, "\n"));
+  // Two jobs: one keeps its file, the other says to clean up (unlink=1).
+  const std::string job = WriteJob("long.fio", absl::StrCat("[global]\nrw=randwrite\nsize=4m\nruntime=60s\ntime_based\ndirectory=", data_,
+                                                            "\n[long]\n[scratch]\nunlink=1\n"));
   TestProcess controller({Runfile("controller/iofleet"), "run", job, "--hosts", a.address(), "--lease", "2s"}, TempDir() + "/lease-controller");
   const std::string file = data_ + "/long.w0.0.0";
   // Wait until IO is under way, then kill the controller without a chance to say goodbye.
@@ -477,6 +532,12 @@ TEST_F(EndToEnd, WorkerStopsIoWhenItsControllerDies) {
   EXPECT_EQ(st.st_mtim.tv_sec, mtime.tv_sec);
   EXPECT_EQ(st.st_mtim.tv_nsec, mtime.tv_nsec);
   EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
+  // The job that said to clean up was cleaned up, without its controller.
+  EXPECT_NE(::stat((data_ + "/scratch.w0.0.0").c_str(), &st), 0) << "unlink=1 was not honoured after the lease expired";
+  // And the worker takes the next run.
+  ControllerRun next = RunController({"run", WriteJob("next.fio", absl::StrCat("[next]\nrw=write\nsize=256k\ndirectory=", data_, "\n")),
+                                      "--hosts", a.address()}, "after-lease");
+  EXPECT_EQ(next.exit_code, 0) << next.err;
 }
 
 TEST_F(EndToEnd, InterruptedRunStillReportsWhatWasMeasured) {

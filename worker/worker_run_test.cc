@@ -95,6 +95,35 @@ TEST(WorkerRun, IntervalsAreAlignedAndAddUpToTheFinalTotals) {
   EXPECT_EQ(bytes, ops * 4096);
 }
 
+// A start delivered twice (a controller retrying after a timeout) never runs the IO twice:
+// a size-bounded job moves exactly its size once.
+TEST(WorkerRun, DuplicateStartDoesNoDoubleIo) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/duplicate";
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  v1::PrepareRequest request = MakeRequest(dir);
+  v1::JobSpec* job = request.mutable_spec()->mutable_jobs(0);
+  job->set_time_based(false);
+  job->set_runtime_ns(0);
+  job->set_rw(v1::SEQ_WRITE);
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  WorkerRun run(request, std::move(*layout));
+  const int64_t start = WallNowNs() + 50'000'000;
+  ASSERT_TRUE(run.Start(start).ok());
+  ASSERT_TRUE(run.Start(start).ok());
+  EXPECT_EQ(run.Start(start + 1).status().code(), absl::StatusCode::kFailedPrecondition);
+  uint64_t bytes = 0;
+  bool ended = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ended && std::chrono::steady_clock::now() < give_up) {
+    v1::IntervalReport report;
+    if (!run.NextReport(std::chrono::milliseconds(100), &report, &ended)) continue;
+    for (const auto& d : report.directions()) bytes += d.bytes();
+  }
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(bytes, 2u << 20) << "two threads x 1 MiB, once";
+}
+
 TEST(WorkerRun, StopEndsIoPromptlyWithAReason) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/stop";
   auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
