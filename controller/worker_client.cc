@@ -74,44 +74,24 @@ absl::StatusOr<v1::HelloResponse> WorkerClient::Hello(absl::Duration timeout) {
 }
 
 absl::StatusOr<v1::PrepareResponse> WorkerClient::Prepare(const v1::PrepareRequest& request, absl::Duration timeout) {
-  grpc::ClientContext context;
-  Authenticate(&context);
-  SetDeadline(&context, timeout);
-  v1::PrepareResponse response;
-  absl::Status status = Named(stub_->Prepare(&context, request, &response), "prepare");
-  if (!status.ok()) return status;
-  return response;
+  return Call(&v1::WorkerService::Stub::Prepare, request, timeout, "prepare");
 }
 
 absl::StatusOr<v1::StartResponse> WorkerClient::Start(const v1::StartRequest& request, absl::Duration timeout) {
-  grpc::ClientContext context;
-  Authenticate(&context);
-  SetDeadline(&context, timeout);
-  v1::StartResponse response;
-  absl::Status status = Named(stub_->Start(&context, request, &response), "start");
-  if (!status.ok()) return status;
-  return response;
+  return Call(&v1::WorkerService::Stub::Start, request, timeout, "start");
 }
 
 absl::Status WorkerClient::Stop(const std::string& run_id, const std::string& reason, absl::Duration timeout) {
-  grpc::ClientContext context;
-  Authenticate(&context);
-  SetDeadline(&context, timeout);
   v1::StopRequest request;
   request.set_run_id(run_id);
   request.set_reason(reason);
-  v1::StopResponse response;
-  return Named(stub_->Stop(&context, request, &response), "stop");
+  return Call(&v1::WorkerService::Stub::Stop, request, timeout, "stop").status();
 }
 
 absl::Status WorkerClient::Heartbeat(const std::string& run_id, absl::Duration timeout) {
-  grpc::ClientContext context;
-  Authenticate(&context);
-  SetDeadline(&context, timeout);
   v1::HeartbeatRequest request;
   request.set_run_id(run_id);
-  v1::HeartbeatResponse response;
-  return Named(stub_->Heartbeat(&context, request, &response), "heartbeat");
+  return Call(&v1::WorkerService::Stub::Heartbeat, request, timeout, "heartbeat").status();
 }
 
 absl::Status WorkerClient::ReadIntervals(const std::string& run_id,

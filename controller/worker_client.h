@@ -37,6 +37,19 @@ class WorkerClient {
 
  private:
   absl::Status Named(const grpc::Status& status, absl::string_view call) const;
+  // One unary call with the token and a deadline; errors named by Named(). Every RPC but
+  // Hello (which also checks versions) and the stream goes through it.
+  template <typename Request, typename Response>
+  absl::StatusOr<Response> Call(grpc::Status (v1::WorkerService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                                const Request& request, absl::Duration timeout, absl::string_view name) {
+    grpc::ClientContext context;
+    Authenticate(&context);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    Response response;
+    absl::Status status = Named((stub_.get()->*method)(&context, request, &response), name);
+    if (!status.ok()) return status;
+    return response;
+  }
   // Adds the token (if any) to a call.
   void Authenticate(grpc::ClientContext* context) const;
 

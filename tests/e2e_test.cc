@@ -285,6 +285,9 @@ TEST_F(EndToEnd, VerifyAcrossWorkersCatchesCorruptionWithinOneRun) {
       << all;
   EXPECT_THAT(all, HasSubstr("written by job 0, worker 1, thread 0"));
   EXPECT_THAT(all, Not(HasSubstr(absl::StrCat("on ", b.address(), ": DATA_LOSS"))));
+  for (TestWorker* w : {&a, &b}) {
+    EXPECT_LT(BytesMovedDuring(w->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
+  }
 }
 
 TEST_F(EndToEnd, TextReportHasClusterPercentilesAndPerWorkerTable) {

@@ -91,6 +91,47 @@ INSTANTIATE_TEST_SUITE_P(RealFilesystems, Targets, ::testing::Values("tmpfs", "e
 namespace iofleet {
 namespace {
 
+// The filesystem fails under the job (xfs shut down mid-run: every IO gets EIO) and a target
+// that cannot be written (a read-only mount): each error reaches the controller with the
+// worker, the path and the errno; the run ends by itself and no worker keeps doing IO.
+TEST(TargetErrors, IoErrorMidRunAndReadOnlyTarget) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting targets needs root";
+  MountedTarget xfs("xfs", TempDir() + "/eio");
+  ASSERT_TRUE(xfs.error().empty()) << xfs.error();
+  const std::string ro = TempDir() + "/read-only";
+  ::mkdir(ro.c_str(), 0755);
+  ASSERT_EQ(std::system(("mount -t tmpfs -o ro,size=1m tmpfs " + ro).c_str()), 0);
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { (void)std::system(("umount " + dir + " 2>/dev/null").c_str()); }
+  } unmount{ro};
+  TestWorker worker("eio-worker", {"--allow-root", xfs.path(), "--allow-root", ro});
+
+  const std::string job = TempDir() + "/eio.fio";
+  std::ofstream(job) << "[w]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=8m\nfsync=16\nruntime=60s\ntime_based\ndirectory=" << xfs.path() << "\n";
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address()}, TempDir() + "/eio-run");
+  const std::string file = xfs.path() + "/w.w0.0.0";
+  struct stat st;
+  for (int i = 0; i < 100 && ::stat(file.c_str(), &st) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_EQ(std::system(("PATH=/usr/sbin:/sbin:/usr/bin:/bin xfs_io -x -c shutdown " + xfs.path()).c_str()), 0);
+  EXPECT_EQ(run.Wait(std::chrono::seconds(30)).value_or(-1), 1);
+  std::string err = run.Stderr();
+  EXPECT_THAT(err, ::testing::HasSubstr(worker.address()));
+  EXPECT_THAT(err, ::testing::HasSubstr(file));
+  EXPECT_THAT(err, ::testing::HasSubstr("Input/output error"));
+  EXPECT_LT(::iofleet::testing::BytesMovedDuring(worker.process().pid(), std::chrono::seconds(1)), ::iofleet::testing::kIdleBytesPerSecond);
+
+  const std::string ro_job = TempDir() + "/ro.fio";
+  std::ofstream(ro_job) << "[w]\nrw=write\nbs=4k\nsize=64k\ndirectory=" << ro << "\n";
+  TestProcess refused({Runfile("controller/iofleet"), "run", ro_job, "--hosts", worker.address()}, TempDir() + "/ro-run");
+  EXPECT_EQ(refused.Wait(std::chrono::seconds(30)).value_or(-1), 1);
+  err = refused.Stderr();
+  EXPECT_THAT(err, ::testing::HasSubstr(worker.address()));
+  EXPECT_THAT(err, ::testing::HasSubstr(ro + "/w.w0.0.0"));
+  EXPECT_THAT(err, ::testing::HasSubstr("Read-only file system"));
+}
+
 // A filesystem that fills up mid-run: the error reaches the controller with the worker, the
 // path and the errno; with continue_on_error the job keeps going and counts the failures.
 TEST(TargetErrors, NoSpaceLeftMidRun) {

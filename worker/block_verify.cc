@@ -104,9 +104,9 @@ uint32_t Crc32c(const void* data, size_t length, uint32_t crc) {
   return ~crc;
 }
 
-void StampSectors(char* block, uint64_t length, uint64_t offset, uint64_t write_number, uint64_t seed) {
+void StampSectors(char* block, uint64_t length, uint64_t offset, const BlockWriter& writer) {
   for (uint64_t b = kVerifyHeaderSize; b + 16 <= length; b += kSectorSize) {
-    const uint64_t words[2] = {offset + b, SectorTag(write_number, seed)};
+    const uint64_t words[2] = {offset + b, SectorTag(writer.write_number, writer.seed)};
     std::memcpy(block + b, words, sizeof(words));
   }
 }

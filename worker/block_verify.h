@@ -32,9 +32,9 @@ struct BlockWriter {
 
 uint32_t Crc32c(const void* data, size_t length, uint32_t crc = 0);
 
-// Writes (offset of the sector, write_number mixed with seed) into the first 16 bytes of every 512-byte
+// Writes (offset of the sector, the writer's write_number mixed with its seed) into the first 16 bytes of every 512-byte
 // sector after the header, so each sector says which write it belongs to.
-void StampSectors(char* block, uint64_t length, uint64_t offset, uint64_t write_number, uint64_t seed);
+void StampSectors(char* block, uint64_t length, uint64_t offset, const BlockWriter& writer);
 
 // Writes the header and checksum into a block whose data is already in place.
 void SealBlock(v1::JobSpec::Verify kind, char* block, uint64_t length, uint64_t offset, const BlockWriter& writer);

@@ -25,7 +25,7 @@ class BlockVerify : public ::testing::TestWithParam<v1::JobSpec::Verify> {};
 std::vector<char> WrittenBlock(v1::JobSpec::Verify kind, uint64_t offset, const BlockWriter& writer, int fill) {
   std::vector<char> block(4096);
   for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * fill);
-  StampSectors(block.data(), block.size(), offset, writer.write_number, writer.seed);
+  StampSectors(block.data(), block.size(), offset, writer);
   SealBlock(kind, block.data(), block.size(), offset, writer);
   return block;
 }

@@ -449,7 +449,7 @@ void IoLoop::PrepareWriteBuffer(Slot* slot) {
                              .seed = plan_.seed,
                              .generation = generation_,
                              .write_number = ++writes_sealed_};
-    if (!job_.zero_buffers()) StampSectors(slot->buffer, slot->length, slot->offset, writer.write_number, writer.seed);
+    if (!job_.zero_buffers()) StampSectors(slot->buffer, slot->length, slot->offset, writer);
     SealBlock(job_.verify(), slot->buffer, slot->length, slot->offset, writer);
     return;
   }
