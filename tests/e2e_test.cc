@@ -438,7 +438,9 @@ TEST_F(EndToEnd, OnWorkerLossAbortStopsEveryWorker) {
   const auto exit_code = controller.Wait(std::chrono::seconds(20));
   ASSERT_TRUE(exit_code.has_value());
   EXPECT_EQ(*exit_code, 1);
-  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(8)) << "the live worker was not stopped";
+  // The loss is noticed at once (the stream breaks) and the whole run stops within 2 s + the
+  // final reports: well under 4 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(4)) << "the loss was not noticed, or the live worker was not stopped";
   EXPECT_THAT(controller.Stderr(), HasSubstr("aborted (--on-worker-loss=abort)"));
   EXPECT_LT(BytesMovedDuring(a.process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
 }
