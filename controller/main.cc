@@ -42,6 +42,9 @@ const std::vector<OptionSpec> kRunOptions = {
     {"tls-cert", true, false, "PEM", "mutual TLS: the controller's certificate (with --tls-key and --tls-ca)"},
     {"tls-key", true, false, "PEM", "mutual TLS: the controller's private key"},
     {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs the workers' certificates"},
+    {"quiet", false, false, "", "no progress line while the run goes on"},
+    {"interval-log", true, false, "FILE", "NDJSON: one line per interval, scope (cluster, job, worker) and direction, with histogram bins"},
+    {"interval-csv", true, false, "FILE", "the same intervals as CSV (without the bins)"},
     {"help", false, false, "", "show this help"},
 };
 
@@ -171,6 +174,9 @@ int Run(const std::vector<std::string>& args) {
   const std::string loss = cl->Get("on-worker-loss", "continue");
   if (loss != "continue" && loss != "abort") return UsageError("--on-worker-loss must be continue or abort");
   options.abort_on_worker_loss = loss == "abort";
+  options.quiet = cl->Has("quiet");
+  options.interval_log = cl->Get("interval-log");
+  options.interval_csv = cl->Get("interval-csv");
   return RunJob(options);
 }
 

@@ -1,6 +1,7 @@
 #include "controller/run_aggregator.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "histogram/latency_histogram.h"
@@ -78,6 +79,8 @@ RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
     : spec_(std::move(spec)), phases_(SplitIntoPhases(spec_)), workers_(std::move(workers)) {
   per_job_worker_.assign(spec_.jobs_size(), std::vector<WorkerJob>(workers_.size()));
   per_job_intervals_.resize(spec_.jobs_size());
+  per_phase_intervals_.resize(phases_.phases);
+  phase_reports_expected_.resize(phases_.phases);
   job_start_unix_ns_.assign(spec_.jobs_size(), 0);
 }
 
@@ -131,6 +134,118 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
     interval.end_unix_ns = std::max(interval.end_unix_ns, report.end_unix_ns());
   }
   interval.workers.insert(worker_index);
+  AddDirections(report, &interval.by_worker[worker_index]);
+  // The phase-wide view of the same span: all jobs of the phase, all workers.
+  ClusterInterval& phase_interval = per_phase_intervals_[phases_.phase_of[report.job_index()]][report.interval_index()];
+  AddDirections(report, &phase_interval.totals);
+  if (phase_interval.start_unix_ns == 0 || report.start_unix_ns() < phase_interval.start_unix_ns) {
+    phase_interval.start_unix_ns = report.start_unix_ns();
+  }
+  phase_interval.end_unix_ns = std::max(phase_interval.end_unix_ns, report.end_unix_ns());
+  phase_interval.workers.insert(worker_index);
+}
+
+bool RunAggregator::Expected(size_t job, size_t w, const ClusterInterval& interval) const {
+  const WorkerJob& worker_job = per_job_worker_[job][w];
+  return !(worker_job.final && worker_job.last_end_unix_ns <= interval.start_unix_ns);
+}
+
+uint64_t RunAggregator::BytesDone(size_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t bytes = 0;
+  if (job >= per_job_worker_.size()) return 0;
+  for (const WorkerJob& w : per_job_worker_[job]) {
+    for (const v1::DirectionStats& d : w.totals.directions) bytes += d.bytes();
+  }
+  return bytes;
+}
+
+std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<PublishedInterval> out;
+  // Counted in reports (a worker's report per job), so the phase view is complete when every
+  // job's view is.
+  std::vector<std::map<uint32_t, std::pair<size_t, size_t>>> phase_counts(phases_.phases);  // [phase][index] -> (in, expected)
+  std::vector<std::map<uint32_t, std::vector<size_t>>> phase_late(phases_.phases);
+  for (size_t j = 0; j < per_job_intervals_.size(); ++j) {
+    const uint32_t phase = phases_.phase_of[j];
+    for (auto& [index, interval] : per_job_intervals_[j]) {
+      std::vector<size_t> late;
+      size_t expected = 0;
+      for (size_t w = 0; w < workers_.size(); ++w) {
+        if (!Expected(j, w, interval) && interval.workers.count(w) == 0) continue;
+        ++expected;
+        if (interval.workers.count(w) == 0) late.push_back(w);
+      }
+      auto& counts = phase_counts[phase][index];
+      counts.first += interval.workers.size();
+      counts.second += expected;
+      for (size_t w : late) {
+        auto& l = phase_late[phase][index];
+        if (std::find(l.begin(), l.end(), w) == l.end()) l.push_back(w);
+      }
+      const bool complete = late.empty();
+      const bool overdue = interval.end_unix_ns + grace_ns <= now_unix_ns;
+      const bool fresh = interval.published_reports == 0 && (complete || overdue);
+      const bool amended = interval.published_reports > 0 && interval.workers.size() > interval.published_reports;
+      if (!fresh && !amended) continue;
+      interval.published_reports = interval.workers.size();
+      PublishedInterval published;
+      published.scope = PublishedInterval::Scope::kJob;
+      published.job = static_cast<int>(j);
+      published.phase = phase;
+      published.index = index;
+      published.start_unix_ns = interval.start_unix_ns;
+      published.end_unix_ns = interval.end_unix_ns;
+      published.complete = complete;
+      published.amended = amended;
+      published.workers_reporting = static_cast<uint32_t>(interval.workers.size());
+      published.workers_expected = static_cast<uint32_t>(expected);
+      published.late_workers = late;
+      published.directions = interval.totals.directions;
+      out.push_back(published);
+      for (const auto& [w, totals] : interval.by_worker) {
+        PublishedInterval per_worker = published;
+        per_worker.scope = PublishedInterval::Scope::kWorker;
+        per_worker.worker = static_cast<int>(w);
+        per_worker.workers_reporting = 1;
+        per_worker.workers_expected = 1;
+        per_worker.complete = true;
+        per_worker.late_workers.clear();
+        per_worker.directions = totals.directions;
+        out.push_back(per_worker);
+      }
+    }
+  }
+  for (uint32_t phase = 0; phase < phases_.phases; ++phase) {
+    for (auto& [index, interval] : per_phase_intervals_[phase]) {
+      const auto [in, expected] = phase_counts[phase][index];
+      size_t& published_reports = phase_reports_expected_[phase][index];
+      const bool complete = in >= expected;
+      const bool overdue = interval.end_unix_ns + grace_ns <= now_unix_ns;
+      const bool fresh = published_reports == 0 && (complete || overdue);
+      const bool amended = published_reports > 0 && in > published_reports;
+      if (!fresh && !amended) continue;
+      published_reports = in;
+      PublishedInterval published;
+      published.scope = PublishedInterval::Scope::kCluster;
+      published.phase = phase;
+      published.index = index;
+      published.start_unix_ns = interval.start_unix_ns;
+      published.end_unix_ns = interval.end_unix_ns;
+      published.complete = complete;
+      published.amended = amended;
+      published.workers_reporting = static_cast<uint32_t>(interval.workers.size());
+      published.workers_expected = static_cast<uint32_t>(interval.workers.size() + phase_late[phase][index].size());
+      published.late_workers = phase_late[phase][index];
+      published.directions = interval.totals.directions;
+      out.push_back(published);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const PublishedInterval& a, const PublishedInterval& b) {
+    return std::tie(a.phase, a.index) < std::tie(b.phase, b.index);
+  });
+  return out;
 }
 
 std::vector<uint64_t> RunAggregator::TaskItems(size_t job) const {

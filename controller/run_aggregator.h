@@ -22,6 +22,24 @@ namespace iofleet {
 // fio's default percentile list.
 const std::vector<double>& DefaultPercentiles();
 
+// One interval as published while the run goes on (live view, interval logs, metrics).
+struct PublishedInterval {
+  enum class Scope { kCluster, kJob, kWorker };
+  Scope scope = Scope::kJob;
+  int job = -1;           // kJob/kWorker: index into the spec; kCluster: -1 (all jobs of the phase)
+  uint32_t phase = 0;
+  int worker = -1;        // kWorker only
+  uint32_t index = 0;
+  int64_t start_unix_ns = 0, end_unix_ns = 0;
+  // Whether every worker expected for this interval had reported when it was published, and
+  // whether this is a re-publication after a late report arrived.
+  bool complete = true;
+  bool amended = false;
+  uint32_t workers_reporting = 0, workers_expected = 0;
+  std::vector<size_t> late_workers;  // expected but not (yet) in, kCluster/kJob scopes
+  std::array<v1::DirectionStats, 5> directions;  // read, write, trim, sync, meta
+};
+
 class RunAggregator {
  public:
   // `workers`: addresses in worker-index order.
@@ -44,6 +62,14 @@ class RunAggregator {
   // stonewall time stopped any task.
   std::vector<uint64_t> TaskItems(size_t job) const;
   bool Stonewalled(size_t job) const;
+
+  // Intervals to publish now, oldest first, in three scopes (phase-wide cluster, job, worker
+  // of a job): those every expected worker has reported, those whose end lies more than
+  // `grace_ns` before `now_unix_ns` (published with the workers that are in, marked
+  // incomplete), and earlier publications that a late report has changed since (amended).
+  std::vector<PublishedInterval> TakeDue(int64_t now_unix_ns, int64_t grace_ns);
+  // Bytes moved so far by `job` on all workers (every direction).
+  uint64_t BytesDone(size_t job) const;
 
   // The results so far; `report` must already carry run identity and worker info.
   void FillReport(v1::RunReport* report) const;
@@ -69,7 +95,12 @@ class RunAggregator {
     Totals totals;
     int64_t start_unix_ns = 0, end_unix_ns = 0;
     std::set<size_t> workers;
+    std::map<size_t, Totals> by_worker;  // job scope only
+    size_t published_reports = 0;        // reports included when last published (0: never)
   };
+  // Whether worker `w` still owes a report for `interval` of `job` (it has not ended the job
+  // before the interval began).
+  bool Expected(size_t job, size_t w, const ClusterInterval& interval) const;
 
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
   static void AddTotals(const Totals& from, Totals* into);
@@ -81,6 +112,8 @@ class RunAggregator {
   mutable std::mutex mu_;
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
+  std::vector<std::map<uint32_t, ClusterInterval>> per_phase_intervals_;  // [phase][interval]
+  std::vector<std::map<uint32_t, size_t>> phase_reports_expected_;       // [phase][interval] reports counted
 };
 
 // Computes rates and latency summaries (at `percentiles`) of one direction over `elapsed_ns`.

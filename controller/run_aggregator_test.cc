@@ -29,6 +29,71 @@ v1::IntervalReport MakeReport(uint32_t interval, LatencyHistogram& h, uint64_t b
   return r;
 }
 
+// A late worker does not hold an interval back: after the grace it is published with the
+// workers that are in, marked incomplete and naming the late one, then published again
+// (amended, now complete) when the late report arrives; the merge stays exact.
+TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
+  v1::RunSpec spec;
+  auto* job = spec.add_jobs();
+  job->set_name("j");
+  job->set_rw(v1::RAND_WRITE);
+  SetFixedBlockSize(job, 4096);
+  RunAggregator aggregator(spec, {"a:1", "b:2"});
+  LatencyHistogram a, b;
+  for (uint64_t v = 1000; v < 2000; ++v) a.Record(v);
+  for (uint64_t v = 50000; v < 50100; ++v) b.Record(v);
+  aggregator.Add(0, MakeReport(0, a, 1000 * 4096, false));
+  const int64_t end = 2'000'000'000;  // interval 0 ends at 2 s (MakeReport)
+  EXPECT_TRUE(aggregator.TakeDue(end + 500'000'000, 1'000'000'000).empty()) << "worker b still has time";
+
+  auto due = aggregator.TakeDue(end + 1'000'000'000, 1'000'000'000);
+  int job_scope = 0, cluster_scope = 0, worker_scope = 0;
+  for (const PublishedInterval& p : due) {
+    EXPECT_FALSE(p.amended);
+    if (p.scope == PublishedInterval::Scope::kWorker) {
+      ++worker_scope;
+      EXPECT_EQ(p.worker, 0);
+      continue;
+    }
+    (p.scope == PublishedInterval::Scope::kJob ? job_scope : cluster_scope)++;
+    EXPECT_FALSE(p.complete);
+    EXPECT_EQ(p.workers_reporting, 1u);
+    EXPECT_EQ(p.workers_expected, 2u);
+    ASSERT_EQ(p.late_workers.size(), 1u);
+    EXPECT_EQ(p.late_workers[0], 1u);
+    EXPECT_EQ(p.directions[1].ops(), 1000u);
+  }
+  EXPECT_EQ(job_scope, 1);
+  EXPECT_EQ(cluster_scope, 1);
+  EXPECT_EQ(worker_scope, 1);
+  EXPECT_TRUE(aggregator.TakeDue(end + 1'100'000'000, 1'000'000'000).empty()) << "published once";
+
+  aggregator.Add(1, MakeReport(0, b, 100 * 4096, false));
+  due = aggregator.TakeDue(end + 1'200'000'000, 1'000'000'000);
+  bool amended_job = false;
+  for (const PublishedInterval& p : due) {
+    if (p.scope != PublishedInterval::Scope::kJob) continue;
+    amended_job = true;
+    EXPECT_TRUE(p.amended);
+    EXPECT_TRUE(p.complete);
+    EXPECT_EQ(p.workers_reporting, 2u);
+    EXPECT_EQ(p.directions[1].ops(), 1100u);
+    LatencyHistogram both = a;
+    both.Merge(b);
+    EXPECT_EQ(LatencyHistogram::FromProto(p.directions[1].latency())->ValueAtPercentile(99), both.ValueAtPercentile(99));
+  }
+  EXPECT_TRUE(amended_job);
+  // A complete interval is published at once, without waiting for the grace.
+  aggregator.Add(0, MakeReport(1, a, 1000 * 4096, false));
+  aggregator.Add(1, MakeReport(1, b, 100 * 4096, false));
+  due = aggregator.TakeDue(0, 1'000'000'000);
+  ASSERT_FALSE(due.empty());
+  for (const PublishedInterval& p : due) {
+    EXPECT_EQ(p.index, 1u);
+    EXPECT_TRUE(p.complete);
+  }
+}
+
 TEST(RunAggregator, ClusterIsTheExactMergeOfWorkersAndIntervals) {
   v1::RunSpec spec;
   auto* job = spec.add_jobs();

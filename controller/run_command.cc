@@ -1,3 +1,4 @@
+#include "controller/live_view.h"
 #include "controller/run_command.h"
 
 #include <fcntl.h>
@@ -148,6 +149,13 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
 
   // 3. Phase by phase (fio's stonewall): every phase a cluster-wide barrier.
   RunAggregator aggregator(spec, (*session)->addresses());
+  LiveView live(spec, (*session)->addresses(), report.run_id(),
+                LiveViewOptions{.progress = !options.quiet,
+                                .interval_log = options.interval_log,
+                                .interval_csv = options.interval_csv,
+                                .interval = options.interval,
+                                .grace = std::max(2 * options.interval, absl::Seconds(2))});
+  if (absl::Status started = live.Start(&aggregator); !started.ok()) return early(Fail(started, 2));
   const JobPhases phases = SplitIntoPhases(spec);
   bool interrupted = false, stopped_early = false;
   for (uint32_t phase = 0; phase < phases.phases && !stopped_early; ++phase) {
@@ -175,6 +183,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   }
 
   // 7. Report.
+  if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
   aggregator.FillReport(&report);
   if (interrupted) report.add_problems("interrupted by the user: results cover the time until the stop");
   (*session)->ReportIncompleteWorkers(aggregator, &report);

@@ -29,6 +29,9 @@ struct RunOptions {
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
   TransportSecurity security;            // token / mutual TLS towards remote workers
   bool abort_on_worker_loss = false;     // --on-worker-loss=abort
+  bool quiet = false;                    // --quiet: no progress line
+  std::string interval_log;              // --interval-log FILE (NDJSON)
+  std::string interval_csv;              // --interval-csv FILE
 };
 
 struct RunResult {

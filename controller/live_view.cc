@@ -1,0 +1,243 @@
+#include "controller/live_view.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/units.h"
+#include "histogram/latency_histogram.h"
+#include "job/job_phases.h"
+
+namespace iofleet {
+namespace {
+
+constexpr const char* kDirectionNames[] = {"read", "write", "trim", "sync", "meta"};
+
+const char* ScopeName(PublishedInterval::Scope scope) {
+  switch (scope) {
+    case PublishedInterval::Scope::kCluster: return "cluster";
+    case PublishedInterval::Scope::kJob: return "job";
+    case PublishedInterval::Scope::kWorker: return "worker";
+  }
+  return "?";
+}
+
+bool Active(const v1::DirectionStats& d) { return d.ops() > 0 || d.bytes() > 0 || d.errors() > 0; }
+
+uint64_t Percentile(const v1::LatencyHistogramProto& proto, double p) {
+  auto histogram = LatencyHistogram::FromProto(proto);
+  return histogram.ok() && histogram->count() > 0 ? histogram->ValueAtPercentile(p) : 0;
+}
+
+std::string Latency(double ns) {
+  if (ns < 1e3) return absl::StrFormat("%.0fns", ns);
+  if (ns < 1e6) return absl::StrFormat("%.1fus", ns / 1e3);
+  if (ns < 1e9) return absl::StrFormat("%.2fms", ns / 1e6);
+  return absl::StrFormat("%.2fs", ns / 1e9);
+}
+
+int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
+
+}  // namespace
+
+LiveView::LiveView(v1::RunSpec spec, std::vector<std::string> workers, std::string run_id, LiveViewOptions options)
+    : spec_(std::move(spec)), workers_(std::move(workers)), run_id_(std::move(run_id)), options_(std::move(options)),
+      tty_(::isatty(STDERR_FILENO) == 1) {}
+
+LiveView::~LiveView() { (void)Finish(); }
+
+const char* LiveView::CsvHeader() {
+  return "run,scope,phase,job,host,direction,interval,start_unix_ns,end_unix_ns,complete,amended,workers_reporting,workers_expected,"
+         "ops,bytes,errors,iops,bw_bytes,lat_mean_ns,lat_p50_ns,lat_p99_ns,lat_p999_ns,lat_max_ns\n";
+}
+
+std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
+  const v1::DirectionStats& stats = in.directions[d];
+  const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
+  const v1::LatencyHistogramProto& lat = stats.latency();
+  std::string bins;
+  for (const v1::HistogramBucket& b : lat.buckets()) {
+    // [lowest ns, highest ns, count]: the bucket's exact range, so readers need no layout.
+    absl::StrAppend(&bins, bins.empty() ? "" : ",", "[", HistogramLayout::BucketLower(b.index()), ",", HistogramLayout::BucketUpper(b.index()), ",",
+                    b.count(), "]");
+  }
+  std::vector<std::string> late;
+  for (size_t w : in.late_workers) late.push_back(absl::StrCat("\"", workers_[w], "\""));
+  return absl::StrCat(
+      "{\"run\":\"", run_id_, "\",\"scope\":\"", ScopeName(in.scope), "\",\"phase\":", in.phase,
+      in.job >= 0 ? absl::StrCat(",\"job\":\"", spec_.jobs(in.job).name(), "\"") : "",
+      in.worker >= 0 ? absl::StrCat(",\"host\":\"", workers_[in.worker], "\"") : "", ",\"direction\":\"", kDirectionNames[d],
+      "\",\"interval\":", in.index, ",\"start_unix_ns\":", in.start_unix_ns, ",\"end_unix_ns\":", in.end_unix_ns,
+      ",\"complete\":", in.complete ? "true" : "false", ",\"amended\":", in.amended ? "true" : "false",
+      ",\"workers_reporting\":", in.workers_reporting, ",\"workers_expected\":", in.workers_expected, ",\"late_workers\":[",
+      absl::StrJoin(late, ","), "],\"ops\":", stats.ops(), ",\"bytes\":", stats.bytes(), ",\"errors\":", stats.errors(),
+      ",\"iops\":", absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds),
+      ",\"bw_bytes\":", absl::StrFormat("%.3f", static_cast<double>(stats.bytes()) / seconds),
+      ",\"lat_ns\":{\"count\":", lat.count(), ",\"sum\":", lat.sum_ns(), ",\"p50\":", Percentile(lat, 50), ",\"p99\":", Percentile(lat, 99),
+      ",\"p99.9\":", Percentile(lat, 99.9), ",\"max\":", lat.count() ? Percentile(lat, 100) : 0, "},\"bins\":[", bins, "]}\n");
+}
+
+std::string LiveView::CsvRow(const PublishedInterval& in, int d) const {
+  const v1::DirectionStats& stats = in.directions[d];
+  const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
+  const v1::LatencyHistogramProto& lat = stats.latency();
+  return absl::StrCat(run_id_, ",", ScopeName(in.scope), ",", in.phase, ",", in.job >= 0 ? spec_.jobs(in.job).name() : "", ",",
+                      in.worker >= 0 ? workers_[in.worker] : "", ",", kDirectionNames[d], ",", in.index, ",", in.start_unix_ns, ",",
+                      in.end_unix_ns, ",", in.complete ? 1 : 0, ",", in.amended ? 1 : 0, ",", in.workers_reporting, ",",
+                      in.workers_expected, ",", stats.ops(), ",", stats.bytes(), ",", stats.errors(), ",",
+                      absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds), ",",
+                      absl::StrFormat("%.3f", static_cast<double>(stats.bytes()) / seconds), ",",
+                      lat.count() ? lat.sum_ns() / lat.count() : 0, ",", Percentile(lat, 50), ",", Percentile(lat, 99), ",",
+                      Percentile(lat, 99.9), ",", lat.count() ? Percentile(lat, 100) : 0, "\n");
+}
+
+absl::Status LiveView::Start(RunAggregator* aggregator) {
+  aggregator_ = aggregator;
+  auto open = [](const std::string& path, std::FILE** file) -> absl::Status {
+    if (path.empty()) return absl::OkStatus();
+    *file = std::fopen(path.c_str(), "w");
+    if (*file == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("cannot write interval log ", path));
+    return absl::OkStatus();
+  };
+  if (absl::Status s = open(options_.interval_log, &ndjson_); !s.ok()) return s;
+  if (absl::Status s = open(options_.interval_csv, &csv_); !s.ok()) return s;
+  if (csv_ != nullptr) std::fputs(CsvHeader(), csv_);
+  done_ = false;
+  thread_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void LiveView::Loop() {
+  const absl::Duration tick = std::min(options_.interval / 4, absl::Milliseconds(250));
+  while (!done_) {
+    Publish(NowUnixNs(), absl::ToInt64Nanoseconds(options_.grace));
+    const absl::Time next = absl::Now() + tick;
+    while (!done_ && absl::Now() < next) absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+absl::Status LiveView::Finish() {
+  if (aggregator_ == nullptr) return absl::OkStatus();
+  done_ = true;
+  if (thread_.joinable()) thread_.join();
+  // Whatever is still pending: the run is over, nothing more will come.
+  Publish(INT64_MAX / 2, 0);
+  if (line_open_) {
+    std::cerr << "\n";
+    line_open_ = false;
+  }
+  absl::Status status;
+  for (std::FILE** file : {&ndjson_, &csv_}) {
+    if (*file != nullptr && std::fclose(*file) != 0 && status.ok()) status = absl::ErrnoToStatus(errno, "closing an interval log");
+    *file = nullptr;
+  }
+  aggregator_ = nullptr;
+  return status;
+}
+
+void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
+  const std::vector<PublishedInterval> due = aggregator_->TakeDue(now_unix_ns, grace_ns);
+  const PublishedInterval* newest_cluster = nullptr;
+  std::vector<PublishedInterval> newest_workers;
+  for (const PublishedInterval& in : due) {
+    // Each line is written whole and flushed: a reader (tail -f) never sees half a line.
+    for (int d = 0; d < 5; ++d) {
+      if (!Active(in.directions[d])) continue;
+      if (ndjson_ != nullptr) std::fputs(JsonLine(in, d).c_str(), ndjson_);
+      if (csv_ != nullptr) std::fputs(CsvRow(in, d).c_str(), csv_);
+    }
+    if (in.scope == PublishedInterval::Scope::kJob && in.amended) {
+      if (line_open_) std::cerr << "\n";
+      line_open_ = false;
+      std::cerr << "iofleet: interval " << in.index << " of job '" << spec_.jobs(in.job).name() << "' amended: a late report arrived ("
+                << in.workers_reporting << " of " << in.workers_expected << " workers now in)\n";
+    }
+    if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) {
+      newest_cluster = &in;
+      newest_workers.clear();
+    }
+    if (in.scope == PublishedInterval::Scope::kWorker && newest_cluster != nullptr && in.phase == newest_cluster->phase &&
+        in.index == newest_cluster->index) {
+      newest_workers.push_back(in);
+    }
+  }
+  if (ndjson_ != nullptr) std::fflush(ndjson_);
+  if (csv_ != nullptr) std::fflush(csv_);
+  if (!options_.progress || newest_cluster == nullptr || now_unix_ns > INT64_MAX / 4) return;
+  last_workers_ = std::move(newest_workers);
+  const std::string line = ProgressLine(*newest_cluster, now_unix_ns);
+  if (tty_) {
+    std::cerr << "\r\033[K" << line << std::flush;
+    line_open_ = true;
+  } else if (absl::Now() - last_plain_line_ >= std::max(options_.interval, absl::Seconds(5)) || !newest_cluster->complete) {
+    // Logs (CI): a plain line now and then, not one per interval — and at once when a worker
+    // is late, which is when someone reading the log wants to know.
+    std::cerr << line << "\n";
+    last_plain_line_ = absl::Now();
+  }
+}
+
+std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now_unix_ns) const {
+  const JobPhases phases = SplitIntoPhases(spec_);
+  // Progress of the phase: its slowest job (the phase ends when that one does).
+  double fraction = 1;
+  int64_t phase_start = 0;
+  for (int j = 0; j < spec_.jobs_size(); ++j) {
+    if (phases.phase_of[j] != cluster.phase) continue;
+    const v1::JobSpec& job = spec_.jobs(j);
+    phase_start = phase_start == 0 ? cluster.start_unix_ns - static_cast<int64_t>(cluster.index) * absl::ToInt64Nanoseconds(options_.interval)
+                                   : phase_start;
+    double f;
+    if (job.runtime_ns() > 0) {
+      f = static_cast<double>(now_unix_ns - phase_start) / static_cast<double>(job.runtime_ns() + job.ramp_time_ns() + job.startdelay_ns());
+    } else {
+      const double total = static_cast<double>(job.io_size() ? job.io_size() : job.size()) * std::max(1u, job.numjobs()) *
+                           static_cast<double>(workers_.size()) * std::max(1u, job.loops());
+      f = total > 0 ? static_cast<double>(aggregator_->BytesDone(j)) / total : 1;
+    }
+    fraction = std::min(fraction, std::clamp(f, 0.0, 1.0));
+  }
+  const double elapsed = static_cast<double>(now_unix_ns - phase_start) / 1e9;
+  std::string line = absl::StrFormat("iofleet: %.1fs", elapsed);
+  if (phases.phases > 1) absl::StrAppend(&line, absl::StrFormat(" phase %d/%d", cluster.phase + 1, phases.phases));
+  absl::StrAppend(&line, absl::StrFormat(" %3.0f%%", fraction * 100));
+  if (fraction > 0.01 && fraction < 1) absl::StrAppend(&line, absl::StrFormat(" ETA %.0fs", elapsed * (1 - fraction) / fraction));
+  const double seconds = static_cast<double>(std::max<int64_t>(1, cluster.end_unix_ns - cluster.start_unix_ns)) / 1e9;
+  for (int d = 0; d < 5; ++d) {
+    const v1::DirectionStats& stats = cluster.directions[d];
+    if (!Active(stats)) continue;
+    absl::StrAppend(&line, " | ", kDirectionNames[d], " ", FormatCount(static_cast<double>(stats.ops()) / seconds), " IOPS");
+    if (stats.bytes() > 0) absl::StrAppend(&line, " ", FormatBytes(static_cast<double>(stats.bytes()) / seconds), "/s");
+    absl::StrAppend(&line, " p99 ", Latency(static_cast<double>(Percentile(stats.latency(), 99))));
+  }
+  absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
+  // Stragglers: well below the median throughput in this interval, or late.
+  std::vector<std::pair<double, int>> rates;
+  for (const PublishedInterval& w : last_workers_) {
+    double ops = 0;
+    for (const v1::DirectionStats& s : w.directions) ops += static_cast<double>(s.ops());
+    rates.push_back({ops, w.worker});
+  }
+  std::vector<std::string> stragglers;
+  if (rates.size() >= 2) {
+    std::vector<double> sorted;
+    for (const auto& r : rates) sorted.push_back(r.first);
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    for (const auto& [ops, w] : rates) {
+      if (median > 0 && ops < (1 - options_.straggler_fraction) * median) {
+        stragglers.push_back(absl::StrFormat("%s (%.0f%% below median)", workers_[w], 100 * (1 - ops / median)));
+      }
+    }
+  }
+  for (size_t w : cluster.late_workers) stragglers.push_back(absl::StrCat(workers_[w], " (late)"));
+  if (!stragglers.empty()) absl::StrAppend(&line, " | stragglers: ", absl::StrJoin(stragglers, ", "));
+  return line;
+}
+
+}  // namespace iofleet

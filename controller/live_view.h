@@ -1,0 +1,71 @@
+// What the controller shows and writes while a run goes on, from the intervals the aggregator
+// publishes (RunAggregator::TakeDue): a progress line on stderr (rewritten in place on a
+// terminal, periodic plain lines otherwise), an NDJSON interval log and a CSV one. A worker's
+// late interval does not hold the view up: the interval is published without it, marked
+// incomplete, and published again (amended) when the report arrives, which stderr says.
+#ifndef IOFLEET_CONTROLLER_LIVE_VIEW_H_
+#define IOFLEET_CONTROLLER_LIVE_VIEW_H_
+
+#include <atomic>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "controller/run_aggregator.h"
+#include "proto/job.pb.h"
+
+namespace iofleet {
+
+struct LiveViewOptions {
+  bool progress = true;          // the status line (--quiet: off)
+  std::string interval_log;      // --interval-log FILE (NDJSON), empty: none
+  std::string interval_csv;      // --interval-csv FILE, empty: none
+  absl::Duration interval = absl::Seconds(1);
+  // A late interval is published without the missing workers after this long.
+  absl::Duration grace = absl::Seconds(2);
+  // A worker whose throughput in the last interval is this fraction below the median is
+  // listed as a straggler.
+  double straggler_fraction = 0.5;
+};
+
+class LiveView {
+ public:
+  LiveView(v1::RunSpec spec, std::vector<std::string> workers, std::string run_id, LiveViewOptions options);
+  ~LiveView();
+
+  // Opens the log files (errors name the file) and starts publishing from `aggregator`.
+  absl::Status Start(RunAggregator* aggregator);
+  // Publishes everything still pending (late workers stay marked) and closes the logs.
+  absl::Status Finish();
+
+  // One NDJSON line / CSV row for a published interval and direction (exposed for tests).
+  std::string JsonLine(const PublishedInterval& interval, int direction) const;
+  std::string CsvRow(const PublishedInterval& interval, int direction) const;
+  static const char* CsvHeader();
+
+ private:
+  void Loop();
+  void Publish(int64_t now_unix_ns, int64_t grace_ns);
+  std::string ProgressLine(const PublishedInterval& cluster, int64_t now_unix_ns) const;
+
+  const v1::RunSpec spec_;
+  const std::vector<std::string> workers_;
+  const std::string run_id_;
+  const LiveViewOptions options_;
+  const bool tty_;
+  RunAggregator* aggregator_ = nullptr;
+  std::FILE* ndjson_ = nullptr;
+  std::FILE* csv_ = nullptr;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+  absl::Time last_plain_line_ = absl::InfinitePast();
+  std::vector<PublishedInterval> last_workers_;  // the newest interval's worker scope
+  bool line_open_ = false;  // a progress line is on the terminal without a newline
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_LIVE_VIEW_H_
