@@ -107,6 +107,10 @@ absl::Status LiveView::Start(RunAggregator* aggregator) {
   if (absl::Status s = open(options_.interval_log, &ndjson_); !s.ok()) return s;
   if (absl::Status s = open(options_.interval_csv, &csv_); !s.ok()) return s;
   if (csv_ != nullptr) std::fputs(CsvHeader(), csv_);
+  if (options_.metrics != nullptr) {
+    options_.metrics->Gauge("iofleet_cluster_run_info", "The run being measured (value 1)", {{"run", run_id_}, {"job_file", spec_.source()}}).Set(1);
+    options_.metrics->Gauge("iofleet_cluster_workers_expected", "Workers in the run").Set(static_cast<double>(workers_.size()));
+  }
   done_ = false;
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
@@ -150,6 +154,22 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
       if (!Active(in.directions[d])) continue;
       if (ndjson_ != nullptr) std::fputs(JsonLine(in, d).c_str(), ndjson_);
       if (csv_ != nullptr) std::fputs(CsvRow(in, d).c_str(), csv_);
+    }
+    if (options_.metrics != nullptr) {
+      for (int d = 0; d < 5; ++d) {
+        if (!Active(in.directions[d])) continue;
+        const prometheus::Labels labels = {{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", kDirectionNames[d]}};
+        const v1::DirectionStats& stats = in.directions[d];
+        // Counters from the worker scope, which is published once per worker and interval.
+        if (in.scope == PublishedInterval::Scope::kWorker) options_.metrics->Add(labels, stats.ops(), stats.bytes(), stats.errors(), stats.latency());
+        if (in.scope == PublishedInterval::Scope::kJob && !in.amended) {
+          options_.metrics->SetQueueDepth(labels, stats.latency(), static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9);
+        }
+      }
+      if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) {
+        options_.metrics->Gauge("iofleet_cluster_workers_reporting", "Workers whose report for the latest interval is in")
+            .Set(in.workers_reporting);
+      }
     }
     if (in.scope == PublishedInterval::Scope::kJob && in.amended) {
       if (line_open_) std::cerr << "\n";

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "controller/run_aggregator.h"
+#include "metrics/interval_metrics.h"
 #include "proto/job.pb.h"
 
 namespace iofleet {
@@ -29,6 +30,9 @@ struct LiveViewOptions {
   // A worker whose throughput in the last interval is this fraction below the median is
   // listed as a straggler.
   double straggler_fraction = 0.5;
+  // Prometheus (--metrics-listen): cluster counters per job and direction, fed with each
+  // worker's interval once, the queue depth, workers reporting/expected, the run's identity.
+  IntervalMetrics* metrics = nullptr;
 };
 
 class LiveView {

@@ -45,6 +45,8 @@ const std::vector<OptionSpec> kRunOptions = {
     {"quiet", false, false, "", "no progress line while the run goes on"},
     {"interval-log", true, false, "FILE", "NDJSON: one line per interval, scope (cluster, job, worker) and direction, with histogram bins"},
     {"interval-csv", true, false, "FILE", "the same intervals as CSV (without the bins)"},
+    {"metrics-listen", true, false, "HOST:PORT", "serve Prometheus /metrics with the cluster-wide figures during the run"},
+    {"metrics-hold", true, false, "DURATION", "keep serving the final metrics this long after the run (for the last scrape)"},
     {"help", false, false, "", "show this help"},
 };
 
@@ -177,6 +179,13 @@ int Run(const std::vector<std::string>& args) {
   options.quiet = cl->Has("quiet");
   options.interval_log = cl->Get("interval-log");
   options.interval_csv = cl->Get("interval-csv");
+  options.metrics_listen = cl->Get("metrics-listen");
+  if (cl->Has("metrics-hold")) {
+    auto ns = ParseDurationNs(cl->Get("metrics-hold"));
+    if (!ns.ok()) return UsageError("--metrics-hold must be a duration (e.g. 30s)");
+    if (options.metrics_listen.empty()) return UsageError("--metrics-hold needs --metrics-listen");
+    options.metrics_hold = absl::Nanoseconds(*ns);
+  }
   return RunJob(options);
 }
 

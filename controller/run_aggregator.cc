@@ -205,12 +205,14 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
       published.directions = interval.totals.directions;
       out.push_back(published);
       for (const auto& [w, totals] : interval.by_worker) {
+        if (!interval.published_workers.insert(w).second) continue;
         PublishedInterval per_worker = published;
         per_worker.scope = PublishedInterval::Scope::kWorker;
         per_worker.worker = static_cast<int>(w);
         per_worker.workers_reporting = 1;
         per_worker.workers_expected = 1;
         per_worker.complete = true;
+        per_worker.amended = false;
         per_worker.late_workers.clear();
         per_worker.directions = totals.directions;
         out.push_back(per_worker);

@@ -67,6 +67,7 @@ class RunAggregator {
   // of a job): those every expected worker has reported, those whose end lies more than
   // `grace_ns` before `now_unix_ns` (published with the workers that are in, marked
   // incomplete), and earlier publications that a late report has changed since (amended).
+  // A worker-scope interval is published exactly once (counters can add them up).
   std::vector<PublishedInterval> TakeDue(int64_t now_unix_ns, int64_t grace_ns);
   // Bytes moved so far by `job` on all workers (every direction).
   uint64_t BytesDone(size_t job) const;
@@ -97,6 +98,7 @@ class RunAggregator {
     std::set<size_t> workers;
     std::map<size_t, Totals> by_worker;  // job scope only
     size_t published_reports = 0;        // reports included when last published (0: never)
+    std::set<size_t> published_workers;  // whose worker-scope interval was published (once each)
   };
   // Whether worker `w` still owes a report for `interval` of `job` (it has not ended the job
   // before the interval began).

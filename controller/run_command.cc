@@ -68,8 +68,18 @@ int RunJob(const RunOptions& options) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--output-format must be normal, json, json+ or iofleet-json, not '",
                                                         options.output_format, "'")), 2);
   }
+  // Prometheus: served from before the workers are contacted until after the report.
+  RunOptions run_options = options;
+  std::unique_ptr<IntervalMetrics> metrics;
+  if (!options.metrics_listen.empty()) {
+    auto served = IntervalMetrics::Serve(options.metrics_listen, "iofleet_cluster");
+    if (!served.ok()) return Fail(served.status(), 2);
+    metrics = std::move(*served);
+    run_options.metrics = metrics.get();
+    std::cerr << "iofleet: metrics on http://" << metrics->address() << "/metrics\n";
+  }
   v1::RunReport report;
-  const RunResult result = ExecuteRun(std::move(*parsed), options, &report);
+  const RunResult result = ExecuteRun(std::move(*parsed), run_options, &report);
   if (!result.ran) return result.exit_code;
   const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
                                : options.output_format == "json+" ? RenderFioJsonReport(report, true)
@@ -82,6 +92,11 @@ int RunJob(const RunOptions& options) {
     return Fail(written, 1);
   }
   for (const std::string& p : report.problems()) std::cerr << "iofleet: " << p << "\n";
+  if (metrics != nullptr && options.metrics_hold > absl::ZeroDuration()) {
+    // So that Prometheus's next scrape still sees the run's final figures.
+    std::cerr << "iofleet: serving the final metrics for " << absl::FormatDuration(options.metrics_hold) << "\n";
+    absl::SleepFor(options.metrics_hold);
+  }
   return result.exit_code;
 }
 
@@ -154,7 +169,8 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                                 .interval_log = options.interval_log,
                                 .interval_csv = options.interval_csv,
                                 .interval = options.interval,
-                                .grace = std::max(2 * options.interval, absl::Seconds(2))});
+                                .grace = std::max(2 * options.interval, absl::Seconds(2)),
+                                .metrics = options.metrics});
   if (absl::Status started = live.Start(&aggregator); !started.ok()) return early(Fail(started, 2));
   const JobPhases phases = SplitIntoPhases(spec);
   bool interrupted = false, stopped_early = false;

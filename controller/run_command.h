@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/interval_metrics.h"
 #include "absl/time/time.h"
 #include "common/transport_security.h"
 #include "proto/job.pb.h"
@@ -32,6 +33,9 @@ struct RunOptions {
   bool quiet = false;                    // --quiet: no progress line
   std::string interval_log;              // --interval-log FILE (NDJSON)
   std::string interval_csv;              // --interval-csv FILE
+  std::string metrics_listen;            // --metrics-listen HOST:PORT (Prometheus /metrics)
+  absl::Duration metrics_hold = absl::ZeroDuration();  // keep serving the final figures this long
+  IntervalMetrics* metrics = nullptr;    // set by RunJob from metrics_listen
 };
 
 struct RunResult {

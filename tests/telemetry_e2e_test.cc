@@ -2,7 +2,12 @@
 // report exactly, a worker frozen mid-run (SIGSTOP) makes its intervals late — published
 // without it, marked incomplete, then amended when it resumes — and the progress line is
 // printed unless --quiet.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
@@ -130,6 +135,101 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   TestProcess quiet({Runfile("controller/iofleet"), "run", job, "--hosts", a.address(), "--quiet"}, TempDir() + "/telemetry-quiet");
   ASSERT_EQ(quiet.Wait(std::chrono::seconds(60)).value_or(-1), 0) << quiet.Stderr();
   EXPECT_THAT(quiet.Stderr(), Not(HasSubstr("| workers ")));
+}
+
+// GET http://ADDRESS/metrics over a plain socket (the test talks to 127.0.0.1 only).
+std::string Scrape(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return "";
+  }
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
+  (void)::write(fd, request.data(), request.size());
+  std::string response;
+  char buffer[65536];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// The value of the sample `name{...direction="DIR"...}`, or -1.
+double Sample(const std::string& metrics, const std::string& name, const std::string& direction) {
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + "{", 0) != 0 || line.find("direction=\"" + direction + "\"") == std::string::npos) continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
+// The address a process printed after `prefix` ("... on http://ADDRESS/metrics").
+std::string MetricsAddress(const std::string& output) {
+  const std::string prefix = "http://";
+  const size_t at = output.find(prefix);
+  if (at == std::string::npos) return "";
+  const size_t end = output.find("/metrics", at);
+  return output.substr(at + prefix.size(), end - at - prefix.size());
+}
+
+// Prometheus on worker and controller, scraped during a real run: counters grow, end equal
+// to the report, and the exposition passes promtool's checks (names with _total, _seconds...).
+TEST(Telemetry, PrometheusOnWorkerAndControllerMatchesTheReport) {
+  const std::string data = TempDir() + "/prometheus";
+  ::mkdir(data.c_str(), 0755);
+  TestWorker worker("prom-worker", {"--allow-root", data, "--metrics-listen", "127.0.0.1:0"});
+  const std::string worker_metrics = MetricsAddress(worker.process().Stdout());
+  ASSERT_FALSE(worker_metrics.empty()) << worker.process().Stdout();
+  const std::string job = data + "/p.fio";
+  std::ofstream(job) << "[p]\nrw=randrw\nbs=4k\nsize=1m\nruntime=4s\ntime_based\nrate_iops=4000\ndirectory=" << data << "\n";
+  const std::string json = data + "/p.json";
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--metrics-listen", "127.0.0.1:0", "--metrics-hold",
+                   "5s", "--quiet", "--output-format", "iofleet-json", "--output", json},
+                  TempDir() + "/prometheus-run");
+  ASSERT_TRUE(run.WaitForOutput("/metrics", std::chrono::seconds(10), /*in_stderr=*/true)) << run.Stderr();
+  const std::string controller_metrics = MetricsAddress(run.Stderr());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  const double early = Sample(Scrape(controller_metrics), "iofleet_cluster_operations_total", "write");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const double later = Sample(Scrape(controller_metrics), "iofleet_cluster_operations_total", "write");
+  EXPECT_GT(early, 0);
+  EXPECT_GT(later, early) << "the counters grow while the run goes on";
+  ASSERT_TRUE(run.WaitForOutput("serving the final metrics", std::chrono::seconds(20), /*in_stderr=*/true)) << run.Stderr();
+
+  v1::RunReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok());
+  const std::string final_controller = Scrape(controller_metrics), final_worker = Scrape(worker_metrics);
+  for (const auto& d : report.jobs(0).directions()) {
+    EXPECT_EQ(Sample(final_controller, "iofleet_cluster_operations_total", d.direction()), static_cast<double>(d.ops())) << d.direction();
+    EXPECT_EQ(Sample(final_controller, "iofleet_cluster_bytes_total", d.direction()), static_cast<double>(d.bytes())) << d.direction();
+    EXPECT_EQ(Sample(final_controller, "iofleet_cluster_latency_seconds_count", d.direction()), static_cast<double>(d.ops()));
+    EXPECT_EQ(Sample(final_worker, "iofleet_worker_operations_total", d.direction()), static_cast<double>(d.ops())) << d.direction();
+  }
+  EXPECT_THAT(final_controller, HasSubstr("iofleet_cluster_workers_expected 1"));
+  EXPECT_THAT(final_controller, HasSubstr(absl::StrCat("iofleet_cluster_run_info{job_file=\"", job, "\",run=\"", report.run_id(), "\"} 1")));
+  EXPECT_NE(final_controller.find(absl::StrCat("iofleet_cluster_latency_seconds_bucket{direction=\"read\",job=\"p\",run=\"", report.run_id(),
+                                               "\",le=\"+Inf\"} ", report.jobs(0).directions(0).ops())),
+            std::string::npos)
+      << "the histogram holds every operation";
+
+  // promtool (Debian's prometheus package) checks the exposition format and naming rules.
+  ASSERT_EQ(::access("/usr/bin/promtool", X_OK), 0) << "promtool missing (tools/install_deps.sh installs prometheus)";
+  for (const std::string& metrics : {final_controller, final_worker}) {
+    const std::string file = data + "/scrape.prom";
+    std::ofstream(file) << metrics;
+    FILE* check = ::popen(("/usr/bin/promtool check metrics < " + file + " 2>&1").c_str(), "r");
+    ASSERT_NE(check, nullptr);
+    std::string output;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), check)) > 0;) output.append(buffer, n);
+    EXPECT_EQ(::pclose(check), 0) << "promtool: " << output;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "common/command_line.h"
 #include "common/confined_open.h"
 #include "common/log.h"
+#include "metrics/interval_metrics.h"
 #include "common/transport_security.h"
 #include "grpcpp/grpcpp.h"
 #include "worker/worker_service.h"
@@ -27,6 +28,7 @@ const std::vector<OptionSpec> kOptions = {
     {"tls-cert", true, false, "PEM", "mutual TLS: this worker's certificate (with --tls-key and --tls-ca)"},
     {"tls-key", true, false, "PEM", "mutual TLS: this worker's private key"},
     {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs controllers' certificates"},
+    {"metrics-listen", true, false, "HOST:PORT", "serve Prometheus /metrics here (ops, bytes, errors, latency histogram, queue depth per run/job/direction)"},
     {"advertise-protocol-version", true, false, "N", "testing only: announce protocol version N"},
     {"help", false, false, "", "show this help"},
 };
@@ -94,7 +96,17 @@ int Main(int argc, char** argv) {
               << " (beyond 127.0.0.1) needs --token-file FILE or --tls-cert/--tls-key/--tls-ca, so that strangers cannot drive it\n";
     return 2;
   }
-  WorkerServiceImpl service(std::move(*policy), versions, security->token);
+  std::unique_ptr<IntervalMetrics> metrics;
+  if (args->Has("metrics-listen")) {
+    auto served = IntervalMetrics::Serve(args->Get("metrics-listen"), "iofleet_worker");
+    if (!served.ok()) {
+      std::cerr << "iofleet-worker: " << served.status().message() << "\n";
+      return 2;
+    }
+    metrics = std::move(*served);
+    std::printf("iofleet-worker metrics on http://%s/metrics\n", metrics->address().c_str());
+  }
+  WorkerServiceImpl service(std::move(*policy), versions, security->token, metrics.get());
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(listen, ServerCredentialsFor(*security), &port);

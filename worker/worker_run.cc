@@ -20,8 +20,9 @@ int64_t WallNowNs() {
 
 }  // namespace
 
-WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout)
+WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserver observer)
     : request_(std::move(request)),
+      observer_(std::move(observer)),
       layout_(std::move(layout)),
       interval_(request_.interval_ns() ? std::chrono::nanoseconds(request_.interval_ns()) : kDefaultInterval),
       lease_(request_.lease_ns() ? std::chrono::nanoseconds(request_.lease_ns()) : kDefaultLease),
@@ -156,6 +157,7 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
 }
 
 void WorkerRun::Publish(v1::IntervalReport report) {
+  if (observer_) observer_(request_, report);
   reports_.push_back(std::move(report));
   changed_.notify_all();
 }

@@ -5,6 +5,7 @@
 #define IOFLEET_WORKER_WORKER_RUN_H_
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -26,7 +27,10 @@ class WorkerRun {
  public:
   using Clock = std::chrono::steady_clock;
 
-  WorkerRun(v1::PrepareRequest request, RunLayout layout);
+  // Sees every report as it is produced (the worker's Prometheus metrics); may be empty.
+  using ReportObserver = std::function<void(const v1::PrepareRequest&, const v1::IntervalReport&)>;
+
+  WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserver observer = nullptr);
   ~WorkerRun();  // stops IO and joins every thread
 
   const v1::PrepareRequest& request() const { return request_; }
@@ -77,6 +81,7 @@ class WorkerRun {
   void Publish(v1::IntervalReport report);
 
   const v1::PrepareRequest request_;
+  const ReportObserver observer_;
   const RunLayout layout_;
   const std::chrono::nanoseconds interval_;
   const std::chrono::nanoseconds lease_;

@@ -32,8 +32,8 @@ std::string KernelRelease() {
 
 }  // namespace
 
-WorkerServiceImpl::WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token)
-    : policy_(std::move(policy)), versions_(versions), token_(std::move(token)) {
+WorkerServiceImpl::WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token, IntervalMetrics* metrics)
+    : policy_(std::move(policy)), versions_(versions), token_(std::move(token)), metrics_(metrics) {
   lease_watchdog_ = std::thread([this] { WatchLeases(); });
 }
 
@@ -128,7 +128,24 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
   host.mutable_targets()->Swap(layout->response.mutable_facts()->mutable_targets());
   *layout->response.mutable_facts() = host;
   *response = layout->response;
-  auto run = std::make_shared<WorkerRun>(*request, std::move(*layout));
+  WorkerRun::ReportObserver observer;
+  if (metrics_ != nullptr) {
+    observer = [metrics = metrics_](const v1::PrepareRequest& prepared, const v1::IntervalReport& report) {
+      static constexpr const char* kDirections[] = {"", "read", "write", "trim", "sync", "meta"};
+      const double seconds = static_cast<double>(std::max<int64_t>(1, report.end_unix_ns() - report.start_unix_ns())) / 1e9;
+      const std::string job = report.job_index() < static_cast<uint32_t>(prepared.spec().jobs_size())
+                                  ? prepared.spec().jobs(static_cast<int>(report.job_index())).name()
+                                  : "?";
+      for (const v1::DirectionStats& d : report.directions()) {
+        const int index = static_cast<int>(d.direction());
+        if (index < 1 || index > 5) continue;
+        const prometheus::Labels labels = {{"run", prepared.run_id()}, {"job", job}, {"direction", kDirections[index]}};
+        metrics->Add(labels, d.ops(), d.bytes(), d.errors(), d.latency());
+        metrics->SetQueueDepth(labels, d.latency(), seconds);
+      }
+    };
+  }
+  auto run = std::make_shared<WorkerRun>(*request, std::move(*layout), std::move(observer));
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = runs_.emplace(request->run_id(), run);
   if (!inserted) *response = it->second->prepared();  // a concurrent duplicate won the race

@@ -13,6 +13,7 @@
 
 #include "common/protocol_version.h"
 #include "proto/worker_service.grpc.pb.h"
+#include "metrics/interval_metrics.h"
 #include "worker/path_policy.h"
 #include "worker/worker_run.h"
 
@@ -22,7 +23,8 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
  public:
   // `versions` is what Hello announces (overridable only to test version skew).
   // `token`: when set, every call must carry it (x-iofleet-token metadata).
-  WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token = "");
+  // `metrics`: when set, every interval report is also counted there (--metrics-listen).
+  WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token = "", IntervalMetrics* metrics = nullptr);
   ~WorkerServiceImpl() override;
 
   grpc::Status Hello(grpc::ServerContext*, const v1::HelloRequest*, v1::HelloResponse*) override;
@@ -45,6 +47,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   const PathPolicy policy_;
   const ProtocolVersions versions_;
   const std::string token_;
+  IntervalMetrics* const metrics_;
   std::mutex mu_;
   std::condition_variable shutdown_cv_;
   bool shutting_down_ = false;
