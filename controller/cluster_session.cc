@@ -45,22 +45,6 @@ std::string NewRunId() {
                       absl::StrFormat("%06x", random() & 0xffffff));
 }
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string temporary = absl::StrCat(path, ".tmp-", ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", temporary));
-  }
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(temporary.c_str());
-    return absl::ErrnoToStatus(err, absl::StrCat("rename to ", path));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const SessionOptions& options, v1::RunReport* report) {
   std::unique_ptr<ClusterSession> session(new ClusterSession());
   session->options_ = options;

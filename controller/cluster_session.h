@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/atomic_file.h"
 #include "controller/local_workers.h"
 #include "controller/run_aggregator.h"
 #include "controller/worker_client.h"
@@ -72,8 +73,6 @@ class ClusterSession {
 };
 
 std::string NewRunId();
-// Writes `text` to `path` atomically: a temporary file beside it, then rename.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace iofleet
 

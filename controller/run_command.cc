@@ -1,4 +1,3 @@
-#include "controller/live_view.h"
 #include "controller/run_command.h"
 
 #include <fcntl.h>
@@ -13,21 +12,26 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/nfs_url.h"
 #include "common/log.h"
+#include "common/nfs_url.h"
 #include "common/protocol_version.h"
 #include "controller/cluster_session.h"
+#include "controller/live_view.h"
 #include "controller/local_workers.h"
 #include "controller/report_fio_json.h"
 #include "controller/report_text.h"
+#include "controller/results_dir.h"
 #include "controller/run_aggregator.h"
 #include "controller/worker_client.h"
+#include "google/protobuf/util/json_util.h"
 #include "job/fio_job_file.h"
 #include "job/job_phases.h"
 #include "job/job_validation.h"
@@ -55,6 +59,49 @@ struct TemporaryDirectory {
   }
 };
 
+// Everything about the run in its results directory, then the directory's final name.
+absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, const v1::RunReport& report, const RunResult& result,
+                         ResultsDirectory* results) {
+  google::protobuf::util::JsonPrintOptions json;
+  json.add_whitespace = true;
+  json.preserve_proto_field_names = true;
+  std::string resolved, hosts_json;
+  if (!google::protobuf::util::MessageToJsonString(given, &resolved, json).ok()) resolved = "{}";
+  v1::RunReport hosts;  // the workers and their host facts only
+  *hosts.mutable_workers() = report.workers();
+  if (!google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json).ok()) hosts_json = "{}";
+  std::string as_given;
+  if (!options.job_file.empty()) {
+    std::ifstream in(options.job_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    as_given = text.str();
+  } else {
+    as_given = absl::StrCat("# fio command-line form\n", absl::StrJoin(options.job_options, "\n"), "\n");
+  }
+  for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{{"job.fio", as_given},
+                                                                                  {"job-resolved.json", resolved},
+                                                                                  {"result.json", RenderJsonReport(report)},
+                                                                                  {"report.txt", RenderTextReport(report)},
+                                                                                  {"hosts.json", hosts_json}}) {
+    if (absl::Status s = results->Write(file, text); !s.ok()) return s;
+  }
+  // Interval logs the user sent elsewhere are copied in too.
+  for (const auto& [path, file] : {std::pair{options.interval_log, "intervals.ndjson"}, std::pair{options.interval_csv, "intervals.csv"}}) {
+    if (path.empty()) continue;
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (absl::Status s = results->Write(file, text.str()); !s.ok()) return s;
+  }
+  std::vector<std::string> why(report.problems().begin(), report.problems().end());
+  if (why.empty() && result.exit_code != 0) why.push_back(absl::StrCat("exit code ", result.exit_code));
+  auto final_path = results->Finish(why);
+  if (!final_path.ok()) return final_path.status();
+  std::cerr << "iofleet: results in " << *final_path << (why.empty() ? "" : " (partial)") << "\n";
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunJob(const RunOptions& options) {
@@ -78,9 +125,25 @@ int RunJob(const RunOptions& options) {
     run_options.metrics = metrics.get();
     std::cerr << "iofleet: metrics on http://" << metrics->address() << "/metrics\n";
   }
+  // The results directory: the interval logs go there while the run goes on.
+  std::optional<ResultsDirectory> results;
+  if (options.results_dir != "none" && !options.results_dir.empty()) {
+    const std::string job_name = !options.job_file.empty() ? std::filesystem::path(options.job_file).stem().string()
+                                                           : parsed->jobs(0).name();
+    auto created = ResultsDirectory::Create(options.results_dir, absl::Now(), job_name);
+    if (!created.ok()) return Fail(created.status(), 2);
+    results = std::move(*created);
+    if (run_options.interval_log.empty()) run_options.interval_log = results->PathOf("intervals.ndjson");
+    if (run_options.interval_csv.empty()) run_options.interval_csv = results->PathOf("intervals.csv");
+  }
+  const v1::RunSpec given = *parsed;
   v1::RunReport report;
   const RunResult result = ExecuteRun(std::move(*parsed), run_options, &report);
-  if (!result.ran) return result.exit_code;
+  if (!result.ran) {
+    if (results) results->Discard();
+    return result.exit_code;
+  }
+  const absl::Status saved = results ? SaveResults(options, given, report, result, &*results) : absl::OkStatus();
   const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
                                : options.output_format == "json+" ? RenderFioJsonReport(report, true)
                                : options.output_format == "iofleet-json" ? RenderJsonReport(report)
@@ -92,6 +155,7 @@ int RunJob(const RunOptions& options) {
     return Fail(written, 1);
   }
   for (const std::string& p : report.problems()) std::cerr << "iofleet: " << p << "\n";
+  if (!saved.ok()) std::cerr << "iofleet: results directory: " << saved.message() << "\n";
   if (metrics != nullptr && options.metrics_hold > absl::ZeroDuration()) {
     // So that Prometheus's next scrape still sees the run's final figures.
     std::cerr << "iofleet: serving the final metrics for " << absl::FormatDuration(options.metrics_hold) << "\n";

@@ -4,11 +4,13 @@
 // printed unless --quiet.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <dirent.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -230,6 +232,67 @@ TEST(Telemetry, PrometheusOnWorkerAndControllerMatchesTheReport) {
     for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), check)) > 0;) output.append(buffer, n);
     EXPECT_EQ(::pclose(check), 0) << "promtool: " << output;
   }
+}
+
+// The directories under `base` (not . and ..).
+std::vector<std::string> Entries(const std::string& base) {
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(base.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Every run leaves results/<UTC time>-<job>/ with the job, the result, the text report, the
+// interval logs and the host facts; an interrupted run's directory says PARTIAL; bad input
+// leaves nothing.
+TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
+  const std::string data = TempDir() + "/results-data", base = TempDir() + "/results";
+  ::mkdir(data.c_str(), 0755);
+  TestWorker worker("results-worker", {"--allow-root", data});
+  const std::string job = data + "/mixed.fio";
+  std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=1s\ntime_based\ndirectory=" << data << "\n";
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
+                  TempDir() + "/results-run");
+  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
+  std::vector<std::string> dirs = Entries(base);
+  ASSERT_EQ(dirs.size(), 1u);
+  EXPECT_THAT(dirs[0], ::testing::MatchesRegex("20[0-9]{6}T[0-9]{6}Z-mixed"));
+  const std::string dir = base + "/" + dirs[0];
+  EXPECT_THAT(run.Stderr(), HasSubstr("results in " + dir));
+  EXPECT_THAT(Entries(dir), ::testing::ElementsAre("hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json", "job.fio",
+                                                  "report.txt", "result.json"));
+  EXPECT_EQ(ReadFile(dir + "/job.fio"), ReadFile(job));
+  v1::RunReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(dir + "/result.json"), &report).ok());
+  EXPECT_EQ(report.jobs(0).name(), "m");
+  EXPECT_THAT(ReadFile(dir + "/hosts.json"), HasSubstr(worker.address()));
+  EXPECT_THAT(ReadFile(dir + "/report.txt"), HasSubstr("Cluster"));
+  EXPECT_FALSE(ReadNdjson(dir + "/intervals.ndjson").empty());
+
+  // Interrupted: still written, marked partial.
+  std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=60s\ntime_based\ndirectory=" << data << "\n";
+  TestProcess interrupted({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
+                          TempDir() + "/results-interrupted");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  interrupted.Signal(SIGINT);
+  ASSERT_EQ(interrupted.Wait(std::chrono::seconds(30)).value_or(-1), 1) << interrupted.Stderr();
+  dirs = Entries(base);
+  ASSERT_EQ(dirs.size(), 2u) << "a name already taken gets a suffix";
+  const std::string partial = base + "/" + dirs[1];
+  EXPECT_THAT(ReadFile(partial + "/PARTIAL"), HasSubstr("interrupted by the user"));
+  EXPECT_THAT(interrupted.Stderr(), HasSubstr("(partial)"));
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(partial + "/result.json"), &report).ok());
+
+  // Bad input: nothing measured, no directory left behind.
+  std::ofstream(job) << "[m]\nszie=1m\n";
+  TestProcess bad({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base}, TempDir() + "/results-bad");
+  ASSERT_EQ(bad.Wait(std::chrono::seconds(30)).value_or(-1), 2);
+  EXPECT_EQ(Entries(base).size(), 2u);
 }
 
 }  // namespace

@@ -1,0 +1,40 @@
+// A run's results directory, DIR/<UTC time>-<job name>/: the job as given and as resolved, the
+// JSON result, the text report, the interval logs and every worker's host facts. It is built
+// as DIR/.<name>.partial while the run goes on, each file written atomically, and renamed to
+// its final name at the end — also when the run ended early, with a PARTIAL file saying why.
+// A controller killed outright leaves the .partial directory, whose name says so.
+#ifndef IOFLEET_CONTROLLER_RESULTS_DIR_H_
+#define IOFLEET_CONTROLLER_RESULTS_DIR_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace iofleet {
+
+class ResultsDirectory {
+ public:
+  // Makes DIR (if needed) and the working directory for a run named after `job_name` that
+  // starts at `start`; a name already taken gets a -2, -3... suffix.
+  static absl::StatusOr<ResultsDirectory> Create(const std::string& base, absl::Time start, const std::string& job_name);
+
+  // A path inside the working directory (for files written while the run goes on).
+  std::string PathOf(const std::string& file) const { return working_ + "/" + file; }
+  // Writes one file atomically.
+  absl::Status Write(const std::string& file, const std::string& text) const;
+  // Writes PARTIAL (listing `why`) when `why` is not empty, and gives the directory its final
+  // name, which it returns.
+  absl::StatusOr<std::string> Finish(const std::vector<std::string>& why);
+  // Removes the working directory (nothing was measured: bad input, no workers).
+  void Discard();
+
+ private:
+  ResultsDirectory(std::string working, std::string final_path) : working_(std::move(working)), final_(std::move(final_path)) {}
+  std::string working_, final_;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_RESULTS_DIR_H_
