@@ -12,7 +12,7 @@ out=$(mktemp -d /tmp/iofleet-fuzz-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 absl=$(pkg-config --libs grpc++ | tr ' ' '\n' | grep -- -labsl | awk '!s[$0]++' | tr '\n' ' ')
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. -Ibazel-bin)
-common=(common/nearest_name.cc common/units.cc common/nfs_url.cc bazel-bin/proto/job.pb.cc)
+common=(common/nearest_name.cc common/units.cc common/nfs_url.cc common/confined_open.cc bazel-bin/proto/job.pb.cc)
 libs=(-lprotobuf $absl -luring -laio -lnfs -lcrypto -lpthread)
 
 build() {  # name sources...
