@@ -45,6 +45,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"quiet", false, false, "", "no progress line while the run goes on"},
     {"interval-log", true, false, "FILE", "NDJSON: one line per interval, scope (cluster, job, worker) and direction, with histogram bins"},
     {"interval-csv", true, false, "FILE", "the same intervals as CSV (without the bins)"},
+    {"report", true, false, "FILE.html", "also write a self-contained HTML report with charts"},
     {"results-dir", true, false, "DIR", "where each run's results directory goes (default ./results; none: no directory)"},
     {"metrics-listen", true, false, "HOST:PORT", "serve Prometheus /metrics with the cluster-wide figures during the run"},
     {"metrics-hold", true, false, "DURATION", "keep serving the final metrics this long after the run (for the last scrape)"},
@@ -182,6 +183,7 @@ int Run(const std::vector<std::string>& args) {
   options.interval_csv = cl->Get("interval-csv");
   options.metrics_listen = cl->Get("metrics-listen");
   options.results_dir = cl->Get("results-dir", "results");
+  options.html_report = cl->Get("report");
   if (cl->Has("metrics-hold")) {
     auto ns = ParseDurationNs(cl->Get("metrics-hold"));
     if (!ns.ok()) return UsageError("--metrics-hold must be a duration (e.g. 30s)");

@@ -377,6 +377,14 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       out->set_start_unix_ns(interval.start_unix_ns);
       out->set_end_unix_ns(interval.end_unix_ns);
       out->set_workers_reporting(static_cast<uint32_t>(interval.workers.size()));
+      for (const auto& [w, totals] : interval.by_worker) {
+        v1::WorkerInterval* per_worker = out->add_workers();
+        per_worker->set_worker(workers_[w]);
+        for (const v1::DirectionStats& d : totals.directions) {
+          per_worker->set_ops(per_worker->ops() + d.ops());
+          per_worker->set_bytes(per_worker->bytes() + d.bytes());
+        }
+      }
       const uint64_t span = static_cast<uint64_t>(std::max<int64_t>(0, interval.end_unix_ns - interval.start_unix_ns));
       for (int d = 0; d < kDirections; ++d) {
         if (!Active(interval.totals.directions[d])) continue;

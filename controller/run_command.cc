@@ -27,6 +27,7 @@
 #include "controller/live_view.h"
 #include "controller/local_workers.h"
 #include "controller/report_fio_json.h"
+#include "controller/report_html.h"
 #include "controller/report_text.h"
 #include "controller/results_dir.h"
 #include "controller/run_aggregator.h"
@@ -83,6 +84,7 @@ absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, co
                                                                                   {"job-resolved.json", resolved},
                                                                                   {"result.json", RenderJsonReport(report)},
                                                                                   {"report.txt", RenderTextReport(report)},
+                                                                                  {"report.html", RenderHtmlReport(report)},
                                                                                   {"hosts.json", hosts_json}}) {
     if (absl::Status s = results->Write(file, text); !s.ok()) return s;
   }
@@ -153,6 +155,9 @@ int RunJob(const RunOptions& options) {
     std::fflush(stdout);
   } else if (absl::Status written = WriteFileAtomically(options.output_file, rendered); !written.ok()) {
     return Fail(written, 1);
+  }
+  if (!options.html_report.empty()) {
+    if (absl::Status written = WriteFileAtomically(options.html_report, RenderHtmlReport(report)); !written.ok()) return Fail(written, 1);
   }
   for (const std::string& p : report.problems()) std::cerr << "iofleet: " << p << "\n";
   if (!saved.ok()) std::cerr << "iofleet: results directory: " << saved.message() << "\n";

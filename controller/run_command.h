@@ -36,6 +36,7 @@ struct RunOptions {
   std::string metrics_listen;            // --metrics-listen HOST:PORT (Prometheus /metrics)
   absl::Duration metrics_hold = absl::ZeroDuration();  // keep serving the final figures this long
   IntervalMetrics* metrics = nullptr;    // set by RunJob from metrics_listen
+  std::string html_report;               // --report FILE.html
   std::string results_dir = "results";   // --results-dir DIR ("none": no results directory)
 };
 

@@ -265,7 +265,7 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   const std::string dir = base + "/" + dirs[0];
   EXPECT_THAT(run.Stderr(), HasSubstr("results in " + dir));
   EXPECT_THAT(Entries(dir), ::testing::ElementsAre("hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json", "job.fio",
-                                                  "report.txt", "result.json"));
+                                                  "report.html", "report.txt", "result.json"));
   EXPECT_EQ(ReadFile(dir + "/job.fio"), ReadFile(job));
   v1::RunReport report;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(dir + "/result.json"), &report).ok());
@@ -293,6 +293,70 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   TestProcess bad({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base}, TempDir() + "/results-bad");
   ASSERT_EQ(bad.Wait(std::chrono::seconds(30)).value_or(-1), 2);
   EXPECT_EQ(Entries(base).size(), 2u);
+}
+
+// Runs a command, returns its stdout+stderr and sets *status to its exit status.
+std::string Command(const std::string& command, int* status) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  std::string output;
+  if (pipe == nullptr) {
+    *status = -1;
+    return output;
+  }
+  char buffer[65536];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
+  *status = ::pclose(pipe);
+  return output;
+}
+
+// The HTML report renders in headless Chromium without console errors, and its charts carry
+// data points; it is self-contained (no scripts, no external resources).
+TEST(Telemetry, HtmlReportRendersWithDataInChromium) {
+  ASSERT_EQ(::access("/usr/bin/chromium", X_OK), 0) << "chromium missing (tools/install_deps.sh installs it)";
+  const std::string data = TempDir() + "/html";
+  ::mkdir(data.c_str(), 0755);
+  TestWorker a("html-a", {"--allow-root", data});
+  TestWorker b("html-b", {"--allow-root", data});
+  const std::string job = data + "/h.fio", html = data + "/report.html";
+  std::ofstream(job) << "[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=3s\ntime_based\ndirectory=" << data << "\n";
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(a.address(), ",", b.address()), "--interval", "500ms",
+                   "--report", html, "--results-dir", "none", "--quiet"},
+                  TempDir() + "/html-run");
+  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
+  const std::string page = ReadFile(html);
+  EXPECT_THAT(page, Not(HasSubstr("<script")));
+  for (const char* external : {"src=", "href=", "url(", "http://", "https://"}) {
+    EXPECT_THAT(page, Not(HasSubstr(external))) << "no external resources";
+  }
+  EXPECT_THAT(page, HasSubstr(a.address()));
+
+  const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+                               "--user-data-dir=" + data + "/chromium --enable-logging=stderr --v=0 ";
+  int status = 0;
+  const std::string shot = data + "/report.png";
+  const std::string screenshot_log = Command(chromium + "--window-size=1000,3000 --screenshot=" + shot + " file://" + html, &status);
+  ASSERT_EQ(status, 0) << screenshot_log;
+  struct stat st;
+  ASSERT_EQ(::stat(shot.c_str(), &st), 0) << screenshot_log;
+  EXPECT_GT(st.st_size, 20000) << "a screenshot of the charts";
+  EXPECT_THAT(screenshot_log, Not(HasSubstr("CONSOLE"))) << "console messages while rendering";
+  EXPECT_THAT(screenshot_log, Not(HasSubstr("Uncaught")));
+
+  // The rendered DOM: the charts are there and their lines have points.
+  const std::string dom = Command(chromium + "--dump-dom file://" + html + " 2>/dev/null", &status);
+  ASSERT_EQ(status, 0);
+  int charts = 0, lines_with_data = 0;
+  for (size_t at = dom.find("<svg"); at != std::string::npos; at = dom.find("<svg", at + 1)) ++charts;
+  for (size_t at = dom.find("<polyline"); at != std::string::npos; at = dom.find("<polyline", at + 1)) {
+    const size_t points = dom.find("points=\"", at);
+    const size_t end = dom.find('"', points + 8);
+    const std::string list = dom.substr(points + 8, end - points - 8);
+    if (std::count(list.begin(), list.end(), ',') >= 3) ++lines_with_data;
+  }
+  EXPECT_GE(charts, 5) << "IOPS, bandwidth, latency over time, per worker, distribution";
+  EXPECT_GE(lines_with_data, 6) << "write IOPS, bandwidth, 3 percentiles, 2 workers, distribution";
+  EXPECT_THAT(dom, HasSubstr("Throughput per worker"));
+  EXPECT_THAT(dom, HasSubstr("Latency distribution"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@ packages=(
   xfsprogs bindfs fuse3    # real targets in the tests (xfs on a loop device, a FUSE mount)
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils  # an NFS server for the tests (in a netns)
   prometheus               # promtool checks the /metrics exposition in the tests
+  chromium                 # renders the HTML report headless in the tests
   iproute2 openssl         # network namespaces and test certificates in the tests
   clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
 )

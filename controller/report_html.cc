@@ -1,0 +1,236 @@
+#include "controller/report_html.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/time.h"
+#include "common/units.h"
+#include "histogram/latency_histogram.h"
+
+namespace iofleet {
+namespace {
+
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+
+std::string Escape(const std::string& text) {
+  return absl::StrReplaceAll(text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}});
+}
+
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> points;  // x, y
+};
+
+// Round axis steps: 1, 2, 5 x 10^k.
+double NiceStep(double range, int ticks) {
+  if (range <= 0) return 1;
+  const double raw = range / ticks, magnitude = std::pow(10, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (raw <= m * magnitude) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+// A line chart: x in seconds from the start, y linear from 0 (or log10 when `log_y`), with
+// axis titles, tick labels formatted by `format`, and a legend.
+std::string LineChart(const std::string& title, const std::string& x_label, const std::string& y_label, const std::vector<Series>& series,
+                      std::string (*format)(double), bool log_y = false) {
+  constexpr double kW = 900, kH = 300, kLeft = 80, kRight = 20, kTop = 30, kBottom = 50;
+  double x_max = 0, y_max = 0, y_min = HUGE_VAL;
+  for (const Series& s : series) {
+    for (const auto& [x, y] : s.points) {
+      x_max = std::max(x_max, x);
+      y_max = std::max(y_max, y);
+      if (y > 0) y_min = std::min(y_min, y);
+    }
+  }
+  if (x_max <= 0) x_max = 1;
+  if (y_max <= 0) y_max = 1;
+  double lo = 0, hi;
+  std::vector<double> ticks;
+  if (log_y) {
+    lo = std::floor(std::log10(std::min(y_min, y_max)));
+    hi = std::ceil(std::log10(y_max));
+    if (hi <= lo) hi = lo + 1;
+    for (double e = lo; e <= hi; ++e) ticks.push_back(std::pow(10, e));
+  } else {
+    const double step = NiceStep(y_max, 5);
+    hi = std::ceil(y_max / step) * step;
+    for (double v = 0; v <= hi + step / 2; v += step) ticks.push_back(v);
+  }
+  auto px = [&](double x) { return kLeft + x / x_max * (kW - kLeft - kRight); };
+  auto py = [&](double y) {
+    const double f = log_y ? (std::log10(std::max(y, std::pow(10, lo))) - lo) / (hi - lo) : y / hi;
+    return kTop + (1 - f) * (kH - kTop - kBottom);
+  };
+  std::string svg = absl::StrFormat(
+      "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">"
+      "<title>%s</title><text x=\"%.0f\" y=\"18\" class=\"title\">%s</text>",
+      kW, kH + 20 * ((series.size() + 3) / 4), kW, kH + 20 * ((series.size() + 3) / 4), Escape(title), kLeft, Escape(title));
+  for (double t : ticks) {
+    absl::StrAppendFormat(&svg, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", kLeft, kW - kRight, py(t), py(t));
+    absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%s</text>", kLeft - 6, py(t) + 4, Escape(format(t)));
+  }
+  const double x_step = NiceStep(x_max, 8);
+  for (double x = 0; x <= x_max + x_step / 100; x += x_step) {
+    absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%g</text>", px(x), kH - kBottom + 16, x);
+  }
+  absl::StrAppendFormat(&svg, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" class=\"axis\"/>", kLeft, kW - kRight, kH - kBottom,
+                        kH - kBottom);
+  absl::StrAppendFormat(&svg, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.1f\" class=\"axis\"/>", kLeft, kLeft, kTop, kH - kBottom);
+  absl::StrAppendFormat(&svg, "<text x=\"%.0f\" y=\"%.0f\" class=\"label\" text-anchor=\"middle\">%s</text>", (kLeft + kW) / 2, kH - 12,
+                        Escape(x_label));
+  absl::StrAppendFormat(&svg, "<text x=\"14\" y=\"%.0f\" class=\"label\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.0f)\">%s</text>",
+                        (kTop + kH - kBottom) / 2, (kTop + kH - kBottom) / 2, Escape(y_label));
+  for (size_t i = 0; i < series.size(); ++i) {
+    const char* color = kColors[i % 8];
+    std::string points;
+    for (const auto& [x, y] : series[i].points) absl::StrAppendFormat(&points, "%.1f,%.1f ", px(x), py(y));
+    absl::StrAppendFormat(&svg, "<polyline class=\"series\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>", color, points);
+    const double lx = kLeft + static_cast<double>(i % 4) * 210, ly = kH + 4 + 20 * static_cast<double>(i / 4);
+    absl::StrAppendFormat(&svg, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%.0f\" y=\"%.0f\" class=\"legend\">%s</text>",
+                          lx, ly - 4, color, lx + 20, ly + 1, Escape(series[i].name));
+  }
+  return svg + "</svg>\n";
+}
+
+std::string FormatIops(double v) { return FormatCount(v); }
+std::string FormatBps(double v) { return FormatBytes(v) + "/s"; }
+std::string FormatLatency(double ns) { return FormatDurationNs(ns); }
+std::string FormatPercent(double v) { return absl::StrFormat("%g%%", v); }
+
+double PercentileOf(const v1::LatencySummary& summary, double p) {
+  for (const auto& e : summary.percentiles()) {
+    if (std::abs(e.percentile() - p) < 1e-9) return static_cast<double>(e.value_ns());
+  }
+  return 0;
+}
+
+// The job's latency distribution: share of operations per bucket, bucket bounds on a log
+// axis (drawn as a line over the buckets' midpoints, one series per direction).
+std::string Distribution(const v1::JobResult& job) {
+  std::vector<Series> series;
+  for (const v1::DirectionResult& d : job.directions()) {
+    if (!d.has_histogram() || d.histogram().count() == 0) continue;
+    // Group our fine buckets per 1/8 decade so the curve is readable.
+    std::map<int, uint64_t> groups;
+    for (const v1::HistogramBucket& b : d.histogram().buckets()) {
+      const double mid = static_cast<double>(HistogramLayout::BucketMidpoint(b.index()));
+      groups[static_cast<int>(std::floor(std::log10(std::max(mid, 1.0)) * 8))] += b.count();
+    }
+    Series s{d.direction(), {}};
+    for (const auto& [g, count] : groups) {
+      s.points.push_back({static_cast<double>(g) / 8, 100.0 * static_cast<double>(count) / static_cast<double>(d.histogram().count())});
+    }
+    series.push_back(std::move(s));
+  }
+  if (series.empty()) return "";
+  // x is log10(ns): label ticks as latencies.
+  std::string svg = LineChart(absl::StrCat("Latency distribution, job ", job.name(), " (share of operations per 1/8 decade)"),
+                              "latency, log scale: 0 = 1 ns, 3 = 1 us, 6 = 1 ms, 9 = 1 s", "share of operations", series, &FormatPercent);
+  return svg;
+}
+
+}  // namespace
+
+std::string RenderHtmlReport(const v1::RunReport& report) {
+  std::string html = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iofleet ", Escape(report.run_id()), "</title>\n<style>\n",
+      "body{font-family:sans-serif;margin:24px;color:#222}h1{font-size:22px}h2{font-size:18px;margin-top:32px}"
+      "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+      ".chart{display:block;margin:12px 0;background:#fff}.title{font-size:15px;font-weight:bold}.tick{font-size:11px;fill:#444}"
+      ".label{font-size:12px;fill:#222}.legend{font-size:12px}.grid{stroke:#e4e4e4}.axis{stroke:#444}.problems{color:#b00}\n",
+      "</style></head><body>\n<h1>iofleet run ", Escape(report.run_id()), "</h1>\n<p>", Escape(report.job_source()), " on ",
+      report.workers_size(), " workers, started ",
+      Escape(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(report.start_unix_ns()), absl::UTCTimeZone())), "</p>\n");
+  if (!report.problems().empty()) {
+    html += "<div class=\"problems\"><h2>Problems</h2><ul>";
+    for (const std::string& p : report.problems()) absl::StrAppend(&html, "<li>", Escape(p), "</li>");
+    html += "</ul></div>\n";
+  }
+  html += "<h2>Summary</h2><table><tr><th>job</th><th>direction</th><th>IOPS</th><th>bandwidth</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n";
+  for (const v1::JobResult& job : report.jobs()) {
+    for (const v1::DirectionResult& d : job.directions()) {
+      absl::StrAppend(&html, "<tr><td>", Escape(job.name()), "</td><td>", d.direction(), "</td><td>", FormatCount(d.iops()), "</td><td>",
+                      FormatBps(d.bandwidth_bytes_per_sec()), "</td><td>", FormatLatency(d.latency().mean_ns()), "</td><td>",
+                      FormatLatency(PercentileOf(d.latency(), 50)), "</td><td>", FormatLatency(PercentileOf(d.latency(), 99)), "</td><td>",
+                      FormatLatency(PercentileOf(d.latency(), 99.9)), "</td><td>", FormatLatency(static_cast<double>(d.latency().max_ns())),
+                      "</td><td>", d.errors(), "</td></tr>\n");
+    }
+  }
+  html += "</table>\n";
+  for (const v1::JobResult& job : report.jobs()) {
+    if (job.intervals().empty()) continue;
+    absl::StrAppend(&html, "<h2>Job ", Escape(job.name()), " (", Escape(job.rw()), ", bs=", Escape(job.bs()), ", ", Escape(job.ioengine()),
+                    ", iodepth ", job.iodepth(), ")</h2>\n");
+    const int64_t start = job.intervals(0).start_unix_ns();
+    // The job's last interval is usually a sliver (the job ended just after a boundary):
+    // its rates are noise over a few ms, so intervals under half the usual length are left
+    // out of the charts (they are in the totals and the interval logs).
+    std::vector<int64_t> spans;
+    for (const v1::IntervalResult& in : job.intervals()) spans.push_back(in.end_unix_ns() - in.start_unix_ns());
+    std::sort(spans.begin(), spans.end());
+    const int64_t usual = spans[spans.size() / 2];
+    std::map<std::string, Series> iops, bw, lat, workers;
+    for (const v1::IntervalResult& in : job.intervals()) {
+      if (in.end_unix_ns() - in.start_unix_ns() < usual / 2) continue;
+      const double x = static_cast<double>(in.end_unix_ns() - start) / 1e9;
+      const double seconds = std::max(1e-9, static_cast<double>(in.end_unix_ns() - in.start_unix_ns()) / 1e9);
+      for (const v1::DirectionResult& d : in.directions()) {
+        iops[d.direction()].name = d.direction();
+        iops[d.direction()].points.push_back({x, d.iops()});
+        if (d.bytes() > 0) {
+          bw[d.direction()].name = d.direction();
+          bw[d.direction()].points.push_back({x, d.bandwidth_bytes_per_sec()});
+        }
+        for (double p : {50.0, 99.0, 99.9}) {
+          const std::string name = absl::StrCat(d.direction(), " p", p);
+          lat[name].name = name;
+          lat[name].points.push_back({x, PercentileOf(d.latency(), p)});
+        }
+      }
+      for (const v1::WorkerInterval& w : in.workers()) {
+        workers[w.worker()].name = w.worker();
+        workers[w.worker()].points.push_back({x, static_cast<double>(w.ops()) / seconds});
+      }
+    }
+    auto values = [](const std::map<std::string, Series>& m) {
+      std::vector<Series> v;
+      for (const auto& [name, s] : m) v.push_back(s);
+      return v;
+    };
+    html += LineChart("Cluster IOPS", "seconds since the job started", "operations per second", values(iops), &FormatIops);
+    if (!bw.empty()) html += LineChart("Cluster bandwidth", "seconds since the job started", "bytes per second", values(bw), &FormatBps);
+    html += LineChart("Latency p50 / p99 / p99.9 per interval (log scale)", "seconds since the job started", "latency", values(lat),
+                      &FormatLatency, /*log_y=*/true);
+    html += LineChart("Throughput per worker (a straggler stands out)", "seconds since the job started", "operations per second",
+                      values(workers), &FormatIops);
+    html += Distribution(job);
+  }
+  html += "<h2>Hosts</h2><table><tr><th>worker</th><th>host</th><th>kernel</th><th>CPUs</th><th>memory</th><th>target</th><th>filesystem</th><th>source</th><th>details</th><th>differs</th></tr>\n";
+  for (const v1::WorkerInfo& w : report.workers()) {
+    const v1::HostFacts& f = w.facts();
+    std::vector<v1::TargetFacts> targets(f.targets().begin(), f.targets().end());
+    if (targets.empty()) targets.emplace_back();
+    for (const v1::TargetFacts& t : targets) {
+      std::string details;
+      if (!t.nfs_version().empty()) details = absl::StrCat("nfs vers=", t.nfs_version(), " rsize=", t.rsize(), " wsize=", t.wsize());
+      if (!t.scheduler().empty()) details = absl::StrCat(t.device(), " scheduler=", t.scheduler(), " nr_requests=", t.nr_requests());
+      if (!t.fuse_daemon().empty()) details = absl::StrCat("FUSE ", t.fuse_daemon());
+      absl::StrAppend(&html, "<tr><td>", Escape(w.address()), "</td><td>", Escape(f.hostname().empty() ? w.hostname() : f.hostname()), "</td><td>",
+                      Escape(f.kernel()), "</td><td>", f.cpus(), "</td><td>", FormatBytes(static_cast<double>(f.memory_bytes())), "</td><td>",
+                      Escape(t.path()), "</td><td>", Escape(t.fs_type()), "</td><td>", Escape(t.mount_source()), "</td><td>", Escape(details),
+                      "</td><td>", Escape(absl::StrJoin(w.differs(), "; ")), "</td></tr>\n");
+    }
+  }
+  html += "</table>\n</body></html>\n";
+  return html;
+}
+
+}  // namespace iofleet
