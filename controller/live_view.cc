@@ -149,6 +149,7 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   const PublishedInterval* newest_cluster = nullptr;
   std::vector<PublishedInterval> newest_workers;
   for (const PublishedInterval& in : due) {
+    if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
     // Each line is written whole and flushed: a reader (tail -f) never sees half a line.
     for (int d = 0; d < 5; ++d) {
       if (!Active(in.directions[d])) continue;

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "controller/fio_logs.h"
 #include "controller/run_aggregator.h"
 #include "metrics/interval_metrics.h"
 #include "proto/job.pb.h"
@@ -33,6 +34,8 @@ struct LiveViewOptions {
   // Prometheus (--metrics-listen): cluster counters per job and direction, fed with each
   // worker's interval once, the queue depth, workers reporting/expected, the run's identity.
   IntervalMetrics* metrics = nullptr;
+  // fio's log options (write_bw_log...): fed with every worker-scope interval.
+  FioLogWriter* fio_logs = nullptr;
 };
 
 class LiveView {

@@ -24,6 +24,7 @@
 #include "common/nfs_url.h"
 #include "common/protocol_version.h"
 #include "controller/cluster_session.h"
+#include "controller/fio_logs.h"
 #include "controller/live_view.h"
 #include "controller/local_workers.h"
 #include "controller/report_fio_json.h"
@@ -137,6 +138,7 @@ int RunJob(const RunOptions& options) {
     results = std::move(*created);
     if (run_options.interval_log.empty()) run_options.interval_log = results->PathOf("intervals.ndjson");
     if (run_options.interval_csv.empty()) run_options.interval_csv = results->PathOf("intervals.csv");
+    run_options.fio_log_directory = results->PathOf("fio-logs");
   }
   const v1::RunSpec given = *parsed;
   v1::RunReport report;
@@ -201,11 +203,32 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
     return early(Fail(valid, 2));
   }
 
+  // fio's log windows (log_avg_msec, log_hist_msec) become the run's interval: the logs are
+  // written from the intervals, one averaged entry per window.
+  absl::Duration interval = options.interval;
+  std::optional<FioLogWriter> fio_logs;
+  if (FioLogWriter::Wanted(spec)) {
+    uint32_t window_ms = 0;
+    for (const v1::JobSpec& job : spec.jobs()) {
+      for (uint32_t w : {job.log_avg_msec(), job.log_hist_msec()}) {
+        if (w > 0) window_ms = window_ms == 0 ? w : std::min(window_ms, w);
+      }
+    }
+    if (window_ms == 0) {
+      std::cerr << "iofleet: fio logs get one averaged entry per interval (" << absl::FormatDuration(interval)
+                << "); per-IO entries (log_avg_msec=0) are not written — set log_avg_msec\n";
+    } else {
+      interval = std::max(absl::Milliseconds(window_ms), absl::Milliseconds(10));
+      if (window_ms < 10) std::cerr << "iofleet: log windows below 10 ms are not supported; using 10 ms\n";
+    }
+    fio_logs.emplace(spec, options.fio_log_directory, absl::ToInt64Nanoseconds(interval));
+  }
+
   // 2. Workers: given, or started here; handshake with all of them.
   SessionOptions session_options{.hosts = options.hosts,
                                  .local_workers = options.local_workers,
                                  .worker_binary = options.worker_binary,
-                                 .interval = options.interval,
+                                 .interval = interval,
                                  .lease = options.lease,
                                  .connect_timeout = options.connect_timeout,
                                  .security = options.security,
@@ -237,9 +260,10 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                 LiveViewOptions{.progress = !options.quiet,
                                 .interval_log = options.interval_log,
                                 .interval_csv = options.interval_csv,
-                                .interval = options.interval,
-                                .grace = std::max(2 * options.interval, absl::Seconds(2)),
-                                .metrics = options.metrics});
+                                .interval = interval,
+                                .grace = std::max(2 * interval, absl::Seconds(2)),
+                                .metrics = options.metrics,
+                                .fio_logs = fio_logs ? &*fio_logs : nullptr});
   if (absl::Status started = live.Start(&aggregator); !started.ok()) return early(Fail(started, 2));
   const JobPhases phases = SplitIntoPhases(spec);
   bool interrupted = false, stopped_early = false;
@@ -269,6 +293,11 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
 
   // 7. Report.
   if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
+  if (fio_logs) {
+    auto written = fio_logs->Close();
+    if (!written.ok()) report.add_problems(std::string(written.status().message()));
+    else if (!written->empty()) std::cerr << "iofleet: wrote " << written->size() << " fio log file(s), e.g. " << written->front() << "\n";
+  }
   aggregator.FillReport(&report);
   if (interrupted) report.add_problems("interrupted by the user: results cover the time until the stop");
   (*session)->ReportIncompleteWorkers(aggregator, &report);

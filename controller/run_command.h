@@ -37,6 +37,7 @@ struct RunOptions {
   absl::Duration metrics_hold = absl::ZeroDuration();  // keep serving the final figures this long
   IntervalMetrics* metrics = nullptr;    // set by RunJob from metrics_listen
   std::string html_report;               // --report FILE.html
+  std::string fio_log_directory = ".";   // where fio's write_*_log prefixes are resolved
   std::string results_dir = "results";   // --results-dir DIR ("none": no results directory)
 };
 

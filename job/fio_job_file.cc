@@ -305,6 +305,12 @@ const std::vector<FioOption>& Options() {
          return absl::OkStatus();
        }},
       {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
+      {"write_bw_log", true, StringOption(&JobSpec::mutable_write_bw_log)},
+      {"write_iops_log", true, StringOption(&JobSpec::mutable_write_iops_log)},
+      {"write_lat_log", true, StringOption(&JobSpec::mutable_write_lat_log)},
+      {"write_hist_log", true, StringOption(&JobSpec::mutable_write_hist_log)},
+      {"log_avg_msec", true, UintOption(&JobSpec::set_log_avg_msec, 0, 86'400'000)},
+      {"log_hist_msec", true, UintOption(&JobSpec::set_log_hist_msec, 0, 86'400'000)},
       {"runtime", true, DurationOption(&JobSpec::set_runtime_ns, 1'000'000'000)},
       {"time_based", false, BoolOption(&JobSpec::set_time_based)},
       {"directory", true, StringOption(&JobSpec::mutable_directory)},

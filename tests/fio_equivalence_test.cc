@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <sstream>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -97,6 +98,60 @@ class FioEquivalence : public ::testing::Test {
 
   std::string base_;
 };
+
+// The lines of a log file, split at commas.
+std::vector<std::vector<std::string>> LogLines(const std::string& path) {
+  std::vector<std::vector<std::string>> lines;
+  std::istringstream in(ReadFile(path));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::istringstream fs(line);
+    for (std::string f; std::getline(fs, f, ',');) fields.push_back(f);
+    lines.push_back(fields);
+  }
+  return lines;
+}
+
+// fio's write_*_log options: iofleet's files have fio's names and line formats, windows of
+// log_avg_msec, and the histogram log's buckets add up to every completed IO.
+TEST_F(FioEquivalence, LogFilesInFiosFormats) {
+  auto job = [&](const std::string& tool) {
+    const std::string prefix = base_ + "/" + tool + "-logs/j";
+    return "[j]\nioengine=psync\nrw=randrw\nbs=4k\nsize=1m\nruntime=2s\ntime_based\nlog_avg_msec=500\nlog_hist_msec=500\n"
+           "write_bw_log=" + prefix + "\nwrite_iops_log=" + prefix + "\nwrite_lat_log=" + prefix + "\nwrite_hist_log=" + prefix + "\n";
+  };
+  ::mkdir((base_ + "/fio-logs").c_str(), 0755);
+  Outcome fio = Run("fio", job("fio"), "fio");
+  Outcome ifl = Run("iofleet", job("iofleet"), "iofleet");
+  ASSERT_EQ(fio.exit_code, 0) << fio.err;
+  ASSERT_EQ(ifl.exit_code, 0) << ifl.err;
+  for (const char* kind : {"bw", "iops", "lat", "clat"}) {
+    const auto theirs = LogLines(absl::StrCat(base_, "/fio-logs/j_", kind, ".1.log"));
+    const auto ours = LogLines(absl::StrCat(base_, "/iofleet-logs/j_", kind, ".1.log"));
+    ASSERT_FALSE(theirs.empty()) << kind;
+    ASSERT_FALSE(ours.empty()) << kind;
+    EXPECT_NEAR(static_cast<double>(ours.size()), static_cast<double>(theirs.size()), 3) << kind << ": one line per direction and window";
+    for (const auto& line : ours) {
+      ASSERT_EQ(line.size(), theirs[0].size()) << kind;
+      const long msec = std::stol(line[0]);
+      EXPECT_LE(std::abs(msec - 500 * ((msec + 250) / 500)), 20) << kind << ": windows of log_avg_msec";
+      EXPECT_TRUE(line[2] == " 0" || line[2] == " 1") << kind << ": data direction";
+      EXPECT_GT(std::stoull(line[1]), 0u) << kind;
+    }
+  }
+  const auto theirs = LogLines(base_ + "/fio-logs/j_clat_hist.1.log");
+  const auto ours = LogLines(base_ + "/iofleet-logs/j_clat_hist.1.log");
+  ASSERT_FALSE(theirs.empty());
+  ASSERT_FALSE(ours.empty());
+  uint64_t counted = 0;
+  for (const auto& line : ours) {
+    ASSERT_EQ(line.size(), theirs[0].size()) << "time, direction, block size and fio's 1856 buckets";
+    EXPECT_EQ(std::stoul(line[2]), 4096u);
+    for (size_t i = 3; i < line.size(); ++i) counted += std::stoull(line[i]);
+  }
+  EXPECT_EQ(counted, Total(ifl.json, {"read", "total_ios"}) + Total(ifl.json, {"write", "total_ios"}))
+      << "every completed IO is in exactly one bucket of one window";
+}
 
 TEST_F(FioEquivalence, RandomWritesWithFsyncFromTwoJobs) {
   const std::string job = "[w]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=1m\nfsync=8\nnumjobs=2\n";
