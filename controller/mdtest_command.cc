@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <thread>
 
@@ -18,6 +19,8 @@
 #include "common/protocol_version.h"
 #include "common/units.h"
 #include "controller/cluster_session.h"
+#include "controller/report_html.h"
+#include "controller/results_dir.h"
 #include "controller/mdtest_options.h"
 #include "controller/run_aggregator.h"
 #include "google/protobuf/util/json_util.h"
@@ -45,6 +48,7 @@ constexpr char kHelp[] =
     "iofleet's own:\n"
     "  --hosts/--hostfile, --local-workers N, --worker-binary P, --tasks-per-worker N (mpirun -np per worker),\n"
     "  --readdir (time a listing of every tree directory), --output-format normal|json, --output FILE,\n"
+    "  --report FILE.html (charts of rate and latency per phase), --results-dir DIR|none (default ./results),\n"
     "  --token-file FILE, --tls-cert/--tls-key/--tls-ca PEM (as for iofleet run)\n";
 
 int Usage(absl::string_view message) {
@@ -168,10 +172,50 @@ int RunMdtest(const std::vector<std::string>& args) {
     }
     return Usage(parsed.message());
   }
+  // The results directory (as for iofleet run): made before the workers are contacted.
+  std::optional<ResultsDirectory> results;
+  if (o.results_dir != "none" && !o.results_dir.empty()) {
+    auto created = ResultsDirectory::Create(o.results_dir, absl::Now(), "mdtest");
+    if (!created.ok()) return Usage(created.status().message());
+    results = std::move(*created);
+  }
   v1::MdtestReport report;
   bool ran = false;
   const int code = ExecuteMdtest(args, &report, &ran);
-  if (!ran) return code;
+  if (!ran) {
+    if (results) results->Discard();
+    return code;
+  }
+  if (!o.html_report.empty()) {
+    if (absl::Status written = WriteFileAtomically(o.html_report, RenderMdtestHtmlReport(report)); !written.ok()) {
+      std::cerr << "iofleet mdtest: " << written.message() << "\n";
+      return 1;
+    }
+  }
+  if (results) {
+    google::protobuf::util::JsonPrintOptions json;
+    json.add_whitespace = true;
+    json.preserve_proto_field_names = true;
+    std::string result_json, hosts_json;
+    (void)google::protobuf::util::MessageToJsonString(report, &result_json, json);
+    v1::MdtestReport hosts;
+    *hosts.mutable_workers() = report.workers();
+    (void)google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json);
+    absl::Status saved;
+    for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{
+             {"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
+             {"result.json", result_json},
+             {"report.txt", RenderText(report)},
+             {"report.html", RenderMdtestHtmlReport(report)},
+             {"hosts.json", hosts_json}}) {
+      if (saved.ok()) saved = results->Write(file, text);
+    }
+    std::vector<std::string> why(report.problems().begin(), report.problems().end());
+    if (why.empty() && code != 0) why.push_back(absl::StrCat("exit code ", code));
+    auto final_path = saved.ok() ? results->Finish(why) : absl::StatusOr<std::string>(saved);
+    if (final_path.ok()) std::cerr << "iofleet mdtest: results in " << *final_path << (why.empty() ? "" : " (partial)") << "\n";
+    else std::cerr << "iofleet mdtest: results directory: " << final_path.status().message() << "\n";
+  }
   std::string rendered;
   if (o.output_format == "json") {
     google::protobuf::util::JsonPrintOptions options;

@@ -76,6 +76,10 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         o->output_format = value;
       } else if (name == "output") {
         o->output_file = value;
+      } else if (name == "report") {
+        o->html_report = value;
+      } else if (name == "results-dir") {
+        o->results_dir = value;
       } else {
         return absl::InvalidArgumentError(absl::StrCat("unknown option --", name));
       }

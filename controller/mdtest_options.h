@@ -25,6 +25,8 @@ struct MdtestOptions {
   std::string worker_binary;
   std::string output_format = "normal";
   std::string output_file;
+  std::string html_report;               // --report FILE.html
+  std::string results_dir = "results";   // --results-dir DIR|none
   int verbosity = 0;
   std::string token_file, tls_cert, tls_key, tls_ca;
 };

@@ -100,6 +100,64 @@ std::string LineChart(const std::string& title, const std::string& x_label, cons
   return svg + "</svg>\n";
 }
 
+// Grouped bars: one group per category, one bar per series, y linear from 0 or log10.
+std::string BarChart(const std::string& title, const std::string& y_label, const std::vector<std::string>& categories,
+                     const std::vector<Series>& series, std::string (*format)(double), bool log_y = false) {
+  constexpr double kW = 900, kH = 320, kLeft = 80, kRight = 20, kTop = 30, kBottom = 70;
+  double y_max = 0, y_min = HUGE_VAL;
+  for (const Series& s : series) {
+    for (const auto& [x, y] : s.points) {
+      y_max = std::max(y_max, y);
+      if (y > 0) y_min = std::min(y_min, y);
+    }
+  }
+  if (y_max <= 0) y_max = 1;
+  double lo = 0, hi;
+  std::vector<double> ticks;
+  if (log_y) {
+    lo = std::floor(std::log10(std::min(y_min, y_max)));
+    hi = std::max(lo + 1, std::ceil(std::log10(y_max)));
+    for (double e = lo; e <= hi; ++e) ticks.push_back(std::pow(10, e));
+  } else {
+    const double step = NiceStep(y_max, 5);
+    hi = std::ceil(y_max / step) * step;
+    for (double v = 0; v <= hi + step / 2; v += step) ticks.push_back(v);
+  }
+  auto py = [&](double y) {
+    const double f = log_y ? (std::log10(std::max(y, std::pow(10, lo))) - lo) / (hi - lo) : y / hi;
+    return kTop + (1 - f) * (kH - kTop - kBottom);
+  };
+  const double height = kH + 20 * ((series.size() + 3) / 4);
+  std::string svg = absl::StrFormat("<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" role=\"img\">"
+                                    "<title>%s</title><text x=\"%.0f\" y=\"18\" class=\"title\">%s</text>",
+                                    kW, height, kW, height, Escape(title), kLeft, Escape(title));
+  for (double t : ticks) {
+    absl::StrAppendFormat(&svg, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", kLeft, kW - kRight, py(t), py(t));
+    absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%s</text>", kLeft - 6, py(t) + 4, Escape(format(t)));
+  }
+  const double group = (kW - kLeft - kRight) / std::max<size_t>(1, categories.size());
+  const double bar = group * 0.8 / std::max<size_t>(1, series.size());
+  for (size_t c = 0; c < categories.size(); ++c) {
+    absl::StrAppendFormat(&svg, "<text x=\"%.1f\" y=\"%.0f\" class=\"tick\" text-anchor=\"middle\">%s</text>", kLeft + group * (c + 0.5),
+                          kH - kBottom + 16, Escape(categories[c]));
+  }
+  for (size_t i = 0; i < series.size(); ++i) {
+    const char* color = kColors[i % 8];
+    for (const auto& [x, y] : series[i].points) {
+      const double left = kLeft + group * x + group * 0.1 + bar * static_cast<double>(i);
+      absl::StrAppendFormat(&svg, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s</title></rect>",
+                            left, py(y), bar * 0.9, std::max(0.0, kH - kBottom - py(y)), color, Escape(format(y)));
+    }
+    const double lx = kLeft + static_cast<double>(i % 4) * 210, ly = kH - 24 + 20 * static_cast<double>(i / 4);
+    absl::StrAppendFormat(&svg, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"8\" fill=\"%s\"/><text x=\"%.0f\" y=\"%.0f\" class=\"legend\">%s</text>",
+                          lx, ly - 6, color, lx + 20, ly + 2, Escape(series[i].name));
+  }
+  absl::StrAppendFormat(&svg, "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" class=\"axis\"/>", kLeft, kW - kRight, kH - kBottom, kH - kBottom);
+  absl::StrAppendFormat(&svg, "<text x=\"14\" y=\"%.0f\" class=\"label\" text-anchor=\"middle\" transform=\"rotate(-90 14 %.0f)\">%s</text>",
+                        (kTop + kH - kBottom) / 2, (kTop + kH - kBottom) / 2, Escape(y_label));
+  return svg + "</svg>\n";
+}
+
 std::string FormatIops(double v) { return FormatCount(v); }
 std::string FormatBps(double v) { return FormatBytes(v) + "/s"; }
 std::string FormatLatency(double ns) { return FormatDurationNs(ns); }
@@ -137,23 +195,93 @@ std::string Distribution(const v1::JobResult& job) {
   return svg;
 }
 
-}  // namespace
 
-std::string RenderHtmlReport(const v1::RunReport& report) {
-  std::string html = absl::StrCat(
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>iofleet ", Escape(report.run_id()), "</title>\n<style>\n",
+std::string PageStart(const std::string& title) {
+  return absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", Escape(title), "</title>\n<style>\n",
       "body{font-family:sans-serif;margin:24px;color:#222}h1{font-size:22px}h2{font-size:18px;margin-top:32px}"
       "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
       ".chart{display:block;margin:12px 0;background:#fff}.title{font-size:15px;font-weight:bold}.tick{font-size:11px;fill:#444}"
       ".label{font-size:12px;fill:#222}.legend{font-size:12px}.grid{stroke:#e4e4e4}.axis{stroke:#444}.problems{color:#b00}\n",
-      "</style></head><body>\n<h1>iofleet run ", Escape(report.run_id()), "</h1>\n<p>", Escape(report.job_source()), " on ",
-      report.workers_size(), " workers, started ",
-      Escape(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(report.start_unix_ns()), absl::UTCTimeZone())), "</p>\n");
-  if (!report.problems().empty()) {
-    html += "<div class=\"problems\"><h2>Problems</h2><ul>";
-    for (const std::string& p : report.problems()) absl::StrAppend(&html, "<li>", Escape(p), "</li>");
-    html += "</ul></div>\n";
+      "</style></head><body>\n<h1>", Escape(title), "</h1>\n");
+}
+
+std::string Problems(const google::protobuf::RepeatedPtrField<std::string>& problems) {
+  if (problems.empty()) return "";
+  std::string html = "<div class=\"problems\"><h2>Problems</h2><ul>";
+  for (const std::string& p : problems) absl::StrAppend(&html, "<li>", Escape(p), "</li>");
+  return html + "</ul></div>\n";
+}
+
+std::string HostsTable(const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
+  std::string html =
+      "<h2>Hosts</h2><table><tr><th>worker</th><th>host</th><th>kernel</th><th>CPUs</th><th>memory</th><th>target</th><th>filesystem</th><th>source</th><th>details</th><th>differs</th></tr>\n";
+  for (const v1::WorkerInfo& w : workers) {
+    const v1::HostFacts& f = w.facts();
+    std::vector<v1::TargetFacts> targets(f.targets().begin(), f.targets().end());
+    if (targets.empty()) targets.emplace_back();
+    for (const v1::TargetFacts& t : targets) {
+      std::string details;
+      if (!t.nfs_version().empty()) details = absl::StrCat("nfs vers=", t.nfs_version(), " rsize=", t.rsize(), " wsize=", t.wsize());
+      if (!t.scheduler().empty()) details = absl::StrCat(t.device(), " scheduler=", t.scheduler(), " nr_requests=", t.nr_requests());
+      if (!t.fuse_daemon().empty()) details = absl::StrCat("FUSE ", t.fuse_daemon());
+      absl::StrAppend(&html, "<tr><td>", Escape(w.address()), "</td><td>", Escape(f.hostname().empty() ? w.hostname() : f.hostname()), "</td><td>",
+                      Escape(f.kernel()), "</td><td>", f.cpus(), "</td><td>", FormatBytes(static_cast<double>(f.memory_bytes())), "</td><td>",
+                      Escape(t.path()), "</td><td>", Escape(t.fs_type()), "</td><td>", Escape(t.mount_source()), "</td><td>", Escape(details),
+                      "</td><td>", Escape(absl::StrJoin(w.differs(), "; ")), "</td></tr>\n");
+    }
   }
+  return html + "</table>\n";
+}
+
+std::string FormatRate(double v) { return FormatCount(v) + "/s"; }
+
+}  // namespace
+
+std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
+  std::string html = PageStart("iofleet mdtest");
+  absl::StrAppend(&html, "<p>", Escape(report.command_line()), "<br>", report.tasks(), " tasks on ", report.workers_size(), " workers, ",
+                  report.items_per_task(), " items per task, ", report.iterations(), " iteration(s)</p>\n", Problems(report.problems()));
+  html += "<h2>Phases</h2><table><tr><th>iteration</th><th>operation</th><th>items</th><th>seconds</th><th>rate</th><th>p50</th><th>p99</th><th>max</th><th>errors</th></tr>\n";
+  std::vector<std::string> categories;
+  Series rate{"items per second", {}}, p50{"p50", {}}, p99{"p99", {}};
+  std::map<std::string, Series> per_worker;
+  for (const v1::MdtestPhaseResult& p : report.phases()) {
+    absl::StrAppend(&html, "<tr><td>", p.iteration(), "</td><td>", Escape(p.operation()), "</td><td>", p.items(), "</td><td>",
+                    absl::StrFormat("%.3f", p.seconds()), "</td><td>", FormatRate(p.rate()), "</td><td>", FormatLatency(PercentileOf(p.latency(), 50)),
+                    "</td><td>", FormatLatency(PercentileOf(p.latency(), 99)), "</td><td>", FormatLatency(static_cast<double>(p.latency().max_ns())),
+                    "</td><td>", p.errors(), "</td></tr>\n");
+    const double x = static_cast<double>(categories.size());
+    categories.push_back(report.iterations() > 1 ? absl::StrCat(p.operation(), " #", p.iteration()) : p.operation());
+    rate.points.push_back({x, p.rate()});
+    p50.points.push_back({x, PercentileOf(p.latency(), 50)});
+    p99.points.push_back({x, PercentileOf(p.latency(), 99)});
+    for (const v1::WorkerResult& w : p.workers()) {
+      double ops = 0;
+      for (const v1::DirectionResult& d : w.directions()) ops += static_cast<double>(d.ops());
+      per_worker[w.worker()].name = w.worker();
+      // Over the worker's own time in the phase, so a slow client shows as a lower rate.
+      const double seconds = w.elapsed_ns() > 0 ? static_cast<double>(w.elapsed_ns()) / 1e9 : p.seconds();
+      per_worker[w.worker()].points.push_back({x, seconds > 0 ? ops / seconds : 0});
+    }
+  }
+  html += "</table>\n";
+  // Short labels under the bars: "File creation" -> "File creation" fits at 900 px for ~8 phases.
+  html += BarChart("Rate per phase (items per second, all tasks)", "items per second", categories, {rate}, &FormatRate);
+  html += BarChart("Latency of single operations per phase (log scale)", "latency", categories, {p50, p99}, &FormatLatency, /*log_y=*/true);
+  std::vector<Series> workers;
+  for (const auto& [name, s] : per_worker) workers.push_back(s);
+  if (!workers.empty()) html += BarChart("Rate per worker and phase (a slow client stands out)", "items per second", categories, workers, &FormatRate);
+  html += HostsTable(report.workers());
+  return html + "</body></html>\n";
+}
+
+std::string RenderHtmlReport(const v1::RunReport& report) {
+  std::string html = PageStart("iofleet run " + report.run_id());
+  absl::StrAppend(&html, "<p>", Escape(report.job_source()), " on ",
+      report.workers_size(), " workers, started ",
+      Escape(absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixNanos(report.start_unix_ns()), absl::UTCTimeZone())), "</p>\n",
+      Problems(report.problems()));
   html += "<h2>Summary</h2><table><tr><th>job</th><th>direction</th><th>IOPS</th><th>bandwidth</th><th>mean</th><th>p50</th><th>p99</th><th>p99.9</th><th>max</th><th>errors</th></tr>\n";
   for (const v1::JobResult& job : report.jobs()) {
     for (const v1::DirectionResult& d : job.directions()) {
@@ -213,23 +341,8 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
                       values(workers), &FormatIops);
     html += Distribution(job);
   }
-  html += "<h2>Hosts</h2><table><tr><th>worker</th><th>host</th><th>kernel</th><th>CPUs</th><th>memory</th><th>target</th><th>filesystem</th><th>source</th><th>details</th><th>differs</th></tr>\n";
-  for (const v1::WorkerInfo& w : report.workers()) {
-    const v1::HostFacts& f = w.facts();
-    std::vector<v1::TargetFacts> targets(f.targets().begin(), f.targets().end());
-    if (targets.empty()) targets.emplace_back();
-    for (const v1::TargetFacts& t : targets) {
-      std::string details;
-      if (!t.nfs_version().empty()) details = absl::StrCat("nfs vers=", t.nfs_version(), " rsize=", t.rsize(), " wsize=", t.wsize());
-      if (!t.scheduler().empty()) details = absl::StrCat(t.device(), " scheduler=", t.scheduler(), " nr_requests=", t.nr_requests());
-      if (!t.fuse_daemon().empty()) details = absl::StrCat("FUSE ", t.fuse_daemon());
-      absl::StrAppend(&html, "<tr><td>", Escape(w.address()), "</td><td>", Escape(f.hostname().empty() ? w.hostname() : f.hostname()), "</td><td>",
-                      Escape(f.kernel()), "</td><td>", f.cpus(), "</td><td>", FormatBytes(static_cast<double>(f.memory_bytes())), "</td><td>",
-                      Escape(t.path()), "</td><td>", Escape(t.fs_type()), "</td><td>", Escape(t.mount_source()), "</td><td>", Escape(details),
-                      "</td><td>", Escape(absl::StrJoin(w.differs(), "; ")), "</td></tr>\n");
-    }
-  }
-  html += "</table>\n</body></html>\n";
+  html += HostsTable(report.workers());
+  html += "</body></html>\n";
   return html;
 }
 

@@ -12,6 +12,9 @@
 namespace iofleet {
 
 std::string RenderHtmlReport(const v1::RunReport& report);
+// An mdtest run: rate per phase, p50/p99 latency of the single operations per phase (log
+// scale), rate per worker per phase, and the host facts table.
+std::string RenderMdtestHtmlReport(const v1::MdtestReport& report);
 
 }  // namespace iofleet
 

@@ -359,5 +359,38 @@ TEST(Telemetry, HtmlReportRendersWithDataInChromium) {
   EXPECT_THAT(dom, HasSubstr("Latency distribution"));
 }
 
+// iofleet mdtest: its HTML report (rate and latency per phase, per worker) renders in Chromium
+// with data, and the run leaves a results directory.
+TEST(Telemetry, MdtestHtmlReportAndResultsDirectory) {
+  ASSERT_EQ(::access("/usr/bin/chromium", X_OK), 0) << "chromium missing (tools/install_deps.sh installs it)";
+  const std::string data = TempDir() + "/md-html", base = TempDir() + "/md-results";
+  ::mkdir(data.c_str(), 0755);
+  TestWorker a("md-html-a", {"--allow-root", data});
+  TestWorker b("md-html-b", {"--allow-root", data});
+  const std::string html = data + "/md.html";
+  TestProcess run({Runfile("controller/iofleet"), "mdtest", "-d", data + "/tree", "-n", "100", "-F", "-u", "--hosts",
+                   absl::StrCat(a.address(), ",", b.address()), "--report", html, "--results-dir", base},
+                  TempDir() + "/md-html-run");
+  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
+  std::vector<std::string> dirs = Entries(base);
+  ASSERT_EQ(dirs.size(), 1u);
+  EXPECT_THAT(Entries(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "report.html", "report.txt", "result.json"));
+  const std::string page = ReadFile(html);
+  for (const char* external : {"<script", "src=", "href=", "http://"}) EXPECT_THAT(page, Not(HasSubstr(external)));
+  int status = 0;
+  const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
+                               "--user-data-dir=" + data + "/chromium --enable-logging=stderr --v=0 ";
+  const std::string log = Command(chromium + "--window-size=1000,2000 --screenshot=" + data + "/md.png file://" + html, &status);
+  ASSERT_EQ(status, 0) << log;
+  EXPECT_THAT(log, Not(HasSubstr("CONSOLE")));
+  const std::string dom = Command(chromium + "--dump-dom file://" + html + " 2>/dev/null", &status);
+  int bars = 0;
+  for (size_t at = dom.find("class=\"bar\""); at != std::string::npos; at = dom.find("class=\"bar\"", at + 1)) ++bars;
+  // File creation, stat, read, removal (+ tree phases): rate, p50 and p99, and one per worker.
+  EXPECT_GE(bars, 4 * (1 + 2 + 2));
+  EXPECT_THAT(dom, HasSubstr("File creation"));
+  EXPECT_THAT(dom, HasSubstr(a.address()));
+}
+
 }  // namespace
 }  // namespace iofleet
