@@ -43,6 +43,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"tls-key", true, false, "PEM", "mutual TLS: the controller's private key"},
     {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs the workers' certificates"},
     {"quiet", false, false, "", "no progress line while the run goes on"},
+    {"straggler-threshold", true, false, "FRACTION", "progress line: name workers this far below the median throughput (default 0.5)"},
     {"interval-log", true, false, "FILE", "NDJSON: one line per interval, scope (cluster, job, worker) and direction, with histogram bins"},
     {"interval-csv", true, false, "FILE", "the same intervals as CSV (without the bins)"},
     {"report", true, false, "FILE.html", "also write a self-contained HTML report with charts"},
@@ -179,6 +180,12 @@ int Run(const std::vector<std::string>& args) {
   if (loss != "continue" && loss != "abort") return UsageError("--on-worker-loss must be continue or abort");
   options.abort_on_worker_loss = loss == "abort";
   options.quiet = cl->Has("quiet");
+  if (cl->Has("straggler-threshold")) {
+    if (!absl::SimpleAtod(cl->Get("straggler-threshold"), &options.straggler_fraction) || options.straggler_fraction <= 0 ||
+        options.straggler_fraction >= 1) {
+      return UsageError("--straggler-threshold must be a fraction between 0 and 1 (e.g. 0.3: 30% below the median)");
+    }
+  }
   options.interval_log = cl->Get("interval-log");
   options.interval_csv = cl->Get("interval-csv");
   options.metrics_listen = cl->Get("metrics-listen");

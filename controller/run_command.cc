@@ -262,6 +262,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                                 .interval_csv = options.interval_csv,
                                 .interval = interval,
                                 .grace = std::max(2 * interval, absl::Seconds(2)),
+                                .straggler_fraction = options.straggler_fraction,
                                 .metrics = options.metrics,
                                 .fio_logs = fio_logs ? &*fio_logs : nullptr});
   if (absl::Status started = live.Start(&aggregator); !started.ok()) return early(Fail(started, 2));

@@ -31,6 +31,7 @@ struct RunOptions {
   TransportSecurity security;            // token / mutual TLS towards remote workers
   bool abort_on_worker_loss = false;     // --on-worker-loss=abort
   bool quiet = false;                    // --quiet: no progress line
+  double straggler_fraction = 0.5;       // --straggler-threshold: this far below the median
   std::string interval_log;              // --interval-log FILE (NDJSON)
   std::string interval_csv;              // --interval-csv FILE
   std::string metrics_listen;            // --metrics-listen HOST:PORT (Prometheus /metrics)
