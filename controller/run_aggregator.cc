@@ -1,6 +1,7 @@
 #include "controller/run_aggregator.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -80,7 +81,6 @@ RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
   per_job_worker_.assign(spec_.jobs_size(), std::vector<WorkerJob>(workers_.size()));
   per_job_intervals_.resize(spec_.jobs_size());
   per_phase_intervals_.resize(phases_.phases);
-  phase_reports_expected_.resize(phases_.phases);
   job_start_unix_ns_.assign(spec_.jobs_size(), 0);
 }
 
@@ -160,11 +160,28 @@ uint64_t RunAggregator::BytesDone(size_t job) const {
   return bytes;
 }
 
+std::optional<PublishedInterval> RunAggregator::Due(ClusterInterval& interval, size_t reports, size_t expected_reports, int64_t now_unix_ns,
+                                                   int64_t grace_ns) {
+  const bool complete = reports >= expected_reports;
+  const bool fresh = interval.published_reports == 0 && (complete || interval.end_unix_ns + grace_ns <= now_unix_ns);
+  const bool amended = interval.published_reports > 0 && reports > interval.published_reports;
+  if (!fresh && !amended) return std::nullopt;
+  interval.published_reports = reports;
+  PublishedInterval published;
+  published.start_unix_ns = interval.start_unix_ns;
+  published.end_unix_ns = interval.end_unix_ns;
+  published.complete = complete;
+  published.amended = amended;
+  published.workers_reporting = static_cast<uint32_t>(interval.workers.size());
+  published.directions = interval.totals.directions;
+  return published;
+}
+
 std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<PublishedInterval> out;
-  // Counted in reports (a worker's report per job), so the phase view is complete when every
-  // job's view is.
+  // The phase view is counted in reports (one per worker and job), so it is complete when
+  // every job's view is.
   std::vector<std::map<uint32_t, std::pair<size_t, size_t>>> phase_counts(phases_.phases);  // [phase][index] -> (in, expected)
   std::vector<std::map<uint32_t, std::vector<size_t>>> phase_late(phases_.phases);
   for (size_t j = 0; j < per_job_intervals_.size(); ++j) {
@@ -184,29 +201,18 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
         auto& l = phase_late[phase][index];
         if (std::find(l.begin(), l.end(), w) == l.end()) l.push_back(w);
       }
-      const bool complete = late.empty();
-      const bool overdue = interval.end_unix_ns + grace_ns <= now_unix_ns;
-      const bool fresh = interval.published_reports == 0 && (complete || overdue);
-      const bool amended = interval.published_reports > 0 && interval.workers.size() > interval.published_reports;
-      if (!fresh && !amended) continue;
-      interval.published_reports = interval.workers.size();
-      PublishedInterval published;
-      published.scope = PublishedInterval::Scope::kJob;
-      published.job = static_cast<int>(j);
-      published.phase = phase;
-      published.index = index;
-      published.start_unix_ns = interval.start_unix_ns;
-      published.end_unix_ns = interval.end_unix_ns;
-      published.complete = complete;
-      published.amended = amended;
-      published.workers_reporting = static_cast<uint32_t>(interval.workers.size());
-      published.workers_expected = static_cast<uint32_t>(expected);
-      published.late_workers = late;
-      published.directions = interval.totals.directions;
-      out.push_back(published);
+      std::optional<PublishedInterval> published = Due(interval, interval.workers.size(), expected, now_unix_ns, grace_ns);
+      if (!published) continue;
+      published->scope = PublishedInterval::Scope::kJob;
+      published->job = static_cast<int>(j);
+      published->phase = phase;
+      published->index = index;
+      published->workers_expected = static_cast<uint32_t>(expected);
+      published->late_workers = late;
+      out.push_back(*published);
       for (const auto& [w, totals] : interval.by_worker) {
         if (!interval.published_workers.insert(w).second) continue;
-        PublishedInterval per_worker = published;
+        PublishedInterval per_worker = *published;
         per_worker.scope = PublishedInterval::Scope::kWorker;
         per_worker.worker = static_cast<int>(w);
         per_worker.workers_reporting = 1;
@@ -222,26 +228,14 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
   for (uint32_t phase = 0; phase < phases_.phases; ++phase) {
     for (auto& [index, interval] : per_phase_intervals_[phase]) {
       const auto [in, expected] = phase_counts[phase][index];
-      size_t& published_reports = phase_reports_expected_[phase][index];
-      const bool complete = in >= expected;
-      const bool overdue = interval.end_unix_ns + grace_ns <= now_unix_ns;
-      const bool fresh = published_reports == 0 && (complete || overdue);
-      const bool amended = published_reports > 0 && in > published_reports;
-      if (!fresh && !amended) continue;
-      published_reports = in;
-      PublishedInterval published;
-      published.scope = PublishedInterval::Scope::kCluster;
-      published.phase = phase;
-      published.index = index;
-      published.start_unix_ns = interval.start_unix_ns;
-      published.end_unix_ns = interval.end_unix_ns;
-      published.complete = complete;
-      published.amended = amended;
-      published.workers_reporting = static_cast<uint32_t>(interval.workers.size());
-      published.workers_expected = static_cast<uint32_t>(interval.workers.size() + phase_late[phase][index].size());
-      published.late_workers = phase_late[phase][index];
-      published.directions = interval.totals.directions;
-      out.push_back(published);
+      std::optional<PublishedInterval> published = Due(interval, in, expected, now_unix_ns, grace_ns);
+      if (!published) continue;
+      published->scope = PublishedInterval::Scope::kCluster;
+      published->phase = phase;
+      published->index = index;
+      published->late_workers = phase_late[phase][index];
+      published->workers_expected = static_cast<uint32_t>(interval.workers.size() + published->late_workers.size());
+      out.push_back(*published);
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const PublishedInterval& a, const PublishedInterval& b) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -103,6 +104,11 @@ class RunAggregator {
   // Whether worker `w` still owes a report for `interval` of `job` (it has not ended the job
   // before the interval began).
   bool Expected(size_t job, size_t w, const ClusterInterval& interval) const;
+  // The publication of `interval` when it is due — `reports` of `expected_reports` are in, or
+  // its grace is over, or more reports arrived since it was last published (amended) — with
+  // its span, totals and flags filled in; the caller adds scope and identity.
+  static std::optional<PublishedInterval> Due(ClusterInterval& interval, size_t reports, size_t expected_reports, int64_t now_unix_ns,
+                                              int64_t grace_ns);
 
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
   static void AddTotals(const Totals& from, Totals* into);
@@ -115,7 +121,6 @@ class RunAggregator {
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
   std::vector<std::map<uint32_t, ClusterInterval>> per_phase_intervals_;  // [phase][interval]
-  std::vector<std::map<uint32_t, size_t>> phase_reports_expected_;       // [phase][interval] reports counted
 };
 
 // Computes rates and latency summaries (at `percentiles`) of one direction over `elapsed_ns`.

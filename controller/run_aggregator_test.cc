@@ -29,16 +29,21 @@ v1::IntervalReport MakeReport(uint32_t interval, LatencyHistogram& h, uint64_t b
   return r;
 }
 
-// A late worker does not hold an interval back: after the grace it is published with the
-// workers that are in, marked incomplete and naming the late one, then published again
-// (amended, now complete) when the late report arrives; the merge stays exact.
-TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
+// One 4 KiB random-write job named "j", what MakeReport's reports belong to.
+v1::RunSpec RandomWriteSpec() {
   v1::RunSpec spec;
   auto* job = spec.add_jobs();
   job->set_name("j");
   job->set_rw(v1::RAND_WRITE);
   SetFixedBlockSize(job, 4096);
-  RunAggregator aggregator(spec, {"a:1", "b:2"});
+  return spec;
+}
+
+// A late worker does not hold an interval back: after the grace it is published with the
+// workers that are in, marked incomplete and naming the late one, then published again
+// (amended, now complete) when the late report arrives; the merge stays exact.
+TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
+  RunAggregator aggregator(RandomWriteSpec(), {"a:1", "b:2"});
   LatencyHistogram a, b;
   for (uint64_t v = 1000; v < 2000; ++v) a.Record(v);
   for (uint64_t v = 50000; v < 50100; ++v) b.Record(v);
@@ -95,12 +100,7 @@ TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
 }
 
 TEST(RunAggregator, ClusterIsTheExactMergeOfWorkersAndIntervals) {
-  v1::RunSpec spec;
-  auto* job = spec.add_jobs();
-  job->set_name("j");
-  job->set_rw(v1::RAND_WRITE);
-  SetFixedBlockSize(job, 4096);
-  RunAggregator aggregator(spec, {"a:1", "b:2"});
+  RunAggregator aggregator(RandomWriteSpec(), {"a:1", "b:2"});
   std::mt19937_64 rng(9);
   std::lognormal_distribution<double> fast(8, 0.5), slow(11, 0.5);
   LatencyHistogram everything, worker_b;
