@@ -15,6 +15,7 @@
 #include "common/units.h"
 #include "controller/cluster_session.h"
 #include "controller/mdtest_command.h"
+#include "controller/run_aggregator.h"
 #include "controller/run_command.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -35,13 +36,6 @@ constexpr char kHelp[] =
 int Usage(absl::string_view message) {
   std::cerr << "iofleet compare: " << message << "\n(iofleet compare --help)\n";
   return 2;
-}
-
-uint64_t Percentile(const v1::LatencySummary& lat, double p) {
-  for (const auto& e : lat.percentiles()) {
-    if (e.percentile() == p) return e.value_ns();
-  }
-  return 0;
 }
 
 // One metric sample per target and repeat: metrics[name][target] = samples.
@@ -143,7 +137,7 @@ std::vector<std::pair<std::string, double>> RunMetrics(const v1::RunReport& repo
     if (d.direction() != "sync") metrics.push_back({absl::StrCat(d.direction(), " bandwidth"), d.bandwidth_bytes_per_sec()});
     metrics.push_back({absl::StrCat(d.direction(), " mean latency"), d.latency().mean_ns()});
     for (double p : {50.0, 99.0, 99.9}) {
-      metrics.push_back({absl::StrCat(d.direction(), " p", p == 99.9 ? "99.9" : absl::StrCat(static_cast<int>(p))), static_cast<double>(Percentile(lat, p))});
+      metrics.push_back({absl::StrCat(d.direction(), " p", p == 99.9 ? "99.9" : absl::StrCat(static_cast<int>(p))), static_cast<double>(PercentileValue(lat, p))});
     }
     metrics.push_back({absl::StrCat(d.direction(), " max latency"), static_cast<double>(d.latency().max_ns())});
   }
@@ -156,7 +150,7 @@ std::vector<std::pair<std::string, double>> MdtestMetrics(const v1::MdtestReport
   for (const auto& row : report.summary_rate()) {
     for (const auto& p : report.phases()) {
       if (p.operation() == row.operation()) {
-        metrics.push_back({absl::StrCat(row.operation(), " p99"), static_cast<double>(Percentile(p.latency(), 99))});
+        metrics.push_back({absl::StrCat(row.operation(), " p99"), static_cast<double>(PercentileValue(p.latency(), 99))});
         break;
       }
     }

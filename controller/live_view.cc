@@ -16,8 +16,6 @@
 namespace iofleet {
 namespace {
 
-constexpr const char* kDirectionNames[] = {"read", "write", "trim", "sync", "meta"};
-
 const char* ScopeName(PublishedInterval::Scope scope) {
   switch (scope) {
     case PublishedInterval::Scope::kCluster: return "cluster";
@@ -27,18 +25,9 @@ const char* ScopeName(PublishedInterval::Scope scope) {
   return "?";
 }
 
-bool Active(const v1::DirectionStats& d) { return d.ops() > 0 || d.bytes() > 0 || d.errors() > 0; }
-
 uint64_t Percentile(const v1::LatencyHistogramProto& proto, double p) {
   auto histogram = LatencyHistogram::FromProto(proto);
   return histogram.ok() && histogram->count() > 0 ? histogram->ValueAtPercentile(p) : 0;
-}
-
-std::string Latency(double ns) {
-  if (ns < 1e3) return absl::StrFormat("%.0fns", ns);
-  if (ns < 1e6) return absl::StrFormat("%.1fus", ns / 1e3);
-  if (ns < 1e9) return absl::StrFormat("%.2fms", ns / 1e6);
-  return absl::StrFormat("%.2fs", ns / 1e9);
 }
 
 int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
@@ -71,7 +60,7 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
   return absl::StrCat(
       "{\"run\":\"", run_id_, "\",\"scope\":\"", ScopeName(in.scope), "\",\"phase\":", in.phase,
       in.job >= 0 ? absl::StrCat(",\"job\":\"", spec_.jobs(in.job).name(), "\"") : "",
-      in.worker >= 0 ? absl::StrCat(",\"host\":\"", workers_[in.worker], "\"") : "", ",\"direction\":\"", kDirectionNames[d],
+      in.worker >= 0 ? absl::StrCat(",\"host\":\"", workers_[in.worker], "\"") : "", ",\"direction\":\"", DirectionName(d),
       "\",\"interval\":", in.index, ",\"start_unix_ns\":", in.start_unix_ns, ",\"end_unix_ns\":", in.end_unix_ns,
       ",\"complete\":", in.complete ? "true" : "false", ",\"amended\":", in.amended ? "true" : "false",
       ",\"workers_reporting\":", in.workers_reporting, ",\"workers_expected\":", in.workers_expected, ",\"late_workers\":[",
@@ -87,7 +76,7 @@ std::string LiveView::CsvRow(const PublishedInterval& in, int d) const {
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
   const v1::LatencyHistogramProto& lat = stats.latency();
   return absl::StrCat(run_id_, ",", ScopeName(in.scope), ",", in.phase, ",", in.job >= 0 ? spec_.jobs(in.job).name() : "", ",",
-                      in.worker >= 0 ? workers_[in.worker] : "", ",", kDirectionNames[d], ",", in.index, ",", in.start_unix_ns, ",",
+                      in.worker >= 0 ? workers_[in.worker] : "", ",", DirectionName(d), ",", in.index, ",", in.start_unix_ns, ",",
                       in.end_unix_ns, ",", in.complete ? 1 : 0, ",", in.amended ? 1 : 0, ",", in.workers_reporting, ",",
                       in.workers_expected, ",", stats.ops(), ",", stats.bytes(), ",", stats.errors(), ",",
                       absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds), ",",
@@ -152,14 +141,14 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
     if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
     // Each line is written whole and flushed: a reader (tail -f) never sees half a line.
     for (int d = 0; d < 5; ++d) {
-      if (!Active(in.directions[d])) continue;
+      if (!HasActivity(in.directions[d])) continue;
       if (ndjson_ != nullptr) std::fputs(JsonLine(in, d).c_str(), ndjson_);
       if (csv_ != nullptr) std::fputs(CsvRow(in, d).c_str(), csv_);
     }
     if (options_.metrics != nullptr) {
       for (int d = 0; d < 5; ++d) {
-        if (!Active(in.directions[d])) continue;
-        const prometheus::Labels labels = {{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", kDirectionNames[d]}};
+        if (!HasActivity(in.directions[d])) continue;
+        const prometheus::Labels labels = {{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", DirectionName(d)}};
         const v1::DirectionStats& stats = in.directions[d];
         // Counters from the worker scope, which is published once per worker and interval.
         if (in.scope == PublishedInterval::Scope::kWorker) options_.metrics->Add(labels, stats.ops(), stats.bytes(), stats.errors(), stats.latency());
@@ -231,10 +220,10 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
   const double seconds = static_cast<double>(std::max<int64_t>(1, cluster.end_unix_ns - cluster.start_unix_ns)) / 1e9;
   for (int d = 0; d < 5; ++d) {
     const v1::DirectionStats& stats = cluster.directions[d];
-    if (!Active(stats)) continue;
-    absl::StrAppend(&line, " | ", kDirectionNames[d], " ", FormatCount(static_cast<double>(stats.ops()) / seconds), " IOPS");
+    if (!HasActivity(stats)) continue;
+    absl::StrAppend(&line, " | ", DirectionName(d), " ", FormatCount(static_cast<double>(stats.ops()) / seconds), " IOPS");
     if (stats.bytes() > 0) absl::StrAppend(&line, " ", FormatBytes(static_cast<double>(stats.bytes()) / seconds), "/s");
-    absl::StrAppend(&line, " p99 ", Latency(static_cast<double>(Percentile(stats.latency(), 99))));
+    absl::StrAppend(&line, " p99 ", FormatDurationNs(static_cast<double>(Percentile(stats.latency(), 99))));
   }
   absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
   // Stragglers: well below the median throughput in this interval, or late.

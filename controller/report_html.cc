@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "common/units.h"
+#include "controller/run_aggregator.h"
 #include "histogram/latency_histogram.h"
 
 namespace iofleet {
@@ -158,17 +159,10 @@ std::string BarChart(const std::string& title, const std::string& y_label, const
   return svg + "</svg>\n";
 }
 
-std::string FormatIops(double v) { return FormatCount(v); }
-std::string FormatBps(double v) { return FormatBytes(v) + "/s"; }
-std::string FormatLatency(double ns) { return FormatDurationNs(ns); }
-std::string FormatPercent(double v) { return absl::StrFormat("%g%%", v); }
+double PercentileNs(const v1::LatencySummary& summary, double p) { return static_cast<double>(PercentileValue(summary, p)); }
 
-double PercentileOf(const v1::LatencySummary& summary, double p) {
-  for (const auto& e : summary.percentiles()) {
-    if (std::abs(e.percentile() - p) < 1e-9) return static_cast<double>(e.value_ns());
-  }
-  return 0;
-}
+std::string FormatBps(double v) { return FormatBytes(v) + "/s"; }
+std::string FormatPercent(double v) { return absl::StrFormat("%g%%", v); }
 
 // The job's latency distribution: share of operations per bucket, bucket bounds on a log
 // axis (drawn as a line over the buckets' midpoints, one series per direction).
@@ -248,14 +242,14 @@ std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
   std::map<std::string, Series> per_worker;
   for (const v1::MdtestPhaseResult& p : report.phases()) {
     absl::StrAppend(&html, "<tr><td>", p.iteration(), "</td><td>", Escape(p.operation()), "</td><td>", p.items(), "</td><td>",
-                    absl::StrFormat("%.3f", p.seconds()), "</td><td>", FormatRate(p.rate()), "</td><td>", FormatLatency(PercentileOf(p.latency(), 50)),
-                    "</td><td>", FormatLatency(PercentileOf(p.latency(), 99)), "</td><td>", FormatLatency(static_cast<double>(p.latency().max_ns())),
+                    absl::StrFormat("%.3f", p.seconds()), "</td><td>", FormatRate(p.rate()), "</td><td>", FormatDurationNs(PercentileNs(p.latency(), 50)),
+                    "</td><td>", FormatDurationNs(PercentileNs(p.latency(), 99)), "</td><td>", FormatDurationNs(static_cast<double>(p.latency().max_ns())),
                     "</td><td>", p.errors(), "</td></tr>\n");
     const double x = static_cast<double>(categories.size());
     categories.push_back(report.iterations() > 1 ? absl::StrCat(p.operation(), " #", p.iteration()) : p.operation());
     rate.points.push_back({x, p.rate()});
-    p50.points.push_back({x, PercentileOf(p.latency(), 50)});
-    p99.points.push_back({x, PercentileOf(p.latency(), 99)});
+    p50.points.push_back({x, PercentileNs(p.latency(), 50)});
+    p99.points.push_back({x, PercentileNs(p.latency(), 99)});
     for (const v1::WorkerResult& w : p.workers()) {
       double ops = 0;
       for (const v1::DirectionResult& d : w.directions()) ops += static_cast<double>(d.ops());
@@ -268,7 +262,7 @@ std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
   html += "</table>\n";
   // Short labels under the bars: "File creation" -> "File creation" fits at 900 px for ~8 phases.
   html += BarChart("Rate per phase (items per second, all tasks)", "items per second", categories, {rate}, &FormatRate);
-  html += BarChart("Latency of single operations per phase (log scale)", "latency", categories, {p50, p99}, &FormatLatency, /*log_y=*/true);
+  html += BarChart("Latency of single operations per phase (log scale)", "latency", categories, {p50, p99}, &FormatDurationNs, /*log_y=*/true);
   std::vector<Series> workers;
   for (const auto& [name, s] : per_worker) workers.push_back(s);
   if (!workers.empty()) html += BarChart("Rate per worker and phase (a slow client stands out)", "items per second", categories, workers, &FormatRate);
@@ -286,9 +280,9 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
   for (const v1::JobResult& job : report.jobs()) {
     for (const v1::DirectionResult& d : job.directions()) {
       absl::StrAppend(&html, "<tr><td>", Escape(job.name()), "</td><td>", d.direction(), "</td><td>", FormatCount(d.iops()), "</td><td>",
-                      FormatBps(d.bandwidth_bytes_per_sec()), "</td><td>", FormatLatency(d.latency().mean_ns()), "</td><td>",
-                      FormatLatency(PercentileOf(d.latency(), 50)), "</td><td>", FormatLatency(PercentileOf(d.latency(), 99)), "</td><td>",
-                      FormatLatency(PercentileOf(d.latency(), 99.9)), "</td><td>", FormatLatency(static_cast<double>(d.latency().max_ns())),
+                      FormatBps(d.bandwidth_bytes_per_sec()), "</td><td>", FormatDurationNs(d.latency().mean_ns()), "</td><td>",
+                      FormatDurationNs(PercentileNs(d.latency(), 50)), "</td><td>", FormatDurationNs(PercentileNs(d.latency(), 99)), "</td><td>",
+                      FormatDurationNs(PercentileNs(d.latency(), 99.9)), "</td><td>", FormatDurationNs(static_cast<double>(d.latency().max_ns())),
                       "</td><td>", d.errors(), "</td></tr>\n");
     }
   }
@@ -320,7 +314,7 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
         for (double p : {50.0, 99.0, 99.9}) {
           const std::string name = absl::StrCat(d.direction(), " p", p);
           lat[name].name = name;
-          lat[name].points.push_back({x, PercentileOf(d.latency(), p)});
+          lat[name].points.push_back({x, PercentileNs(d.latency(), p)});
         }
       }
       for (const v1::WorkerInterval& w : in.workers()) {
@@ -333,12 +327,12 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
       for (const auto& [name, s] : m) v.push_back(s);
       return v;
     };
-    html += LineChart("Cluster IOPS", "seconds since the job started", "operations per second", values(iops), &FormatIops);
+    html += LineChart("Cluster IOPS", "seconds since the job started", "operations per second", values(iops), &FormatCount);
     if (!bw.empty()) html += LineChart("Cluster bandwidth", "seconds since the job started", "bytes per second", values(bw), &FormatBps);
     html += LineChart("Latency p50 / p99 / p99.9 per interval (log scale)", "seconds since the job started", "latency", values(lat),
-                      &FormatLatency, /*log_y=*/true);
+                      &FormatDurationNs, /*log_y=*/true);
     html += LineChart("Throughput per worker (a straggler stands out)", "seconds since the job started", "operations per second",
-                      values(workers), &FormatIops);
+                      values(workers), &FormatCount);
     html += Distribution(job);
   }
   html += HostsTable(report.workers());

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "common/units.h"
 #include "controller/latency_shares.h"
+#include "controller/run_aggregator.h"
 #include "histogram/latency_histogram.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -31,13 +32,6 @@ std::string FormatScaled(double value) {
   if (value >= 100) return absl::StrFormat("%.0f", value);
   if (value >= 10) return absl::StrFormat("%.1f", value);
   return absl::StrFormat("%.2f", value);
-}
-
-uint64_t PercentileValue(const v1::LatencySummary& latency, double p) {
-  for (const v1::Percentile& entry : latency.percentiles()) {
-    if (std::abs(entry.percentile() - p) < 1e-9) return entry.value_ns();
-  }
-  return 0;
 }
 
 // The latency fio shows percentiles of: clat (equal to lat for synchronous engines).

@@ -1,6 +1,7 @@
 #include "controller/run_aggregator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -12,10 +13,6 @@
 namespace iofleet {
 namespace {
 
-const char* DirectionName(int index) {
-  static constexpr const char* kNames[] = {"read", "write", "trim", "sync", "meta"};
-  return kNames[index];
-}
 
 void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
   into->set_direction(from.direction());
@@ -42,9 +39,21 @@ void Summarize(const v1::LatencyHistogramProto& proto, const std::vector<double>
   }
 }
 
-bool Active(const v1::DirectionStats& stats) { return stats.ops() > 0 || stats.bytes() > 0 || stats.errors() > 0; }
-
 }  // namespace
+
+const char* DirectionName(int index) {
+  static constexpr const char* kNames[] = {"read", "write", "trim", "sync", "meta"};
+  return kNames[index];
+}
+
+bool HasActivity(const v1::DirectionStats& stats) { return stats.ops() > 0 || stats.bytes() > 0 || stats.errors() > 0; }
+
+uint64_t PercentileValue(const v1::LatencySummary& latency, double p) {
+  for (const v1::Percentile& entry : latency.percentiles()) {
+    if (std::abs(entry.percentile() - p) < 1e-9) return entry.value_ns();
+  }
+  return 0;
+}
 
 const std::vector<double>& DefaultPercentiles() {
   static const std::vector<double> kPercentiles = {1,  5,  10, 20, 30,   40,   50,    60,   70,
@@ -91,7 +100,7 @@ void RunAggregator::MarkStarted(size_t job, int64_t start_unix_ns) {
 
 void RunAggregator::AddTotals(const Totals& from, Totals* into) {
   for (int d = 0; d < kDirections; ++d) {
-    if (Active(from.directions[d])) AddStats(from.directions[d], &into->directions[d]);
+    if (HasActivity(from.directions[d])) AddStats(from.directions[d], &into->directions[d]);
   }
 }
 
@@ -339,7 +348,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       add_counts(worker_job.complete_counts, job->mutable_complete_counts());
       for (int d = 0; d < kDirections; ++d) {
         const v1::DirectionStats& stats = worker_job.totals.directions[d];
-        if (!Active(stats)) continue;
+        if (!HasActivity(stats)) continue;
         v1::DirectionResult* result = worker->add_directions();
         *result = SummarizeDirection(stats, worker_elapsed, false, DefaultPercentiles());  // the table shows p50/p99
         result->set_direction(DirectionName(d));
@@ -359,7 +368,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     AddTotals(job_totals, &group_totals[phases_.group_of[j]]);
     group_elapsed[phases_.group_of[j]] = std::max(group_elapsed[phases_.group_of[j]], elapsed);
     for (int d = 0; d < kDirections; ++d) {
-      if (!Active(job_totals.directions[d])) continue;
+      if (!HasActivity(job_totals.directions[d])) continue;
       v1::DirectionResult* result = job->add_directions();
       *result = SummarizeDirection(job_totals.directions[d], elapsed, true, percentiles);
       result->set_direction(DirectionName(d));
@@ -381,7 +390,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       }
       const uint64_t span = static_cast<uint64_t>(std::max<int64_t>(0, interval.end_unix_ns - interval.start_unix_ns));
       for (int d = 0; d < kDirections; ++d) {
-        if (!Active(interval.totals.directions[d])) continue;
+        if (!HasActivity(interval.totals.directions[d])) continue;
         v1::DirectionResult* result = out->add_directions();
         *result = SummarizeDirection(interval.totals.directions[d], span, false, percentiles);
         result->set_direction(DirectionName(d));
@@ -401,7 +410,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       if (phases_.group_of[j] == g) group->add_jobs(spec_.jobs(j).name());
     }
     for (int d = 0; d < kDirections; ++d) {
-      if (!Active(group_totals[g].directions[d])) continue;
+      if (!HasActivity(group_totals[g].directions[d])) continue;
       v1::DirectionResult* result = group->add_directions();
       *result = SummarizeDirection(group_totals[g].directions[d], group_elapsed[g], false, DefaultPercentiles());
       result->set_direction(DirectionName(d));
@@ -411,7 +420,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       worker->set_worker(workers_[w]);
       worker->set_elapsed_ns(group_worker_elapsed[g][w]);
       for (int d = 0; d < kDirections; ++d) {
-        if (!Active(group_worker_totals[g][w].directions[d])) continue;
+        if (!HasActivity(group_worker_totals[g][w].directions[d])) continue;
         v1::DirectionResult* result = worker->add_directions();
         *result = SummarizeDirection(group_worker_totals[g][w].directions[d], group_worker_elapsed[g][w], false, DefaultPercentiles());
         result->set_direction(DirectionName(d));
@@ -419,7 +428,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     }
   }
   for (int d = 0; d < kDirections; ++d) {
-    if (!Active(cluster[d])) continue;
+    if (!HasActivity(cluster[d])) continue;
     v1::DirectionResult* result = report->add_cluster();
     *result = SummarizeDirection(cluster[d], cluster_elapsed, true, DefaultPercentiles());
     result->set_direction(DirectionName(d));

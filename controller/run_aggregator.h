@@ -23,6 +23,13 @@ namespace iofleet {
 // fio's default percentile list.
 const std::vector<double>& DefaultPercentiles();
 
+// "read", "write", "trim", "sync", "meta" for direction index 0..4 (v1::Direction - 1).
+const char* DirectionName(int index);
+// Whether a direction saw any operation, byte or error.
+bool HasActivity(const v1::DirectionStats& stats);
+// The value of percentile `p` in a summary (0 when the summary lacks it).
+uint64_t PercentileValue(const v1::LatencySummary& latency, double p);
+
 // One interval as published while the run goes on (live view, interval logs, metrics).
 struct PublishedInterval {
   enum class Scope { kCluster, kJob, kWorker };
