@@ -192,40 +192,30 @@ int RunMdtest(const std::vector<std::string>& args) {
       return 1;
     }
   }
-  if (results) {
-    google::protobuf::util::JsonPrintOptions json;
-    json.add_whitespace = true;
-    json.preserve_proto_field_names = true;
-    std::string result_json, hosts_json;
-    (void)google::protobuf::util::MessageToJsonString(report, &result_json, json);
-    v1::MdtestReport hosts;
-    *hosts.mutable_workers() = report.workers();
-    (void)google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json);
-    absl::Status saved;
-    for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{
-             {"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
-             {"result.json", result_json},
-             {"report.txt", RenderText(report)},
-             {"report.html", RenderMdtestHtmlReport(report)},
-             {"hosts.json", hosts_json}}) {
-      if (saved.ok()) saved = results->Write(file, text);
-    }
-    std::vector<std::string> why(report.problems().begin(), report.problems().end());
-    if (why.empty() && code != 0) why.push_back(absl::StrCat("exit code ", code));
-    auto final_path = saved.ok() ? results->Finish(why) : absl::StatusOr<std::string>(saved);
-    if (final_path.ok()) std::cerr << "iofleet mdtest: results in " << *final_path << (why.empty() ? "" : " (partial)") << "\n";
-    else std::cerr << "iofleet mdtest: results directory: " << final_path.status().message() << "\n";
-  }
-  std::string rendered;
-  if (o.output_format == "json") {
+  // mdtest's JSON document (the --output-format json output and the results' result.json).
+  auto json = [](const google::protobuf::Message& message) {
     google::protobuf::util::JsonPrintOptions options;
     options.add_whitespace = true;
     options.preserve_proto_field_names = true;
     options.always_print_primitive_fields = true;
-    (void)google::protobuf::util::MessageToJsonString(report, &rendered, options);
-  } else {
-    rendered = RenderText(report);
+    std::string text;
+    (void)google::protobuf::util::MessageToJsonString(message, &text, options);
+    return text;
+  };
+  const std::string result_json = json(report);
+  if (results) {
+    v1::MdtestReport hosts;
+    *hosts.mutable_workers() = report.workers();
+    auto saved = results->Complete({{"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
+                                     {"result.json", result_json},
+                                     {"report.txt", RenderText(report)},
+                                     {"report.html", RenderMdtestHtmlReport(report)},
+                                     {"hosts.json", json(hosts)}},
+                                    {report.problems().begin(), report.problems().end()}, code);
+    if (saved.ok()) std::cerr << "iofleet mdtest: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
+    else std::cerr << "iofleet mdtest: results directory: " << saved.status().message() << "\n";
   }
+  const std::string rendered = o.output_format == "json" ? result_json : RenderText(report);
   if (o.output_file.empty()) {
     std::cout << rendered;
   } else if (absl::Status written = WriteFileAtomically(o.output_file, rendered); !written.ok()) {

@@ -49,19 +49,20 @@ absl::Status ResultsDirectory::Write(const std::string& file, const std::string&
   return WriteFileAtomically(PathOf(file), text);
 }
 
-absl::StatusOr<std::string> ResultsDirectory::Finish(const std::vector<std::string>& why) {
-  if (!why.empty()) {
+absl::StatusOr<ResultsDirectory::Saved> ResultsDirectory::Complete(const std::vector<std::pair<std::string, std::string>>& files,
+                                                                   std::vector<std::string> problems, int exit_code) {
+  for (const auto& [file, text] : files) {
+    if (absl::Status written = Write(file, text); !written.ok()) return written;
+  }
+  if (problems.empty() && exit_code != 0) problems.push_back(absl::StrCat("exit code ", exit_code));
+  if (!problems.empty()) {
     absl::Status written = Write("PARTIAL", absl::StrCat("This run did not complete; its results cover what was measured.\n",
-                                                         absl::StrJoin(why, "\n"), "\n"));
+                                                         absl::StrJoin(problems, "\n"), "\n"));
     if (!written.ok()) return written;
   }
   if (std::rename(working_.c_str(), final_.c_str()) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("rename ", working_, " to ", final_));
-  return final_;
+  return Saved{final_, !problems.empty()};
 }
-
-}  // namespace iofleet
-
-namespace iofleet {
 
 void ResultsDirectory::Discard() {
   std::error_code ignored;

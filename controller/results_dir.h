@@ -7,6 +7,7 @@
 #define IOFLEET_CONTROLLER_RESULTS_DIR_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,9 +25,14 @@ class ResultsDirectory {
   std::string PathOf(const std::string& file) const { return working_ + "/" + file; }
   // Writes one file atomically.
   absl::Status Write(const std::string& file, const std::string& text) const;
-  // Writes PARTIAL (listing `why`) when `why` is not empty, and gives the directory its final
-  // name, which it returns.
-  absl::StatusOr<std::string> Finish(const std::vector<std::string>& why);
+  // Writes `files` (name, contents), then PARTIAL when the run had `problems` or a non-zero
+  // `exit_code`, and gives the directory its final name.
+  struct Saved {
+    std::string path;
+    bool partial = false;
+  };
+  absl::StatusOr<Saved> Complete(const std::vector<std::pair<std::string, std::string>>& files, std::vector<std::string> problems,
+                                 int exit_code);
   // Removes the working directory (nothing was measured: bad input, no workers).
   void Discard();
 

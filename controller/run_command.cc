@@ -81,27 +81,23 @@ absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, co
   } else {
     as_given = absl::StrCat("# fio command-line form\n", absl::StrJoin(options.job_options, "\n"), "\n");
   }
-  for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{{"job.fio", as_given},
-                                                                                  {"job-resolved.json", resolved},
-                                                                                  {"result.json", RenderJsonReport(report)},
-                                                                                  {"report.txt", RenderTextReport(report)},
-                                                                                  {"report.html", RenderHtmlReport(report)},
-                                                                                  {"hosts.json", hosts_json}}) {
-    if (absl::Status s = results->Write(file, text); !s.ok()) return s;
-  }
+  std::vector<std::pair<std::string, std::string>> files = {{"job.fio", as_given},
+                                                             {"job-resolved.json", resolved},
+                                                             {"result.json", RenderJsonReport(report)},
+                                                             {"report.txt", RenderTextReport(report)},
+                                                             {"report.html", RenderHtmlReport(report)},
+                                                             {"hosts.json", hosts_json}};
   // Interval logs the user sent elsewhere are copied in too.
   for (const auto& [path, file] : {std::pair{options.interval_log, "intervals.ndjson"}, std::pair{options.interval_csv, "intervals.csv"}}) {
     if (path.empty()) continue;
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    if (absl::Status s = results->Write(file, text.str()); !s.ok()) return s;
+    files.emplace_back(file, text.str());
   }
-  std::vector<std::string> why(report.problems().begin(), report.problems().end());
-  if (why.empty() && result.exit_code != 0) why.push_back(absl::StrCat("exit code ", result.exit_code));
-  auto final_path = results->Finish(why);
-  if (!final_path.ok()) return final_path.status();
-  std::cerr << "iofleet: results in " << *final_path << (why.empty() ? "" : " (partial)") << "\n";
+  auto saved = results->Complete(files, {report.problems().begin(), report.problems().end()}, result.exit_code);
+  if (!saved.ok()) return saved.status();
+  std::cerr << "iofleet: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
   return absl::OkStatus();
 }
 
