@@ -35,7 +35,7 @@ int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
 }  // namespace
 
 LiveView::LiveView(v1::RunSpec spec, std::vector<std::string> workers, std::string run_id, LiveViewOptions options)
-    : spec_(std::move(spec)), workers_(std::move(workers)), run_id_(std::move(run_id)), options_(std::move(options)),
+    : spec_(std::move(spec)), phases_(SplitIntoPhases(spec_)), workers_(std::move(workers)), run_id_(std::move(run_id)), options_(std::move(options)),
       tty_(::isatty(STDERR_FILENO) == 1) {}
 
 LiveView::~LiveView() { (void)Finish(); }
@@ -193,15 +193,13 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
 }
 
 std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now_unix_ns) const {
-  const JobPhases phases = SplitIntoPhases(spec_);
+  // Intervals count from the phase's start instant.
+  const int64_t phase_start = cluster.start_unix_ns - static_cast<int64_t>(cluster.index) * absl::ToInt64Nanoseconds(options_.interval);
   // Progress of the phase: its slowest job (the phase ends when that one does).
   double fraction = 1;
-  int64_t phase_start = 0;
   for (int j = 0; j < spec_.jobs_size(); ++j) {
-    if (phases.phase_of[j] != cluster.phase) continue;
+    if (phases_.phase_of[j] != cluster.phase) continue;
     const v1::JobSpec& job = spec_.jobs(j);
-    phase_start = phase_start == 0 ? cluster.start_unix_ns - static_cast<int64_t>(cluster.index) * absl::ToInt64Nanoseconds(options_.interval)
-                                   : phase_start;
     double f;
     if (job.runtime_ns() > 0) {
       f = static_cast<double>(now_unix_ns - phase_start) / static_cast<double>(job.runtime_ns() + job.ramp_time_ns() + job.startdelay_ns());
@@ -214,7 +212,7 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
   }
   const double elapsed = static_cast<double>(now_unix_ns - phase_start) / 1e9;
   std::string line = absl::StrFormat("iofleet: %.1fs", elapsed);
-  if (phases.phases > 1) absl::StrAppend(&line, absl::StrFormat(" phase %d/%d", cluster.phase + 1, phases.phases));
+  if (phases_.phases > 1) absl::StrAppend(&line, absl::StrFormat(" phase %d/%d", cluster.phase + 1, phases_.phases));
   absl::StrAppend(&line, absl::StrFormat(" %3.0f%%", fraction * 100));
   if (fraction > 0.01 && fraction < 1) absl::StrAppend(&line, absl::StrFormat(" ETA %.0fs", elapsed * (1 - fraction) / fraction));
   const double seconds = static_cast<double>(std::max<int64_t>(1, cluster.end_unix_ns - cluster.start_unix_ns)) / 1e9;

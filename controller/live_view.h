@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "controller/fio_logs.h"
 #include "controller/run_aggregator.h"
+#include "job/job_phases.h"
 #include "metrics/interval_metrics.h"
 #include "proto/job.pb.h"
 
@@ -59,6 +60,7 @@ class LiveView {
   std::string ProgressLine(const PublishedInterval& cluster, int64_t now_unix_ns) const;
 
   const v1::RunSpec spec_;
+  const JobPhases phases_;
   const std::vector<std::string> workers_;
   const std::string run_id_;
   const LiveViewOptions options_;
