@@ -91,6 +91,23 @@ INSTANTIATE_TEST_SUITE_P(RealFilesystems, Targets, ::testing::Values("tmpfs", "e
 namespace iofleet {
 namespace {
 
+// A tmpfs with the given mount options, unmounted when the test ends (also on failure).
+class SmallTmpfs {
+ public:
+  SmallTmpfs(const std::string& dir, const std::string& options) : dir_(dir) {
+    ::mkdir(dir_.c_str(), 0755);
+    mounted_ = std::system(("mount -t tmpfs -o " + options + " tmpfs " + dir_).c_str()) == 0;
+  }
+  ~SmallTmpfs() {
+    if (mounted_) (void)std::system(("umount " + dir_ + " 2>/dev/null").c_str());
+  }
+  bool mounted() const { return mounted_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
 // The filesystem fails under the job (xfs shut down mid-run: every IO gets EIO) and a target
 // that cannot be written (a read-only mount): each error reaches the controller with the
 // worker, the path and the errno; the run ends by itself and no worker keeps doing IO.
@@ -99,12 +116,8 @@ TEST(TargetErrors, IoErrorMidRunAndReadOnlyTarget) {
   MountedTarget xfs("xfs", TempDir() + "/eio");
   ASSERT_TRUE(xfs.error().empty()) << xfs.error();
   const std::string ro = TempDir() + "/read-only";
-  ::mkdir(ro.c_str(), 0755);
-  ASSERT_EQ(std::system(("mount -t tmpfs -o ro,size=1m tmpfs " + ro).c_str()), 0);
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { (void)std::system(("umount " + dir + " 2>/dev/null").c_str()); }
-  } unmount{ro};
+  SmallTmpfs read_only(ro, "ro,size=1m");
+  ASSERT_TRUE(read_only.mounted());
   TestWorker worker("eio-worker", {"--allow-root", xfs.path(), "--allow-root", ro});
 
   const std::string job = TempDir() + "/eio.fio";
@@ -137,12 +150,8 @@ TEST(TargetErrors, IoErrorMidRunAndReadOnlyTarget) {
 TEST(TargetErrors, NoSpaceLeftMidRun) {
   if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
   const std::string dir = TempDir() + "/tiny";
-  ::mkdir(dir.c_str(), 0755);
-  ASSERT_EQ(std::system(("mount -t tmpfs -o size=1m tmpfs " + dir).c_str()), 0);
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { (void)std::system(("umount " + dir + " 2>/dev/null").c_str()); }
-  } unmount{dir};
+  SmallTmpfs tiny(dir, "size=1m");
+  ASSERT_TRUE(tiny.mounted());
   TestWorker worker("tiny-worker", {"--allow-root", dir});
   for (const bool keep_going : {false, true}) {
     const std::string job = TempDir() + (keep_going ? "/tiny-continue.fio" : "/tiny.fio");

@@ -139,6 +139,20 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   EXPECT_THAT(quiet.Stderr(), Not(HasSubstr("| workers ")));
 }
 
+// Runs a command, returns its stdout+stderr and sets *status to its exit status.
+std::string Command(const std::string& command, int* status) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  std::string output;
+  if (pipe == nullptr) {
+    *status = -1;
+    return output;
+  }
+  char buffer[65536];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
+  *status = ::pclose(pipe);
+  return output;
+}
+
 // GET http://ADDRESS/metrics over a plain socket (the test talks to 127.0.0.1 only).
 std::string Scrape(const std::string& address) {
   const size_t colon = address.rfind(':');
@@ -225,12 +239,9 @@ TEST(Telemetry, PrometheusOnWorkerAndControllerMatchesTheReport) {
   for (const std::string& metrics : {final_controller, final_worker}) {
     const std::string file = data + "/scrape.prom";
     std::ofstream(file) << metrics;
-    FILE* check = ::popen(("/usr/bin/promtool check metrics < " + file + " 2>&1").c_str(), "r");
-    ASSERT_NE(check, nullptr);
-    std::string output;
-    char buffer[4096];
-    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), check)) > 0;) output.append(buffer, n);
-    EXPECT_EQ(::pclose(check), 0) << "promtool: " << output;
+    int status = -1;
+    const std::string output = Command("/usr/bin/promtool check metrics < " + file, &status);
+    EXPECT_EQ(status, 0) << "promtool: " << output;
   }
 }
 
@@ -293,20 +304,6 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   TestProcess bad({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base}, TempDir() + "/results-bad");
   ASSERT_EQ(bad.Wait(std::chrono::seconds(30)).value_or(-1), 2);
   EXPECT_EQ(Entries(base).size(), 2u);
-}
-
-// Runs a command, returns its stdout+stderr and sets *status to its exit status.
-std::string Command(const std::string& command, int* status) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  std::string output;
-  if (pipe == nullptr) {
-    *status = -1;
-    return output;
-  }
-  char buffer[65536];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
-  *status = ::pclose(pipe);
-  return output;
 }
 
 // The HTML report renders in headless Chromium without console errors, and its charts carry
