@@ -22,14 +22,23 @@ struct DirectionCounters {
   LiveLatencyHistogram completion_latency;  // submitted -> completion (fio clat)
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> errors{0};
+  // A seqlock over one Record: odd while a request's latencies and bytes are being added, so
+  // the collector cuts an interval where every request is whole — its op and its bytes in the
+  // same interval (see WorkerRun::CutInterval). Without it an interval could show a request's
+  // bytes without the request (ops 0, bytes > 0) when the thread was preempted mid-Record.
+  std::atomic<uint64_t> sequence{0};
 
   // IO thread only. `queued`: the request went through a submission queue, so it has a slat.
   void Record(uint64_t issue_ns, uint64_t submit_ns, uint64_t complete_ns, bool queued, uint64_t done_bytes, bool failed) {
+    const uint64_t s = sequence.load(std::memory_order_relaxed);
+    sequence.store(s + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
     latency.Record(complete_ns - issue_ns);
     completion_latency.Record(complete_ns - submit_ns);
     if (queued) submit_latency.Record(submit_ns - issue_ns);
     bytes.store(bytes.load(std::memory_order_relaxed) + done_bytes, std::memory_order_relaxed);
     if (failed) errors.store(errors.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    sequence.store(s + 2, std::memory_order_release);
   }
 };
 

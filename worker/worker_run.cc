@@ -1,6 +1,7 @@
 #include "worker/worker_run.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -132,12 +133,22 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
     uint64_t bytes = 0, errors = 0;
     for (size_t t = 0; t < state.threads.size(); ++t) {
       DirectionSamplers& samplers = state.samplers[t][d];
-      merged.Merge(samplers.latency.Next());
-      submit.Merge(samplers.submit.Next());
-      completion.Merge(samplers.completion.Next());
       const DirectionCounters& counters = state.threads[t]->directions[d];
-      const uint64_t total_bytes = counters.bytes.load(std::memory_order_relaxed);
-      const uint64_t total_errors = counters.errors.load(std::memory_order_relaxed);
+      uint64_t total_bytes, total_errors;
+      // Read the histograms and counters between two equal, even sequence values: no Record
+      // was half done, so every request counted has its bytes here and vice versa. Samples
+      // taken by a retried pass are kept (Next() hands each sample out once).
+      while (true) {
+        const uint64_t before = counters.sequence.load(std::memory_order_acquire);
+        merged.Merge(samplers.latency.Next());
+        submit.Merge(samplers.submit.Next());
+        completion.Merge(samplers.completion.Next());
+        total_bytes = counters.bytes.load(std::memory_order_relaxed);
+        total_errors = counters.errors.load(std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (before % 2 == 0 && counters.sequence.load(std::memory_order_relaxed) == before) break;
+        std::this_thread::yield();
+      }
       bytes += total_bytes - state.reported_bytes[t][d];
       errors += total_errors - state.reported_errors[t][d];
       state.reported_bytes[t][d] = total_bytes;
