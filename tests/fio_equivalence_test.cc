@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <map>
@@ -149,8 +150,31 @@ TEST_F(FioEquivalence, LogFilesInFiosFormats) {
     EXPECT_EQ(std::stoul(line[2]), 4096u);
     for (size_t i = 3; i < line.size(); ++i) counted += std::stoull(line[i]);
   }
-  EXPECT_EQ(counted, Total(ifl.json, {"read", "total_ios"}) + Total(ifl.json, {"write", "total_ios"}))
-      << "every completed IO is in exactly one bucket of one window";
+  const double ios = Total(ifl.json, {"read", "total_ios"}) + Total(ifl.json, {"write", "total_ios"});
+  EXPECT_EQ(counted, ios) << "every completed IO is in exactly one bucket of one window";
+
+  // fio's own reader of histogram logs (shipped, gzipped, with Debian's fio) reads iofleet's:
+  // unweighted, its per-window sample counts add up to every IO and its percentiles lie
+  // within the run's latency range.
+  const std::string parser = base_ + "/fiologparser_hist.py";
+  ASSERT_EQ(std::system(("gzip -dc /usr/share/doc/fio/fiologparser_hist.py.gz > " + parser).c_str()), 0)
+      << "fio's fiologparser_hist.py is missing (Debian's fio package ships it)";
+  TestProcess parse({"/usr/bin/python3", parser, "--noweight", "-i", "500", base_ + "/iofleet-logs/j_clat_hist.1.log"},
+                    base_ + "/fiologparser");
+  ASSERT_EQ(parse.Wait(std::chrono::seconds(60)).value_or(-1), 0) << parse.Stderr();
+  const auto rows = LogLines(base_ + "/fiologparser.out");
+  ASSERT_GE(rows.size(), 3u) << "a header and a row per window:\n" << parse.Stdout();
+  EXPECT_EQ(rows[0][1], " samples");
+  double samples = 0;
+  const double max_ns = std::max(Number(ifl.json, {"read", "clat_ns", "max"}), Number(ifl.json, {"write", "clat_ns", "max"}));
+  for (size_t r = 1; r < rows.size(); ++r) {
+    ASSERT_EQ(rows[r].size(), 9u) << "end-time, samples, min, avg, median, 90%, 95%, 99%, max";
+    samples += std::stod(rows[r][1]);
+    const double p99 = std::stod(rows[r][7]);
+    EXPECT_GT(p99, 0);
+    EXPECT_LE(p99, max_ns * 1.01) << "window " << rows[r][0] << ": p99 beyond the run's largest latency";
+  }
+  EXPECT_EQ(samples, ios) << "fio's parser found every IO in iofleet's histogram log";
 }
 
 TEST_F(FioEquivalence, RandomWritesWithFsyncFromTwoJobs) {

@@ -10,6 +10,7 @@ packages=(
   libnfs-dev               # the userspace NFS client behind ioengine=nfs and nfs:// paths
   pkg-config
   fio                      # the peer the equivalence tests and benchmarks compare against
+  python3-pandas           # fio's fiologparser_hist.py (in the fio package) reads the hist logs in the tests
   xfsprogs bindfs fuse3    # real targets in the tests (xfs on a loop device, a FUSE mount)
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils  # an NFS server for the tests (in a netns)
   prometheus               # promtool checks the /metrics exposition in the tests
