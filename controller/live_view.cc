@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -136,7 +137,8 @@ absl::Status LiveView::Finish() {
 void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   const std::vector<PublishedInterval> due = aggregator_->TakeDue(now_unix_ns, grace_ns);
   const PublishedInterval* newest_cluster = nullptr;
-  std::vector<PublishedInterval> newest_workers;
+  // Worker-scope intervals by (phase, interval): TakeDue lists them before their cluster one.
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<PublishedInterval>> worker_intervals;
   for (const PublishedInterval& in : due) {
     if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
     // Each line is written whole and flushed: a reader (tail -f) never sees half a line.
@@ -167,19 +169,13 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
       std::cerr << "iofleet: interval " << in.index << " of job '" << spec_.jobs(in.job).name() << "' amended: a late report arrived ("
                 << in.workers_reporting << " of " << in.workers_expected << " workers now in)\n";
     }
-    if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) {
-      newest_cluster = &in;
-      newest_workers.clear();
-    }
-    if (in.scope == PublishedInterval::Scope::kWorker && newest_cluster != nullptr && in.phase == newest_cluster->phase &&
-        in.index == newest_cluster->index) {
-      newest_workers.push_back(in);
-    }
+    if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) newest_cluster = &in;
+    if (in.scope == PublishedInterval::Scope::kWorker && !in.amended) worker_intervals[{in.phase, in.index}].push_back(in);
   }
   if (ndjson_ != nullptr) std::fflush(ndjson_);
   if (csv_ != nullptr) std::fflush(csv_);
   if (!options_.progress || newest_cluster == nullptr || now_unix_ns > INT64_MAX / 4) return;
-  last_workers_ = std::move(newest_workers);
+  last_workers_ = std::move(worker_intervals[{newest_cluster->phase, newest_cluster->index}]);
   const std::string line = ProgressLine(*newest_cluster, now_unix_ns);
   if (tty_) {
     std::cerr << "\r\033[K" << line << std::flush;
@@ -225,14 +221,17 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
   }
   absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
   // Stragglers: well below the median throughput in this interval, or late.
-  std::vector<std::pair<double, int>> rates;
+  std::map<int, double> ops_by_worker;  // all jobs of the phase
   for (const PublishedInterval& w : last_workers_) {
-    double ops = 0;
-    for (const v1::DirectionStats& s : w.directions) ops += static_cast<double>(s.ops());
-    rates.push_back({ops, w.worker});
+    for (const v1::DirectionStats& s : w.directions) ops_by_worker[w.worker] += static_cast<double>(s.ops());
   }
+  std::vector<std::pair<double, int>> rates;
+  for (const auto& [w, ops] : ops_by_worker) rates.push_back({ops, w});
   std::vector<std::string> stragglers;
-  if (rates.size() >= 2) {
+  // A run's last interval is a stub (workers end within it at slightly different instants):
+  // its rates say nothing about speed.
+  const bool whole_interval = cluster.end_unix_ns - cluster.start_unix_ns >= absl::ToInt64Nanoseconds(options_.interval) / 2;
+  if (rates.size() >= 2 && whole_interval) {
     std::vector<double> sorted;
     for (const auto& r : rates) sorted.push_back(r.first);
     std::sort(sorted.begin(), sorted.end());

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -137,6 +138,35 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   TestProcess quiet({Runfile("controller/iofleet"), "run", job, "--hosts", a.address(), "--quiet"}, TempDir() + "/telemetry-quiet");
   ASSERT_EQ(quiet.Wait(std::chrono::seconds(60)).value_or(-1), 0) << quiet.Stderr();
   EXPECT_THAT(quiet.Stderr(), Not(HasSubstr("| workers ")));
+}
+
+// A worker that gets a fifth of the CPU time (stopped 40 ms of every 50) is named in the
+// progress line as a straggler, with how far below the median it is; the full-speed one is not.
+TEST(Telemetry, SlowWorkerIsNamedAsStraggler) {
+  const std::string data = TempDir() + "/straggler";
+  ::mkdir(data.c_str(), 0755);
+  TestWorker fast("straggler-fast", {"--allow-root", data});
+  TestWorker slow("straggler-slow", {"--allow-root", data});
+  const std::string job = data + "/s.fio";
+  std::ofstream(job) << "[s]\nioengine=null\nrw=randread\nbs=4k\nsize=1g\nruntime=7s\ntime_based\ndirectory=" << data << "\n";
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(fast.address(), ",", slow.address()),
+                   "--results-dir", "none"},
+                  TempDir() + "/straggler-run");
+  std::optional<int> exit_code;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!exit_code && std::chrono::steady_clock::now() < deadline) {
+    slow.process().Signal(SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    slow.process().Signal(SIGCONT);
+    exit_code = run.Wait(std::chrono::milliseconds(10));
+  }
+  slow.process().Signal(SIGCONT);
+  if (!exit_code) exit_code = run.Wait(std::chrono::seconds(30));
+  ASSERT_EQ(exit_code.value_or(-1), 0) << run.Stderr();
+  const std::string err = run.Stderr();
+  EXPECT_THAT(err, HasSubstr(absl::StrCat("stragglers: ", slow.address(), " (")));
+  EXPECT_THAT(err, HasSubstr("% below median)"));
+  EXPECT_THAT(err, Not(HasSubstr(absl::StrCat(fast.address(), " ("))));
 }
 
 // Runs a command, returns its stdout+stderr and sets *status to its exit status.
