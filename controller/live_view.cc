@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "histogram/latency_histogram.h"
 #include "job/job_phases.h"
+#include "job/mdtest_tree.h"
 
 namespace iofleet {
 namespace {
@@ -121,8 +122,9 @@ absl::Status LiveView::Finish() {
   if (thread_.joinable()) thread_.join();
   // Whatever is still pending: the run is over, nothing more will come.
   Publish(INT64_MAX / 2, 0);
-  if (line_open_) {
-    std::cerr << "\n";
+  {
+    std::lock_guard<std::mutex> lock(stderr_mu_);
+    if (line_open_) std::cerr << "\n";
     line_open_ = false;
   }
   absl::Status status;
@@ -132,6 +134,12 @@ absl::Status LiveView::Finish() {
   }
   aggregator_ = nullptr;
   return status;
+}
+
+void LiveView::PrintLine(const std::string& text) {
+  std::lock_guard<std::mutex> lock(stderr_mu_);
+  std::cerr << (line_open_ ? "\n" : "") << text << "\n";
+  line_open_ = false;
 }
 
 void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
@@ -164,10 +172,8 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
       }
     }
     if (in.scope == PublishedInterval::Scope::kJob && in.amended) {
-      if (line_open_) std::cerr << "\n";
-      line_open_ = false;
-      std::cerr << "iofleet: interval " << in.index << " of job '" << spec_.jobs(in.job).name() << "' amended: a late report arrived ("
-                << in.workers_reporting << " of " << in.workers_expected << " workers now in)\n";
+      PrintLine(absl::StrCat("iofleet: interval ", in.index, " of job '", spec_.jobs(in.job).name(), "' amended: a late report arrived (",
+                             in.workers_reporting, " of ", in.workers_expected, " workers now in)"));
     }
     if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) newest_cluster = &in;
     if (in.scope == PublishedInterval::Scope::kWorker && !in.amended) worker_intervals[{in.phase, in.index}].push_back(in);
@@ -177,14 +183,17 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   if (!options_.progress || newest_cluster == nullptr || now_unix_ns > INT64_MAX / 4) return;
   last_workers_ = std::move(worker_intervals[{newest_cluster->phase, newest_cluster->index}]);
   const std::string line = ProgressLine(*newest_cluster, now_unix_ns);
+  std::lock_guard<std::mutex> lock(stderr_mu_);
   if (tty_) {
     std::cerr << "\r\033[K" << line << std::flush;
     line_open_ = true;
-  } else if (absl::Now() - last_plain_line_ >= std::max(options_.interval, absl::Seconds(5)) || !newest_cluster->complete) {
+  } else if (absl::Now() - last_plain_line_ >= std::max(options_.interval, absl::Seconds(5)) || !newest_cluster->complete ||
+             newest_cluster->phase != last_plain_phase_) {
     // Logs (CI): a plain line now and then, not one per interval — and at once when a worker
-    // is late, which is when someone reading the log wants to know.
+    // is late, which is when someone reading the log wants to know, or a new phase began.
     std::cerr << line << "\n";
     last_plain_line_ = absl::Now();
+    last_plain_phase_ = newest_cluster->phase;
   }
 }
 
@@ -197,25 +206,39 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
     if (phases_.phase_of[j] != cluster.phase) continue;
     const v1::JobSpec& job = spec_.jobs(j);
     double f;
-    if (job.runtime_ns() > 0) {
+    if (job.has_metadata()) {
+      // mdtest phases: operations done of the phase's total, or time of the stonewall (-W).
+      const uint64_t steps = MdtestTree(job.metadata()).PhaseSteps();
+      f = steps > 0 ? static_cast<double>(aggregator_->DoneSoFar(j).ops) / static_cast<double>(steps) : 1;
+      if (job.metadata().stonewall_ns() > 0) {
+        f = std::max(f, static_cast<double>(now_unix_ns - phase_start) / static_cast<double>(job.metadata().stonewall_ns()));
+      }
+    } else if (job.runtime_ns() > 0) {
       f = static_cast<double>(now_unix_ns - phase_start) / static_cast<double>(job.runtime_ns() + job.ramp_time_ns() + job.startdelay_ns());
     } else {
       const double total = static_cast<double>(job.io_size() ? job.io_size() : job.size()) * std::max(1u, job.numjobs()) *
                            static_cast<double>(workers_.size()) * std::max(1u, job.loops());
-      f = total > 0 ? static_cast<double>(aggregator_->BytesDone(j)) / total : 1;
+      f = total > 0 ? static_cast<double>(aggregator_->DoneSoFar(j).bytes) / total : 1;
     }
     fraction = std::min(fraction, std::clamp(f, 0.0, 1.0));
   }
   const double elapsed = static_cast<double>(now_unix_ns - phase_start) / 1e9;
   std::string line = absl::StrFormat("iofleet: %.1fs", elapsed);
-  if (phases_.phases > 1) absl::StrAppend(&line, absl::StrFormat(" phase %d/%d", cluster.phase + 1, phases_.phases));
+  if (phases_.phases > 1) {
+    absl::StrAppend(&line, absl::StrFormat(" phase %d/%d", cluster.phase + 1, phases_.phases));
+    std::vector<std::string> names;  // the phase's jobs, e.g. "File creation" in mdtest
+    for (int j = 0; j < spec_.jobs_size(); ++j) {
+      if (phases_.phase_of[j] == cluster.phase) names.push_back(spec_.jobs(j).name());
+    }
+    if (names.size() <= 3) absl::StrAppend(&line, " (", absl::StrJoin(names, ", "), ")");
+  }
   absl::StrAppend(&line, absl::StrFormat(" %3.0f%%", fraction * 100));
   if (fraction > 0.01 && fraction < 1) absl::StrAppend(&line, absl::StrFormat(" ETA %.0fs", elapsed * (1 - fraction) / fraction));
   const double seconds = static_cast<double>(std::max<int64_t>(1, cluster.end_unix_ns - cluster.start_unix_ns)) / 1e9;
   for (int d = 0; d < 5; ++d) {
     const v1::DirectionStats& stats = cluster.directions[d];
     if (!HasActivity(stats)) continue;
-    absl::StrAppend(&line, " | ", DirectionName(d), " ", FormatCount(static_cast<double>(stats.ops()) / seconds), " IOPS");
+    absl::StrAppend(&line, " | ", DirectionName(d), " ", FormatCount(static_cast<double>(stats.ops()) / seconds), d == 4 ? " ops/s" : " IOPS");
     if (stats.bytes() > 0) absl::StrAppend(&line, " ", FormatBytes(static_cast<double>(stats.bytes()) / seconds), "/s");
     absl::StrAppend(&line, " p99 ", FormatDurationNs(static_cast<double>(Percentile(stats.latency(), 99))));
   }

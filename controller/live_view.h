@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +50,10 @@ class LiveView {
   // Publishes everything still pending (late workers stay marked) and closes the logs.
   absl::Status Finish();
 
+  // Prints a line of text on stderr below the progress line (which a terminal keeps as the
+  // last line), without the two interleaving.
+  void PrintLine(const std::string& text);
+
   // One NDJSON line / CSV row for a published interval and direction (exposed for tests).
   std::string JsonLine(const PublishedInterval& interval, int direction) const;
   std::string CsvRow(const PublishedInterval& interval, int direction) const;
@@ -71,8 +76,10 @@ class LiveView {
   std::thread thread_;
   std::atomic<bool> done_{false};
   absl::Time last_plain_line_ = absl::InfinitePast();
+  uint32_t last_plain_phase_ = 0;
   std::vector<PublishedInterval> last_workers_;  // the newest interval's worker scope
-  bool line_open_ = false;  // a progress line is on the terminal without a newline
+  std::mutex stderr_mu_;    // the live thread's lines and PrintLine's
+  bool line_open_ = false;  // a progress line is on the terminal without a newline (stderr_mu_)
 };
 
 }  // namespace iofleet

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
+#include <sstream>
 #include <iostream>
 #include <thread>
 
@@ -19,6 +21,7 @@
 #include "common/protocol_version.h"
 #include "common/units.h"
 #include "controller/cluster_session.h"
+#include "controller/live_view.h"
 #include "controller/report_html.h"
 #include "controller/results_dir.h"
 #include "controller/mdtest_options.h"
@@ -49,6 +52,8 @@ constexpr char kHelp[] =
     "  --hosts/--hostfile, --local-workers N, --worker-binary P, --tasks-per-worker N (mpirun -np per worker),\n"
     "  --readdir (time a listing of every tree directory), --output-format normal|json, --output FILE,\n"
     "  --report FILE.html (charts of rate and latency per phase), --results-dir DIR|none (default ./results),\n"
+  "  --quiet (no progress line), --interval D (default 1s), --interval-log FILE (NDJSON), --interval-csv FILE,\n"
+  "  --metrics-listen ADDR:PORT (Prometheus /metrics), --metrics-hold D, --straggler-threshold FRACTION,\n"
     "  --token-file FILE, --tls-cert/--tls-key/--tls-ca PEM (as for iofleet run)\n";
 
 int Usage(absl::string_view message) {
@@ -172,16 +177,30 @@ int RunMdtest(const std::vector<std::string>& args) {
     }
     return Usage(parsed.message());
   }
-  // The results directory (as for iofleet run): made before the workers are contacted.
+  if (o.metrics_hold > absl::ZeroDuration() && o.metrics_listen.empty()) return Usage("--metrics-hold needs --metrics-listen");
+  // Prometheus: served from before the workers are contacted until after the report.
+  MdtestTelemetry telemetry;
+  std::unique_ptr<IntervalMetrics> metrics;
+  if (!o.metrics_listen.empty()) {
+    auto served = IntervalMetrics::Serve(o.metrics_listen, "iofleet_cluster");
+    if (!served.ok()) return Usage(served.status().message());
+    metrics = std::move(*served);
+    telemetry.metrics = metrics.get();
+    std::cerr << "iofleet mdtest: metrics on http://" << metrics->address() << "/metrics\n";
+  }
+  // The results directory (as for iofleet run): made before the workers are contacted; the
+  // interval logs go there while the test goes on.
   std::optional<ResultsDirectory> results;
   if (o.results_dir != "none" && !o.results_dir.empty()) {
     auto created = ResultsDirectory::Create(o.results_dir, absl::Now(), "mdtest");
     if (!created.ok()) return Usage(created.status().message());
     results = std::move(*created);
+    telemetry.interval_log = results->PathOf("intervals.ndjson");
+    telemetry.interval_csv = results->PathOf("intervals.csv");
   }
   v1::MdtestReport report;
   bool ran = false;
-  const int code = ExecuteMdtest(args, &report, &ran);
+  const int code = ExecuteMdtest(args, &report, &ran, telemetry);
   if (!ran) {
     if (results) results->Discard();
     return code;
@@ -206,12 +225,20 @@ int RunMdtest(const std::vector<std::string>& args) {
   if (results) {
     v1::MdtestReport hosts;
     *hosts.mutable_workers() = report.workers();
-    auto saved = results->Complete({{"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
-                                     {"result.json", result_json},
-                                     {"report.txt", RenderText(report)},
-                                     {"report.html", RenderMdtestHtmlReport(report)},
-                                     {"hosts.json", json(hosts)}},
-                                    {report.problems().begin(), report.problems().end()}, code);
+    std::vector<std::pair<std::string, std::string>> files = {{"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
+                                                               {"result.json", result_json},
+                                                               {"report.txt", RenderText(report)},
+                                                               {"report.html", RenderMdtestHtmlReport(report)},
+                                                               {"hosts.json", json(hosts)}};
+    // Interval logs the user sent elsewhere are copied in too.
+    for (const auto& [path, file] : {std::pair{o.interval_log, "intervals.ndjson"}, std::pair{o.interval_csv, "intervals.csv"}}) {
+      if (path.empty()) continue;
+      std::ifstream in(path);
+      std::stringstream text;
+      text << in.rdbuf();
+      files.emplace_back(file, text.str());
+    }
+    auto saved = results->Complete(files, {report.problems().begin(), report.problems().end()}, code);
     if (saved.ok()) std::cerr << "iofleet mdtest: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
     else std::cerr << "iofleet mdtest: results directory: " << saved.status().message() << "\n";
   }
@@ -223,10 +250,15 @@ int RunMdtest(const std::vector<std::string>& args) {
     return 1;
   }
   for (const auto& problem : report.problems()) std::cerr << "iofleet mdtest: " << problem << "\n";
+  if (metrics != nullptr && o.metrics_hold > absl::ZeroDuration()) {
+    // So that Prometheus's next scrape still sees the test's final figures.
+    std::cerr << "iofleet mdtest: serving the final metrics for " << absl::FormatDuration(o.metrics_hold) << "\n";
+    absl::SleepFor(o.metrics_hold);
+  }
   return code;
 }
 
-int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report_out, bool* ran) {
+int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report_out, bool* ran, const MdtestTelemetry& telemetry) {
   v1::MdtestReport& report = *report_out;
   *ran = false;
   MdtestOptions o;
@@ -236,7 +268,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   report.set_command_line(absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " ")));
   report.set_iterations(o.iterations);
 
-  SessionOptions session_options{.hosts = o.hosts, .local_workers = o.local_workers, .worker_binary = o.worker_binary};
+  SessionOptions session_options{.hosts = o.hosts, .local_workers = o.local_workers, .worker_binary = o.worker_binary, .interval = o.interval};
   auto security = LoadTransportSecurity(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
   if (!security.ok()) return Usage(security.status().message());
   session_options.security = *security;
@@ -260,27 +292,55 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   report.set_items_per_task(MdtestTree(o.phase).items_per_task());
   const std::string run_id = NewRunId();
 
-  bool stop = false;
-  for (uint32_t iteration = 0; iteration < o.iterations && !stop; ++iteration) {
-    if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
+  // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
+  // so one aggregator and one live view (progress line, interval logs, metrics) cover it.
+  v1::RunSpec spec;
+  spec.set_source("mdtest");
+  std::vector<Op::Op> phase_ops;
+  std::vector<bool> renamed_before;  // whether the phase's iteration renamed its directories earlier
+  for (uint32_t iteration = 0; iteration < o.iterations; ++iteration) {
     bool renamed = false;
     for (Op::Op op : PhasesOf(o)) {
-      v1::RunSpec spec;
-      spec.set_source("mdtest");
       v1::JobSpec* job = spec.add_jobs();
       job->set_name(OperationName(op));
       job->set_numjobs(o.tasks_per_worker);
+      job->set_stonewall(true);
       *job->mutable_metadata() = o.phase;
       job->mutable_metadata()->set_op(op);
       job->mutable_metadata()->set_iteration(iteration);
       job->mutable_metadata()->set_renamed(renamed);
+      phase_ops.push_back(op);
+      renamed_before.push_back(renamed);
       if (op == Op::DIR_RENAME) renamed = true;
-      if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
-      RunAggregator aggregator(spec, (*session)->addresses());
+    }
+  }
+  if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
+  RunAggregator aggregator(spec, (*session)->addresses());
+  LiveView live(spec, (*session)->addresses(), run_id,
+                LiveViewOptions{.progress = !o.quiet,
+                                .interval_log = o.interval_log.empty() ? telemetry.interval_log : o.interval_log,
+                                .interval_csv = o.interval_csv.empty() ? telemetry.interval_csv : o.interval_csv,
+                                .interval = o.interval,
+                                .grace = std::max(2 * o.interval, absl::Seconds(2)),
+                                .straggler_fraction = o.straggler_fraction,
+                                .metrics = telemetry.metrics});
+  if (absl::Status started = live.Start(&aggregator); !started.ok()) return Usage(started.message());
+
+  bool stop = false;
+  const size_t phases_per_iteration = PhasesOf(o).size();
+  for (int k = 0; k < spec.jobs_size() && !stop; ++k) {
+    const uint32_t iteration = static_cast<uint32_t>(static_cast<size_t>(k) / phases_per_iteration);
+    const Op::Op op = phase_ops[k];
+    const bool renamed = renamed_before[k] || op == Op::DIR_RENAME;  // what is on disk once this phase ends
+    if (static_cast<size_t>(k) % phases_per_iteration == 0 && o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
+    {
+      v1::RunSpec phase_spec;
+      phase_spec.set_source("mdtest");
+      *phase_spec.add_jobs() = spec.jobs(k);
       v1::RunReport phase_report;
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
-      const PhaseOutcome outcome = (*session)->RunPhase(spec, {0}, absl::StrCat(run_id, "-i", iteration, "-", static_cast<int>(op)),
-                                                        &aggregator, &phase_report);
+      const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, {static_cast<size_t>(k)},
+                                                        absl::StrCat(run_id, "-i", iteration, "-", static_cast<int>(op)), &aggregator, &phase_report);
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
       *run_report.mutable_workers() = phase_report.workers();
       *report.mutable_workers() = run_report.workers();
@@ -290,7 +350,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       }
       aggregator.FillReport(&phase_report);
       (*session)->ReportIncompleteWorkers(aggregator, &phase_report);
-      const v1::JobResult& result = phase_report.jobs(0);
+      const v1::JobResult& result = phase_report.jobs(k);
       v1::MdtestPhaseResult* p = report.add_phases();
       p->set_iteration(iteration);
       p->set_operation(OperationName(op));
@@ -304,7 +364,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       p->set_rate(p->seconds() > 0 ? static_cast<double>(p->items()) / p->seconds() : 0);
       *p->mutable_workers() = result.workers();
       // Items per task, from every worker's tasks.
-      std::vector<uint64_t> per_task = aggregator.TaskItems(0);
+      std::vector<uint64_t> per_task = aggregator.TaskItems(k);
       if (!per_task.empty()) {
         p->set_task_items_min(*std::min_element(per_task.begin(), per_task.end()));
         p->set_task_items_max(*std::max_element(per_task.begin(), per_task.end()));
@@ -312,16 +372,17 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
         for (uint64_t v : per_task) sum += static_cast<double>(v);
         p->set_task_items_mean(sum / static_cast<double>(per_task.size()));
       }
-      p->set_stonewalled(aggregator.Stonewalled(0));
+      p->set_stonewalled(aggregator.Stonewalled(k));
       if (o.verbosity > 0) {
-        std::cerr << absl::StrFormat("V-1: iteration %d %-20s %10d items in %.3f s (%.1f items/s)%s\n", iteration, p->operation(), p->items(),
-                                     p->seconds(), p->rate(), p->stonewalled() ? ", stonewalled" : "");
+        live.PrintLine(absl::StrFormat("V-1: iteration %d %-20s %10d items in %.3f s (%.1f items/s)%s", iteration, p->operation(), p->items(),
+                                       p->seconds(), p->rate(), p->stonewalled() ? ", stonewalled" : ""));
       }
       for (const auto& w : result.workers()) {
         if (!w.error().empty()) report.add_problems(absl::StrCat(OperationName(op), " on ", w.worker(), ": ", w.error()));
       }
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
       if (!report.problems().empty() || outcome.interrupted) {
+        if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
         if (outcome.interrupted) {
           report.add_problems("interrupted by the user: later phases were not run");
           // Remove what this iteration made, so nothing is left half-created.
@@ -354,6 +415,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       }
     }
   }
+  if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
   // mdtest's table order: directory and file operations, then the tree.
   static const std::vector<std::string> kOrder = {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
                                                    "File creation",      "File stat",      "File read",        "File removal",

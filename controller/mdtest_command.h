@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/interval_metrics.h"
 #include "proto/report.pb.h"
 
 namespace iofleet {
@@ -17,9 +18,17 @@ namespace iofleet {
 // Exit codes as `iofleet run`: 0 success, 1 failed or incomplete, 2 bad input.
 int RunMdtest(const std::vector<std::string>& args);
 
+// Where the live telemetry goes besides what the arguments say: interval logs (used when
+// the arguments name none, e.g. into a results directory) and the Prometheus registry.
+struct MdtestTelemetry {
+  std::string interval_log, interval_csv;
+  IntervalMetrics* metrics = nullptr;
+};
+
 // Runs the test and fills `report` without printing it (errors that stop it early are
-// printed); *ran says whether workers ran. Returns the exit code RunMdtest would.
-int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report, bool* ran);
+// printed; the progress line goes to stderr unless --quiet); *ran says whether workers ran.
+// Returns the exit code RunMdtest would.
+int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report, bool* ran, const MdtestTelemetry& telemetry = {});
 
 }  // namespace iofleet
 

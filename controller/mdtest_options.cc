@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
+#include "common/units.h"
 #include "job/mdtest_tree.h"
 
 namespace iofleet {
@@ -34,8 +35,8 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     if (absl::StartsWith(arg, "--")) {
       const size_t eq = arg.find('=');
       const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (name == "readdir") {
-        o->readdir = true;
+      if (name == "readdir" || name == "quiet") {
+        (name == "readdir" ? o->readdir : o->quiet) = true;
         continue;
       }
       if (name == "help") return absl::CancelledError("help");
@@ -80,6 +81,23 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         o->html_report = value;
       } else if (name == "results-dir") {
         o->results_dir = value;
+      } else if (name == "interval" || name == "metrics-hold") {
+        auto ns = ParseDurationNs(value);
+        if (!ns.ok() || (name == "interval" && *ns < 10'000'000)) {
+          return absl::InvalidArgumentError(absl::StrCat("--", name, " must be a duration", name == "interval" ? " of at least 10ms" : "",
+                                                         " (e.g. 1s, 500ms), not '", value, "'"));
+        }
+        (name == "interval" ? o->interval : o->metrics_hold) = absl::Nanoseconds(*ns);
+      } else if (name == "interval-log") {
+        o->interval_log = value;
+      } else if (name == "interval-csv") {
+        o->interval_csv = value;
+      } else if (name == "metrics-listen") {
+        o->metrics_listen = value;
+      } else if (name == "straggler-threshold") {
+        if (!absl::SimpleAtod(value, &o->straggler_fraction) || o->straggler_fraction <= 0 || o->straggler_fraction >= 1) {
+          return absl::InvalidArgumentError("--straggler-threshold must be a fraction between 0 and 1 (e.g. 0.3: 30% below the median)");
+        }
       } else {
         return absl::InvalidArgumentError(absl::StrCat("unknown option --", name));
       }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "proto/job.pb.h"
 
 namespace iofleet {
@@ -28,6 +29,13 @@ struct MdtestOptions {
   std::string html_report;               // --report FILE.html
   std::string results_dir = "results";   // --results-dir DIR|none
   int verbosity = 0;
+  // Live telemetry, as for iofleet run.
+  bool quiet = false;                    // --quiet: no progress line
+  absl::Duration interval = absl::Seconds(1);  // --interval
+  std::string interval_log, interval_csv;      // --interval-log / --interval-csv FILE
+  std::string metrics_listen;            // --metrics-listen ADDR:PORT
+  absl::Duration metrics_hold;           // --metrics-hold DURATION
+  double straggler_fraction = 0.5;       // --straggler-threshold
   std::string token_file, tls_cert, tls_key, tls_ca;
 };
 

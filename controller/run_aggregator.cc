@@ -159,14 +159,17 @@ bool RunAggregator::Expected(size_t job, size_t w, const ClusterInterval& interv
   return !(worker_job.final && worker_job.last_end_unix_ns <= interval.start_unix_ns);
 }
 
-uint64_t RunAggregator::BytesDone(size_t job) const {
+RunAggregator::Done RunAggregator::DoneSoFar(size_t job) const {
   std::lock_guard<std::mutex> lock(mu_);
-  uint64_t bytes = 0;
-  if (job >= per_job_worker_.size()) return 0;
+  Done done;
+  if (job >= per_job_worker_.size()) return done;
   for (const WorkerJob& w : per_job_worker_[job]) {
-    for (const v1::DirectionStats& d : w.totals.directions) bytes += d.bytes();
+    for (const v1::DirectionStats& d : w.totals.directions) {
+      done.bytes += d.bytes();
+      done.ops += d.ops();
+    }
   }
-  return bytes;
+  return done;
 }
 
 std::optional<PublishedInterval> RunAggregator::Due(ClusterInterval& interval, size_t reports, size_t expected_reports, int64_t now_unix_ns,

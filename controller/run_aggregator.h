@@ -77,8 +77,11 @@ class RunAggregator {
   // incomplete), and earlier publications that a late report has changed since (amended).
   // A worker-scope interval is published exactly once (counters can add them up).
   std::vector<PublishedInterval> TakeDue(int64_t now_unix_ns, int64_t grace_ns);
-  // Bytes moved so far by `job` on all workers (every direction).
-  uint64_t BytesDone(size_t job) const;
+  // What `job` has done so far on all workers (every direction): bytes moved and operations.
+  struct Done {
+    uint64_t bytes = 0, ops = 0;
+  };
+  Done DoneSoFar(size_t job) const;
 
   // The results so far; `report` must already carry run identity and worker info.
   void FillReport(v1::RunReport* report) const;

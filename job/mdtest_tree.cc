@@ -64,4 +64,30 @@ std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
   return absl::StrCat(DirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), i);
 }
 
+uint64_t MdtestTree::TaskSteps(uint32_t rank) const {
+  using Op = v1::MetadataPhase;
+  const uint64_t tasks = std::max(1u, phase_.task_count());
+  switch (phase_.op()) {
+    case Op::TREE_CREATE:
+    case Op::TREE_REMOVE:
+      return phase_.unique_dir() || rank == 0 ? directories_ : 0;
+    case Op::READDIR:
+      return item_directory_count();
+    case Op::DIR_CREATE:
+    case Op::FILE_CREATE:
+      if (phase_.collective_creates()) return rank == 0 ? items_per_task_ * tasks : 0;
+      return items_per_task_;
+    case Op::FILE_REMOVE:
+      return phase_.shared_file() && rank != 0 ? 0 : items_per_task_;
+    default:
+      return items_per_task_;
+  }
+}
+
+uint64_t MdtestTree::PhaseSteps() const {
+  uint64_t steps = 0;
+  for (uint32_t rank = 0; rank < std::max(1u, phase_.task_count()); ++rank) steps += TaskSteps(rank);
+  return steps;
+}
+
 }  // namespace iofleet

@@ -27,6 +27,13 @@ class MdtestTree {
   uint64_t items_per_task() const { return items_per_task_; }
   uint64_t items_per_directory() const { return items_per_dir_; }
 
+  // The operations task `rank` performs in the phase (`phase.op()`): one per item, or per tree
+  // directory for tree phases; none for tasks that sit a phase out (the shared tree is made
+  // and removed by task 0, -c has task 0 create every task's items, -S has it remove them).
+  uint64_t TaskSteps(uint32_t rank) const;
+  // The phase's operations on all tasks (what "100%" of it is).
+  uint64_t PhaseSteps() const;
+
   // "test-dir.0-<iteration>" under the task's test directory.
   std::string IterationDirectory(uint32_t rank) const;
   // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one).

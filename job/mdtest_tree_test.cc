@@ -35,5 +35,33 @@ TEST(MdtestTree, CountsAndNamesAsMdtest) {
   EXPECT_EQ(MdtestTree(phase).ItemPrefix(5, true), "file.mdtest.shared.");
 }
 
+// Who does what in a phase: what the progress line counts as 100%.
+TEST(MdtestTree, StepsPerTaskAndPhase) {
+  using Op = v1::MetadataPhase;
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/mnt/perf");
+  phase.set_items_per_task(100);
+  phase.set_depth(1);
+  phase.set_branch(3);
+  phase.set_task_count(4);
+  auto steps = [&](Op::Op op) {
+    phase.set_op(op);
+    MdtestTree tree(phase);
+    return std::vector<uint64_t>{tree.TaskSteps(0), tree.TaskSteps(1), tree.PhaseSteps()};
+  };
+  EXPECT_EQ(steps(Op::FILE_CREATE), (std::vector<uint64_t>{100, 100, 400}));
+  EXPECT_EQ(steps(Op::TREE_CREATE), (std::vector<uint64_t>{4, 0, 4})) << "the shared tree: task 0 alone";
+  EXPECT_EQ(steps(Op::READDIR), (std::vector<uint64_t>{4, 4, 16}));
+  phase.set_unique_dir(true);
+  EXPECT_EQ(steps(Op::TREE_REMOVE), (std::vector<uint64_t>{4, 4, 16})) << "-u: a tree per task";
+  phase.set_collective_creates(true);
+  EXPECT_EQ(steps(Op::DIR_CREATE), (std::vector<uint64_t>{400, 0, 400})) << "-c: task 0 creates every task's items";
+  EXPECT_EQ(steps(Op::DIR_STAT), (std::vector<uint64_t>{100, 100, 400}));
+  phase.set_collective_creates(false);
+  phase.set_unique_dir(false);
+  phase.set_shared_file(true);
+  EXPECT_EQ(steps(Op::FILE_REMOVE), (std::vector<uint64_t>{100, 0, 100})) << "-S: task 0 removes the shared files";
+}
+
 }  // namespace
 }  // namespace iofleet

@@ -275,6 +275,86 @@ TEST(Telemetry, PrometheusOnWorkerAndControllerMatchesTheReport) {
   }
 }
 
+// The sum of the samples `name{...}` whose labels include `label` (e.g. job="File creation").
+double SumOf(const std::string& metrics, const std::string& name, const std::string& label) {
+  double sum = 0;
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + "{", 0) == 0 && line.find(label) != std::string::npos) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+// iofleet mdtest has the live telemetry of iofleet run: a progress line naming the phase,
+// interval logs whose operations add up to every phase's items, and Prometheus counters per
+// phase that end equal to the report and pass promtool.
+TEST(Telemetry, MdtestProgressIntervalLogsAndPrometheus) {
+  const std::string data = TempDir() + "/md-live";
+  ::mkdir(data.c_str(), 0755);
+  TestWorker a("md-live-a", {"--allow-root", data});
+  TestWorker b("md-live-b", {"--allow-root", data});
+  const std::string ndjson = data + "/i.ndjson", csv = data + "/i.csv", json = data + "/r.json";
+  TestProcess run({Runfile("controller/iofleet"), "mdtest", "-d", data + "/tree", "-n", "400", "-i", "2", "--tasks-per-worker", "2", "--hosts",
+                   absl::StrCat(a.address(), ",", b.address()), "--interval", "200ms", "--interval-log", ndjson, "--interval-csv", csv,
+                   "--metrics-listen", "127.0.0.1:0", "--metrics-hold", "4s", "--results-dir", "none", "--output-format", "json", "--output",
+                   json},
+                  TempDir() + "/md-live-run");
+  ASSERT_TRUE(run.WaitForOutput("serving the final metrics", std::chrono::seconds(60), /*in_stderr=*/true)) << run.Stderr();
+  const std::string metrics = Scrape(MetricsAddress(run.Stderr()));
+  ASSERT_EQ(run.Wait(std::chrono::seconds(30)).value_or(-1), 0) << run.Stderr();
+
+  v1::MdtestReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok()) << ReadFile(json);
+  ASSERT_EQ(report.phases_size(), 20) << "10 phases, 2 iterations";
+  // The newest publication of each job-scope (phase, interval) counts.
+  std::map<std::pair<int, int>, Line> latest;
+  std::map<int, std::string> phase_job;
+  {
+    std::istringstream in(ReadFile(ndjson));
+    for (std::string text; std::getline(in, text);) {
+      google::protobuf::Struct s;
+      ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << text;
+      const auto& f = s.fields();
+      if (f.at("scope").string_value() != "job") continue;
+      EXPECT_EQ(f.at("direction").string_value(), "meta");
+      const int phase = static_cast<int>(f.at("phase").number_value());
+      Line line;
+      line.ops = static_cast<uint64_t>(f.at("ops").number_value());
+      latest[{phase, static_cast<int>(f.at("interval").number_value())}] = line;
+      phase_job[phase] = f.at("job").string_value();
+    }
+  }
+  std::map<int, uint64_t> logged;
+  for (const auto& [key, line] : latest) logged[key.first] += line.ops;
+  std::map<std::string, uint64_t> items_by_operation;
+  for (int k = 0; k < report.phases_size(); ++k) {
+    const auto& phase = report.phases(k);
+    EXPECT_EQ(phase_job[k], phase.operation()) << "phase " << k;
+    EXPECT_EQ(logged[k], phase.items() + phase.errors()) << "phase " << k << " (" << phase.operation() << "): the log adds up to the report";
+    items_by_operation[phase.operation()] += phase.items() + phase.errors();
+  }
+  EXPECT_EQ(items_by_operation["File creation"], 2u * 4 * 400);
+  for (const auto& [operation, items] : items_by_operation) {
+    EXPECT_EQ(SumOf(metrics, "iofleet_cluster_operations_total", absl::StrCat("job=\"", operation, "\"")), static_cast<double>(items))
+        << operation;
+  }
+  EXPECT_FALSE(ReadFile(csv).empty());
+  EXPECT_THAT(run.Stderr(), HasSubstr("(File creation)"));
+  EXPECT_THAT(run.Stderr(), HasSubstr(" ops/s p99 "));
+  EXPECT_THAT(run.Stderr(), HasSubstr("| workers "));
+  const std::string file = data + "/scrape.prom";
+  std::ofstream(file) << metrics;
+  int status = -1;
+  const std::string output = Command("/usr/bin/promtool check metrics < " + file, &status);
+  EXPECT_EQ(status, 0) << "promtool: " << output;
+
+  TestProcess quiet({Runfile("controller/iofleet"), "mdtest", "-d", data + "/quiet", "-n", "10", "--hosts", a.address(), "--quiet",
+                     "--results-dir", "none"},
+                    TempDir() + "/md-live-quiet");
+  ASSERT_EQ(quiet.Wait(std::chrono::seconds(60)).value_or(-1), 0) << quiet.Stderr();
+  EXPECT_THAT(quiet.Stderr(), Not(HasSubstr("| workers ")));
+}
+
 // The directories under `base` (not . and ..).
 std::vector<std::string> Entries(const std::string& base) {
   std::vector<std::string> names;
@@ -401,7 +481,8 @@ TEST(Telemetry, MdtestHtmlReportAndResultsDirectory) {
   ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
   std::vector<std::string> dirs = Entries(base);
   ASSERT_EQ(dirs.size(), 1u);
-  EXPECT_THAT(Entries(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "report.html", "report.txt", "result.json"));
+  EXPECT_THAT(Entries(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "intervals.csv", "intervals.ndjson", "report.html",
+                                                                      "report.txt", "result.json"));
   const std::string page = ReadFile(html);
   for (const char* external : {"<script", "src=", "href=", "http://"}) EXPECT_THAT(page, Not(HasSubstr(external)));
   int status = 0;

@@ -71,17 +71,12 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   const uint32_t owner = neighbour ? (rank + phase.stride()) % tasks : rank;
 
   // What this task does: one step per item (or per tree directory).
-  const bool tree_op = phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE || phase.op() == Op::READDIR;
   // Without -u the shared tree is made and removed by task 0 alone.
   const bool tree_owner = phase.unique_dir() || rank == 0;
-  uint64_t steps = tree_op ? tree.directory_count() : tree.items_per_task();
-  if ((phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE) && !tree_owner) steps = 0;
-  if (phase.op() == Op::READDIR) steps = tree.item_directory_count();
-  // -c: task 0 creates every task's items; -S: only task 0 removes the shared files.
+  const uint64_t steps = tree.TaskSteps(rank);
+  // -c: task 0 creates every task's items.
   const bool creation = phase.op() == Op::DIR_CREATE || phase.op() == Op::FILE_CREATE;
   const bool collective = phase.collective_creates() && creation;
-  if (collective) steps = rank == 0 ? tree.items_per_task() * tasks : 0;
-  if (phase.shared_file() && phase.op() == Op::FILE_REMOVE && rank != 0) steps = 0;
   // Step -> (whose item, which item).
   auto item_of = [&](uint64_t step) -> std::pair<uint32_t, uint64_t> {
     if (collective) return {static_cast<uint32_t>(step / tree.items_per_task()), step % tree.items_per_task()};
