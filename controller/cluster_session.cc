@@ -23,10 +23,12 @@ namespace {
 
 volatile sig_atomic_t g_interrupted = 0;
 volatile sig_atomic_t g_presses = 0;
+volatile sig_atomic_t g_user_stop = 0;  // never cleared: the user wants the command to end
 // The first Ctrl-C stops the workers and collects what they measured; a second one exits now.
 void OnInterrupt(int) {
   if (++g_presses >= 2) ::_exit(130);
   g_interrupted = 1;
+  g_user_stop = 1;
 }
 
 // Runs fn(i) for every worker in parallel and waits for all.
@@ -90,6 +92,8 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
 }
 
 void ClusterSession::ClearInterrupt() { g_interrupted = 0; }
+
+bool UserInterrupted() { return g_user_stop != 0; }
 
 ClusterSession::~ClusterSession() {
   signal(SIGINT, SIG_DFL);

@@ -74,6 +74,10 @@ class ClusterSession {
 
 std::string NewRunId();
 
+// Whether the user pressed Ctrl-C (or sent SIGTERM) during any session of this process: a
+// command made of several runs (compare) stops after the interrupted one.
+bool UserInterrupted();
+
 }  // namespace iofleet
 
 #endif  // IOFLEET_CONTROLLER_CLUSTER_SESSION_H_

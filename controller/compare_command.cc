@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -15,6 +17,7 @@
 #include "common/units.h"
 #include "controller/cluster_session.h"
 #include "controller/mdtest_command.h"
+#include "controller/results_dir.h"
 #include "controller/run_aggregator.h"
 #include "controller/run_command.h"
 #include "google/protobuf/struct.pb.h"
@@ -26,12 +29,14 @@ namespace {
 
 constexpr char kHelp[] =
     "usage: iofleet compare JOBFILE --target NAME=PATH|URL [--target NAME=PATH|URL ...] [--hosts H:P,...]\n"
-    "                       [--repeat N] [--output-format normal|json] [--output FILE]\n"
+    "                       [--repeat N] [--output-format normal|json] [--output FILE] [--results-dir DIR|none] [--quiet]\n"
     "       iofleet compare --mdtest \"-n 1000 -F ...\" --target NAME=PATH ... (mdtest options without -d)\n"
     "       iofleet compare RESULT.json RESULT.json ... [--force]\n"
     "Runs the same job on each target in turn with the same workers (interleaved with --repeat)\n"
     "and prints one table with each target's ratio to the first. An nfs://server/export/dir target\n"
-    "runs the job on the nfs engine (userspace NFSv3 client, no mount, no client cache).\n";
+    "runs the job on the nfs engine (userspace NFSv3 client, no mount, no client cache).\n"
+    "Every run's results (result.json, reports, interval logs, host facts) and the comparison go to\n"
+    "results/<UTC time>-compare-<job>/<target>/<run>/ (--results-dir elsewhere, none for no directory).\n";
 
 int Usage(absl::string_view message) {
   std::cerr << "iofleet compare: " << message << "\n(iofleet compare --help)\n";
@@ -182,8 +187,8 @@ int RunCompare(const std::vector<std::string>& args) {
   std::vector<std::string> positional, hosts;
   std::string mdtest_options, output_format = "normal", output_file;
   int repeat = 1, local_workers = 2;
-  bool force = false;
-  std::string worker_binary;
+  bool force = false, quiet = false;
+  std::string worker_binary, results_dir = "results";
   std::map<std::string, std::string> security_args;  // passed on to run and mdtest
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -191,8 +196,8 @@ int RunCompare(const std::vector<std::string>& args) {
       std::cout << kHelp;
       return 0;
     }
-    if (arg == "--force") {
-      force = true;
+    if (arg == "--force" || arg == "--quiet") {
+      (arg == "--force" ? force : quiet) = true;
       continue;
     }
     if (!absl::StartsWith(arg, "--")) {
@@ -215,7 +220,16 @@ int RunCompare(const std::vector<std::string>& args) {
       } else if (path.empty() || path[0] != '/') {
         return Usage(absl::StrCat("--target ", value, ": the path must be absolute or an nfs:// URL"));
       }
-      targets.push_back({value.substr(0, sep), path});
+      const std::string target = value.substr(0, sep);
+      // The name becomes a directory in the results: letters, digits, '.', '_' and '-'.
+      if (target.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos ||
+          target == "." || target == "..") {
+        return Usage(absl::StrCat("--target ", value, ": the name '", target, "' may hold only letters, digits, '.', '_' and '-'"));
+      }
+      for (const auto& [other, unused] : targets) {
+        if (other == target) return Usage(absl::StrCat("--target ", value, ": the name '", target, "' is given twice"));
+      }
+      targets.push_back({target, path});
     } else if (name == "hosts") {
       for (absl::string_view h : absl::StrSplit(value, ',', absl::SkipWhitespace())) hosts.push_back(std::string(h));
     } else if (name == "repeat") {
@@ -227,6 +241,8 @@ int RunCompare(const std::vector<std::string>& args) {
       output_format = value;
     } else if (name == "output") {
       output_file = value;
+    } else if (name == "results-dir") {
+      results_dir = value;
     } else if (name == "local-workers") {
       if (!absl::SimpleAtoi(value, &local_workers) || local_workers < 1) return Usage("--local-workers must be at least 1");
     } else if (name == "worker-binary") {
@@ -244,6 +260,9 @@ int RunCompare(const std::vector<std::string>& args) {
   std::vector<std::string> order;
   int exit_code = 0;
   const bool files_mode = targets.empty() && mdtest_options.empty();
+  // Runs on targets leave their results (and the comparison) in a results directory.
+  std::optional<ResultsDirectory> results;
+  bool any_ran = false;
   if (files_mode) {
     // Earlier results, compared as they are.
     if (positional.size() < 2) return Usage("give a job file and --target NAME=PATH twice or more, or two or more result files");
@@ -270,6 +289,7 @@ int RunCompare(const std::vector<std::string>& args) {
     report.set_what(mdtest ? absl::StrCat("mdtest ", mdtest_options) : positional[0]);
     for (const auto& [name, path] : targets) report.add_targets(name);
     v1::RunSpec spec;
+    std::string job_text;
     if (!mdtest) {
       auto parsed = ParseFioJobFile(positional[0]);
       if (!parsed.ok()) {
@@ -280,20 +300,55 @@ int RunCompare(const std::vector<std::string>& args) {
       for (const auto& job : spec.jobs()) {
         if (job.filename().find('/') != std::string::npos) return Usage(absl::StrCat("job '", job.name(), "' names an absolute filename; compare puts each target's files in its path"));
       }
+      std::ifstream in(positional[0]);
+      std::stringstream text;
+      text << in.rdbuf();
+      job_text = text.str();
     }
-    for (int r = 0; r < repeat; ++r) {
+    if (results_dir != "none" && !results_dir.empty()) {
+      auto created = ResultsDirectory::Create(
+          results_dir, absl::Now(), absl::StrCat("compare-", mdtest ? "mdtest" : std::filesystem::path(positional[0]).stem().string()));
+      if (!created.ok()) return Usage(created.status().message());
+      results = std::move(*created);
+    }
+    // A run that could not start ends the comparison; what ran is kept, marked partial.
+    auto stop_early = [&](int code, const std::string& why) {
+      if (!results) return code;
+      if (!any_ran) {
+        results->Discard();
+        return code;
+      }
+      auto saved = results->Complete({}, {why}, code);
+      if (saved.ok()) std::cerr << "iofleet compare: results so far in " << saved->path << " (partial)\n";
+      return code;
+    };
+    bool interrupted = false;
+    for (int r = 0; r < repeat && !interrupted; ++r) {
       for (const auto& [name, path] : targets) {  // interleaved: A B A B ...
         std::cerr << "iofleet compare: run " << r + 1 << " of " << repeat << " on " << name << " (" << path << ")\n";
+        // This run's files: <target>/<run>/ in the results directory.
+        const std::string run_dir = absl::StrCat(name, "/", r + 1);
+        std::string interval_log, interval_csv;
+        if (results) {
+          std::error_code error;
+          std::filesystem::create_directories(results->PathOf(run_dir), error);
+          if (error) return stop_early(1, absl::StrCat("cannot make ", results->PathOf(run_dir), ": ", error.message()));
+          interval_log = results->PathOf(run_dir + "/intervals.ndjson");
+          interval_csv = results->PathOf(run_dir + "/intervals.csv");
+        }
+        std::vector<std::pair<std::string, std::string>> files;
         if (mdtest) {
           std::vector<std::string> md_args = absl::StrSplit(mdtest_options, ' ', absl::SkipEmpty());
           md_args.insert(md_args.end(), {"-d", path, "--local-workers", absl::StrCat(local_workers)});
           if (!hosts.empty()) md_args.insert(md_args.end(), {"--hosts", absl::StrJoin(hosts, ",")});
           if (!worker_binary.empty()) md_args.insert(md_args.end(), {"--worker-binary", worker_binary});
           for (const auto& [flag, file] : security_args) md_args.insert(md_args.end(), {"--" + flag, file});
+          if (quiet) md_args.push_back("--quiet");
           v1::MdtestReport md;
           bool ran = false;
-          const int code = ExecuteMdtest(md_args, &md, &ran);
-          if (!ran) return code;
+          const int code = ExecuteMdtest(md_args, &md, &ran, MdtestTelemetry{.interval_log = interval_log, .interval_csv = interval_csv});
+          if (!ran) return stop_early(code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
+          files = MdtestResultFiles(md_args, md);
           if (code != 0) {
             exit_code = 1;
             for (const auto& p : md.problems()) report.add_problems(absl::StrCat(name, ": ", p));
@@ -320,18 +375,38 @@ int RunCompare(const std::vector<std::string>& args) {
           options.hosts = hosts;
           options.local_workers = local_workers;
           options.worker_binary = worker_binary;
+          options.quiet = quiet;
+          options.interval_log = interval_log;
+          options.interval_csv = interval_csv;
+          if (results) options.fio_log_directory = results->PathOf(run_dir + "/fio-logs");
           auto security = LoadTransportSecurity(security_args["token-file"], security_args["tls-cert"], security_args["tls-key"],
                                                 security_args["tls-ca"]);
           if (!security.ok()) return Usage(security.status().message());
           options.security = *security;
           v1::RunReport run;
           const RunResult result = ExecuteRun(target_spec, options, &run);
-          if (!result.ran) return result.exit_code;
+          if (!result.ran) return stop_early(result.exit_code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
+          files = RunResultFiles(job_text, target_spec, run);
           if (result.exit_code != 0) {
             exit_code = 1;
             for (const auto& p : run.problems()) report.add_problems(absl::StrCat(name, ": ", p));
           }
           Add(&samples, &order, name, RunMetrics(run));
+        }
+        any_ran = true;
+        if (results) {
+          for (const auto& [file, text] : files) {
+            if (absl::Status written = results->Write(run_dir + "/" + file, text); !written.ok()) {
+              report.add_problems(std::string(written.message()));
+              exit_code = 1;
+            }
+          }
+        }
+        if (UserInterrupted()) {
+          report.add_problems(absl::StrCat("interrupted by the user during run ", r + 1, " on ", name, ": later runs were not done"));
+          exit_code = 1;
+          interrupted = true;
+          break;
         }
       }
     }
@@ -355,6 +430,19 @@ int RunCompare(const std::vector<std::string>& args) {
     (void)google::protobuf::util::MessageToJsonString(report, &rendered, options);
   } else {
     rendered = RenderText(report);
+  }
+  if (results) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(report, &json, options);
+    auto saved = results->Complete({{"command.txt", absl::StrCat("iofleet compare ", absl::StrJoin(args, " "), "\n")},
+                                    {"compare.txt", RenderText(report)},
+                                    {"compare.json", json}},
+                                   {report.problems().begin(), report.problems().end()}, exit_code);
+    if (saved.ok()) std::cerr << "iofleet compare: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
+    else std::cerr << "iofleet compare: results directory: " << saved.status().message() << "\n";
   }
   if (output_file.empty()) {
     std::cout << rendered;

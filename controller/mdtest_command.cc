@@ -166,7 +166,28 @@ std::string RenderText(const v1::MdtestReport& report) {
   return out;
 }
 
+// mdtest's JSON document (the --output-format json output and the results' result.json).
+std::string MdtestJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string text;
+  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
+  return text;
+}
+
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::MdtestReport& report) {
+  v1::MdtestReport hosts;
+  *hosts.mutable_workers() = report.workers();
+  return {{"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
+          {"result.json", MdtestJson(report)},
+          {"report.txt", RenderText(report)},
+          {"report.html", RenderMdtestHtmlReport(report)},
+          {"hosts.json", MdtestJson(hosts)}};
+}
 
 int RunMdtest(const std::vector<std::string>& args) {
   MdtestOptions o;
@@ -211,25 +232,8 @@ int RunMdtest(const std::vector<std::string>& args) {
       return 1;
     }
   }
-  // mdtest's JSON document (the --output-format json output and the results' result.json).
-  auto json = [](const google::protobuf::Message& message) {
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    options.preserve_proto_field_names = true;
-    options.always_print_primitive_fields = true;
-    std::string text;
-    (void)google::protobuf::util::MessageToJsonString(message, &text, options);
-    return text;
-  };
-  const std::string result_json = json(report);
   if (results) {
-    v1::MdtestReport hosts;
-    *hosts.mutable_workers() = report.workers();
-    std::vector<std::pair<std::string, std::string>> files = {{"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
-                                                               {"result.json", result_json},
-                                                               {"report.txt", RenderText(report)},
-                                                               {"report.html", RenderMdtestHtmlReport(report)},
-                                                               {"hosts.json", json(hosts)}};
+    std::vector<std::pair<std::string, std::string>> files = MdtestResultFiles(args, report);
     // Interval logs the user sent elsewhere are copied in too.
     for (const auto& [path, file] : {std::pair{o.interval_log, "intervals.ndjson"}, std::pair{o.interval_csv, "intervals.csv"}}) {
       if (path.empty()) continue;
@@ -242,7 +246,7 @@ int RunMdtest(const std::vector<std::string>& args) {
     if (saved.ok()) std::cerr << "iofleet mdtest: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
     else std::cerr << "iofleet mdtest: results directory: " << saved.status().message() << "\n";
   }
-  const std::string rendered = o.output_format == "json" ? result_json : RenderText(report);
+  const std::string rendered = o.output_format == "json" ? MdtestJson(report) : RenderText(report);
   if (o.output_file.empty()) {
     std::cout << rendered;
   } else if (absl::Status written = WriteFileAtomically(o.output_file, rendered); !written.ok()) {

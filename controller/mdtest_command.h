@@ -8,6 +8,7 @@
 #define IOFLEET_CONTROLLER_MDTEST_COMMAND_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrics/interval_metrics.h"
@@ -17,6 +18,10 @@ namespace iofleet {
 
 // Exit codes as `iofleet run`: 0 success, 1 failed or incomplete, 2 bad input.
 int RunMdtest(const std::vector<std::string>& args);
+
+// The files of an mdtest results directory other than its logs: command.txt, result.json,
+// report.txt, report.html, hosts.json.
+std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::MdtestReport& report);
 
 // Where the live telemetry goes besides what the arguments say: interval logs (used when
 // the arguments name none, e.g. into a results directory) and the Prometheus registry.

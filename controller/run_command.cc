@@ -64,14 +64,6 @@ struct TemporaryDirectory {
 // Everything about the run in its results directory, then the directory's final name.
 absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, const v1::RunReport& report, const RunResult& result,
                          ResultsDirectory* results) {
-  google::protobuf::util::JsonPrintOptions json;
-  json.add_whitespace = true;
-  json.preserve_proto_field_names = true;
-  std::string resolved, hosts_json;
-  if (!google::protobuf::util::MessageToJsonString(given, &resolved, json).ok()) resolved = "{}";
-  v1::RunReport hosts;  // the workers and their host facts only
-  *hosts.mutable_workers() = report.workers();
-  if (!google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json).ok()) hosts_json = "{}";
   std::string as_given;
   if (!options.job_file.empty()) {
     std::ifstream in(options.job_file);
@@ -81,12 +73,7 @@ absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, co
   } else {
     as_given = absl::StrCat("# fio command-line form\n", absl::StrJoin(options.job_options, "\n"), "\n");
   }
-  std::vector<std::pair<std::string, std::string>> files = {{"job.fio", as_given},
-                                                             {"job-resolved.json", resolved},
-                                                             {"result.json", RenderJsonReport(report)},
-                                                             {"report.txt", RenderTextReport(report)},
-                                                             {"report.html", RenderHtmlReport(report)},
-                                                             {"hosts.json", hosts_json}};
+  std::vector<std::pair<std::string, std::string>> files = RunResultFiles(as_given, given, report);
   // Interval logs the user sent elsewhere are copied in too.
   for (const auto& [path, file] : {std::pair{options.interval_log, "intervals.ndjson"}, std::pair{options.interval_csv, "intervals.csv"}}) {
     if (path.empty()) continue;
@@ -102,6 +89,24 @@ absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, co
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::string& job_as_given, const v1::RunSpec& resolved,
+                                                                const v1::RunReport& report) {
+  google::protobuf::util::JsonPrintOptions json;
+  json.add_whitespace = true;
+  json.preserve_proto_field_names = true;
+  std::string resolved_json, hosts_json;
+  if (!google::protobuf::util::MessageToJsonString(resolved, &resolved_json, json).ok()) resolved_json = "{}";
+  v1::RunReport hosts;  // the workers and their host facts only
+  *hosts.mutable_workers() = report.workers();
+  if (!google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json).ok()) hosts_json = "{}";
+  return {{"job.fio", job_as_given},
+          {"job-resolved.json", resolved_json},
+          {"result.json", RenderJsonReport(report)},
+          {"report.txt", RenderTextReport(report)},
+          {"report.html", RenderHtmlReport(report)},
+          {"hosts.json", hosts_json}};
+}
 
 int RunJob(const RunOptions& options) {
   // The job, fully validated before any worker is touched.

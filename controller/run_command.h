@@ -4,6 +4,7 @@
 #define IOFLEET_CONTROLLER_RUN_COMMAND_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrics/interval_metrics.h"
@@ -46,6 +47,11 @@ struct RunResult {
   int exit_code = 0;
   bool ran = false;  // the workers ran (the report is worth printing), else input or setup failed
 };
+
+// The files of a run's results directory other than its logs: job.fio (the job as given),
+// job-resolved.json, result.json (iofleet-json), report.txt, report.html, hosts.json.
+std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::string& job_as_given, const v1::RunSpec& resolved,
+                                                                const v1::RunReport& report);
 
 // Prepares a parsed job (directories, temporary directory for local runs, validation), runs it
 // on the cluster and fills `report`; errors that stop it early are printed here.
