@@ -346,9 +346,11 @@ int RunCompare(const std::vector<std::string>& args) {
           if (quiet) md_args.push_back("--quiet");
           v1::MdtestReport md;
           bool ran = false;
-          const int code = ExecuteMdtest(md_args, &md, &ran, MdtestTelemetry{.interval_log = interval_log, .interval_csv = interval_csv});
+          v1::RunSpec resolved;
+          const int code =
+              ExecuteMdtest(md_args, &md, &ran, MdtestTelemetry{.interval_log = interval_log, .interval_csv = interval_csv}, &resolved);
           if (!ran) return stop_early(code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
-          files = MdtestResultFiles(md_args, md);
+          files = MdtestResultFiles(md_args, resolved, md);
           if (code != 0) {
             exit_code = 1;
             for (const auto& p : md.problems()) report.add_problems(absl::StrCat(name, ": ", p));

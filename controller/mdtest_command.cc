@@ -179,10 +179,12 @@ std::string MdtestJson(const google::protobuf::Message& message) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::MdtestReport& report) {
+std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::RunSpec& resolved,
+                                                                   const v1::MdtestReport& report) {
   v1::MdtestReport hosts;
   *hosts.mutable_workers() = report.workers();
   return {{"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
+          {"job-resolved.json", MdtestJson(resolved)},
           {"result.json", MdtestJson(report)},
           {"report.txt", RenderText(report)},
           {"report.html", RenderMdtestHtmlReport(report)},
@@ -221,7 +223,8 @@ int RunMdtest(const std::vector<std::string>& args) {
   }
   v1::MdtestReport report;
   bool ran = false;
-  const int code = ExecuteMdtest(args, &report, &ran, telemetry);
+  v1::RunSpec resolved;
+  const int code = ExecuteMdtest(args, &report, &ran, telemetry, &resolved);
   if (!ran) {
     if (results) results->Discard();
     return code;
@@ -233,7 +236,7 @@ int RunMdtest(const std::vector<std::string>& args) {
     }
   }
   if (results) {
-    std::vector<std::pair<std::string, std::string>> files = MdtestResultFiles(args, report);
+    std::vector<std::pair<std::string, std::string>> files = MdtestResultFiles(args, resolved, report);
     // Interval logs the user sent elsewhere are copied in too.
     for (const auto& [path, file] : {std::pair{o.interval_log, "intervals.ndjson"}, std::pair{o.interval_csv, "intervals.csv"}}) {
       if (path.empty()) continue;
@@ -262,7 +265,8 @@ int RunMdtest(const std::vector<std::string>& args) {
   return code;
 }
 
-int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report_out, bool* ran, const MdtestTelemetry& telemetry) {
+int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report_out, bool* ran, const MdtestTelemetry& telemetry,
+                  v1::RunSpec* resolved) {
   v1::MdtestReport& report = *report_out;
   *ran = false;
   MdtestOptions o;
@@ -319,6 +323,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
     }
   }
   if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
+  if (resolved != nullptr) *resolved = spec;
   RunAggregator aggregator(spec, (*session)->addresses());
   LiveView live(spec, (*session)->addresses(), run_id,
                 LiveViewOptions{.progress = !o.quiet,

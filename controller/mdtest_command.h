@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "metrics/interval_metrics.h"
+#include "proto/job.pb.h"
 #include "proto/report.pb.h"
 
 namespace iofleet {
@@ -19,9 +20,11 @@ namespace iofleet {
 // Exit codes as `iofleet run`: 0 success, 1 failed or incomplete, 2 bad input.
 int RunMdtest(const std::vector<std::string>& args);
 
-// The files of an mdtest results directory other than its logs: command.txt, result.json,
+// The files of an mdtest results directory other than its logs: command.txt (the test as
+// given), job-resolved.json (`resolved`: every phase as sent to the workers), result.json,
 // report.txt, report.html, hosts.json.
-std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::MdtestReport& report);
+std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::RunSpec& resolved,
+                                                                   const v1::MdtestReport& report);
 
 // Where the live telemetry goes besides what the arguments say: interval logs (used when
 // the arguments name none, e.g. into a results directory) and the Prometheus registry.
@@ -32,8 +35,9 @@ struct MdtestTelemetry {
 
 // Runs the test and fills `report` without printing it (errors that stop it early are
 // printed; the progress line goes to stderr unless --quiet); *ran says whether workers ran.
-// Returns the exit code RunMdtest would.
-int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report, bool* ran, const MdtestTelemetry& telemetry = {});
+// Returns the exit code RunMdtest would. `resolved`, if given, gets the phases as run.
+int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report, bool* ran, const MdtestTelemetry& telemetry = {},
+                  v1::RunSpec* resolved = nullptr);
 
 }  // namespace iofleet
 

@@ -481,8 +481,8 @@ TEST(Telemetry, MdtestHtmlReportAndResultsDirectory) {
   ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
   std::vector<std::string> dirs = Entries(base);
   ASSERT_EQ(dirs.size(), 1u);
-  EXPECT_THAT(Entries(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "intervals.csv", "intervals.ndjson", "report.html",
-                                                                      "report.txt", "result.json"));
+  EXPECT_THAT(Entries(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
+                                                                      "report.html", "report.txt", "result.json"));
   const std::string page = ReadFile(html);
   for (const char* external : {"<script", "src=", "href=", "http://"}) EXPECT_THAT(page, Not(HasSubstr(external)));
   int status = 0;
