@@ -49,10 +49,11 @@ std::set<std::string> ExportedNames() {
     (*metrics)->Add({{"run", "r"}, {"job", "j"}, {"direction", "read"}}, 1, 4096, 0, {});
     (*metrics)->SetQueueDepth({{"run", "r"}, {"job", "j"}, {"direction", "read"}}, {}, 1);
     if (std::string(prefix) == "iofleet_cluster") {
-      // The gauges the controller sets (controller/live_view.cc).
+      // The gauges the controller sets (controller/live_view.cc, controller/cluster_session.cc).
       (*metrics)->Gauge("iofleet_cluster_run_info", "").Set(1);
       (*metrics)->Gauge("iofleet_cluster_workers_expected", "").Set(1);
       (*metrics)->Gauge("iofleet_cluster_workers_reporting", "").Set(1);
+      (*metrics)->Gauge("iofleet_cluster_workers_up", "").Set(1);
     }
     for (const auto& family : (*metrics)->registry().Collect()) {
       names.insert(family.name);

@@ -167,17 +167,27 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     std::atomic<bool> phase_over{false};
     std::vector<std::atomic<int64_t>> last_heartbeat_ok(n);
     for (auto& t : last_heartbeat_ok) t = absl::ToUnixNanos(absl::Now());
+    std::vector<std::atomic<bool>> answering(n);  // the latest heartbeat was answered
+    for (auto& a : answering) a = true;
     std::thread heartbeats([&] {
       while (!phase_over) {
         ForEachWorker(n, [&](size_t i) {
           if (stream_done[i]) return;
-          if (clients[i]->Heartbeat(run_id, absl::Seconds(1)).ok()) {
+          answering[i] = clients[i]->Heartbeat(run_id, absl::Seconds(1)).ok();
+          if (answering[i]) {
             last_heartbeat_ok[i] = absl::ToUnixNanos(absl::Now());
           } else if (absl::Now() - absl::FromUnixNanos(last_heartbeat_ok[i]) > options.lease) {
             // The worker has not answered for a whole lease: it is gone (and has stopped its IO).
             clients[i]->CancelStream();
           }
         });
+        if (options.metrics != nullptr) {
+          // Up: answers heartbeats, or has ended the phase with its results delivered.
+          size_t up = 0;
+          for (size_t i = 0; i < n; ++i) up += stream_done[i] ? stream_status[i].ok() : answering[i].load();
+          options.metrics->Gauge("iofleet_cluster_workers_up", "Workers answering the controller (heartbeats) or done with the phase")
+              .Set(static_cast<double>(up));
+        }
         // Beat every lease/5 (at most 1 s), but notice the phase's end at once.
         const absl::Time next = absl::Now() + std::min(options.lease / 5, absl::Seconds(1));
         while (!phase_over && absl::Now() < next) absl::SleepFor(absl::Milliseconds(20));

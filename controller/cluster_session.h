@@ -16,6 +16,7 @@
 #include "controller/local_workers.h"
 #include "controller/run_aggregator.h"
 #include "controller/worker_client.h"
+#include "metrics/interval_metrics.h"
 #include "proto/report.pb.h"
 
 namespace iofleet {
@@ -30,6 +31,8 @@ struct SessionOptions {
   absl::Duration connect_timeout = absl::Seconds(3);
   TransportSecurity security;  // token and/or mutual TLS towards the workers
   bool abort_on_worker_loss = false;  // --on-worker-loss=abort (default: continue with the others)
+  // Prometheus (--metrics-listen): iofleet_cluster_workers_up, kept by the heartbeats.
+  IntervalMetrics* metrics = nullptr;
 };
 
 // How a phase went.

@@ -276,7 +276,8 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   report.set_command_line(absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " ")));
   report.set_iterations(o.iterations);
 
-  SessionOptions session_options{.hosts = o.hosts, .local_workers = o.local_workers, .worker_binary = o.worker_binary, .interval = o.interval};
+  SessionOptions session_options{
+      .hosts = o.hosts, .local_workers = o.local_workers, .worker_binary = o.worker_binary, .interval = o.interval, .metrics = telemetry.metrics};
   auto security = LoadTransportSecurity(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
   if (!security.ok()) return Usage(security.status().message());
   session_options.security = *security;

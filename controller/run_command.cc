@@ -233,7 +233,8 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                                  .lease = options.lease,
                                  .connect_timeout = options.connect_timeout,
                                  .security = options.security,
-                                 .abort_on_worker_loss = options.abort_on_worker_loss};
+                                 .abort_on_worker_loss = options.abort_on_worker_loss,
+                                 .metrics = options.metrics};
   if (local) {
     for (const v1::JobSpec& job : spec.jobs()) {
       std::string dir = job.directory();

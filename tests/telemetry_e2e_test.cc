@@ -71,6 +71,61 @@ std::vector<Line> ReadNdjson(const std::string& path) {
   return lines;
 }
 
+// Runs a command, returns its stdout+stderr and sets *status to its exit status.
+std::string Command(const std::string& command, int* status) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  std::string output;
+  if (pipe == nullptr) {
+    *status = -1;
+    return output;
+  }
+  char buffer[65536];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
+  *status = ::pclose(pipe);
+  return output;
+}
+
+// GET http://ADDRESS/metrics over a plain socket (the test talks to 127.0.0.1 only).
+std::string Scrape(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return "";
+  }
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
+  (void)::write(fd, request.data(), request.size());
+  std::string response;
+  char buffer[65536];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? "" : response.substr(body + 4);
+}
+
+// The value of the sample `name{...direction="DIR"...}`, or -1.
+double Sample(const std::string& metrics, const std::string& name, const std::string& direction) {
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name + "{", 0) != 0 || line.find("direction=\"" + direction + "\"") == std::string::npos) continue;
+    return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
+// The address a process printed after `prefix` ("... on http://ADDRESS/metrics").
+std::string MetricsAddress(const std::string& output) {
+  const std::string prefix = "http://";
+  const size_t at = output.find(prefix);
+  if (at == std::string::npos) return "";
+  const size_t end = output.find("/metrics", at);
+  return output.substr(at + prefix.size(), end - at - prefix.size());
+}
+
 TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   const std::string data = TempDir() + "/telemetry";
   ::mkdir(data.c_str(), 0755);
@@ -80,11 +135,19 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   std::ofstream(job) << "[t]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=5s\ntime_based\nrate_iops=2000\ndirectory=" << data << "\n";
   const std::string ndjson = data + "/i.ndjson", csv = data + "/i.csv", json = data + "/r.json";
   TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(a.address(), ",", b.address()), "--interval", "500ms",
-                   "--interval-log", ndjson, "--interval-csv", csv, "--output-format", "iofleet-json", "--output", json},
+                   "--interval-log", ndjson, "--interval-csv", csv, "--output-format", "iofleet-json", "--output", json, "--metrics-listen",
+                   "127.0.0.1:0"},
                   TempDir() + "/telemetry-run");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const std::string metrics_address = MetricsAddress(run.Stderr());
+  EXPECT_THAT(Scrape(metrics_address), HasSubstr("\niofleet_cluster_workers_up 2\n"));
   b.process().Signal(SIGSTOP);  // frozen: its reports stop, well within the 5 s lease
-  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // Its heartbeats go unanswered: Prometheus sees one worker up of two.
+  const std::string frozen = Scrape(metrics_address);
+  EXPECT_THAT(frozen, HasSubstr("\niofleet_cluster_workers_up 1\n"));
+  EXPECT_THAT(frozen, HasSubstr("\niofleet_cluster_workers_expected 2\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   b.process().Signal(SIGCONT);
   ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
 
@@ -169,60 +232,6 @@ TEST(Telemetry, SlowWorkerIsNamedAsStraggler) {
   EXPECT_THAT(err, Not(HasSubstr(absl::StrCat(fast.address(), " ("))));
 }
 
-// Runs a command, returns its stdout+stderr and sets *status to its exit status.
-std::string Command(const std::string& command, int* status) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  std::string output;
-  if (pipe == nullptr) {
-    *status = -1;
-    return output;
-  }
-  char buffer[65536];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
-  *status = ::pclose(pipe);
-  return output;
-}
-
-// GET http://ADDRESS/metrics over a plain socket (the test talks to 127.0.0.1 only).
-std::string Scrape(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return "";
-  }
-  const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
-  (void)::write(fd, request.data(), request.size());
-  std::string response;
-  char buffer[65536];
-  for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, static_cast<size_t>(n));
-  ::close(fd);
-  const size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? "" : response.substr(body + 4);
-}
-
-// The value of the sample `name{...direction="DIR"...}`, or -1.
-double Sample(const std::string& metrics, const std::string& name, const std::string& direction) {
-  std::istringstream in(metrics);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(name + "{", 0) != 0 || line.find("direction=\"" + direction + "\"") == std::string::npos) continue;
-    return std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return -1;
-}
-
-// The address a process printed after `prefix` ("... on http://ADDRESS/metrics").
-std::string MetricsAddress(const std::string& output) {
-  const std::string prefix = "http://";
-  const size_t at = output.find(prefix);
-  if (at == std::string::npos) return "";
-  const size_t end = output.find("/metrics", at);
-  return output.substr(at + prefix.size(), end - at - prefix.size());
-}
 
 // Prometheus on worker and controller, scraped during a real run: counters grow, end equal
 // to the report, and the exposition passes promtool's checks (names with _total, _seconds...).
