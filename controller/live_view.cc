@@ -136,6 +136,11 @@ absl::Status LiveView::Finish() {
   return status;
 }
 
+void LiveView::SetPhaseSteps(int job, uint64_t steps) {
+  std::lock_guard<std::mutex> lock(steps_mu_);
+  phase_steps_[job] = steps;
+}
+
 void LiveView::PrintLine(const std::string& text) {
   std::lock_guard<std::mutex> lock(stderr_mu_);
   std::cerr << (line_open_ ? "\n" : "") << text << "\n";
@@ -208,7 +213,11 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
     double f;
     if (job.has_metadata()) {
       // mdtest phases: operations done of the phase's total, or time of the stonewall (-W).
-      const uint64_t steps = MdtestTree(job.metadata()).PhaseSteps();
+      uint64_t steps = MdtestTree(job.metadata()).PhaseSteps();
+      {
+        std::lock_guard<std::mutex> lock(steps_mu_);
+        if (auto it = phase_steps_.find(j); it != phase_steps_.end()) steps = it->second;
+      }
       f = steps > 0 ? static_cast<double>(aggregator_->DoneSoFar(j).ops) / static_cast<double>(steps) : 1;
       if (job.metadata().stonewall_ns() > 0) {
         f = std::max(f, static_cast<double>(now_unix_ns - phase_start) / static_cast<double>(job.metadata().stonewall_ns()));

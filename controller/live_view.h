@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -50,6 +51,10 @@ class LiveView {
   // Publishes everything still pending (late workers stay marked) and closes the logs.
   absl::Status Finish();
 
+  // mdtest: the operations job `job` does when they differ from what its spec says (a
+  // wear-out, or a phase after a stonewalled creation), for the % done.
+  void SetPhaseSteps(int job, uint64_t steps);
+
   // Prints a line of text on stderr below the progress line (which a terminal keeps as the
   // last line), without the two interleaving.
   void PrintLine(const std::string& text);
@@ -78,6 +83,8 @@ class LiveView {
   absl::Time last_plain_line_ = absl::InfinitePast();
   uint32_t last_plain_phase_ = 0;
   std::vector<PublishedInterval> last_workers_;  // the newest interval's worker scope
+  mutable std::mutex steps_mu_;
+  std::map<int, uint64_t> phase_steps_;  // SetPhaseSteps (steps_mu_)
   std::mutex stderr_mu_;    // the live thread's lines and PrintLine's
   bool line_open_ = false;  // a progress line is on the terminal without a newline (stderr_mu_)
 };

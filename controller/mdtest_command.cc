@@ -44,7 +44,8 @@ constexpr char kHelp[] =
     "  -F  files only   -D  directories only   -C create, -T stat, -E read, -r remove only (combinable)\n"
     "  -w N  bytes written per file        -e N  bytes read per file  -i N  iterations\n"
     "  -N N  stat/read the items of task (rank + N) % tasks            -R[seed]  random stat order\n"
-    "  -W S  stonewall seconds, on every phase    -y  fsync after each write    -k  mknod files\n"
+    "  -W S  stonewall seconds (creation; then every task evens out to the largest count, as mdtest)\n"
+    "  -y  fsync after each write    -k  mknod files\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (tree times are always reported)\n"
     "  -v  print each phase as it ends\n"
@@ -100,12 +101,22 @@ std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
   return ops;
 }
 
+// "X (stonewall)" rows: what creation X made until the -W stonewall, and in how long.
+constexpr absl::string_view kStonewallSuffix = " (stonewall)";
+
 void SummaryRows(const std::vector<std::string>& order, const v1::MdtestReport& report, bool time,
                  google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows) {
   for (const std::string& operation : order) {
     std::vector<double> values;
+    const bool stonewall = absl::EndsWith(operation, kStonewallSuffix);
+    const absl::string_view base = stonewall ? absl::string_view(operation).substr(0, operation.size() - kStonewallSuffix.size()) : operation;
     for (const auto& p : report.phases()) {
-      if (p.operation() == operation) values.push_back(time ? p.seconds() : p.rate());
+      if (p.operation() != base) continue;
+      if (!stonewall) {
+        values.push_back(time ? p.seconds() : p.rate());
+      } else if (p.stonewall_seconds() > 0) {
+        values.push_back(time ? p.stonewall_seconds() : static_cast<double>(p.stonewall_items()) / p.stonewall_seconds());
+      }
     }
     if (values.empty()) continue;
     v1::MdtestSummaryRow* row = rows->Add();
@@ -148,7 +159,9 @@ std::string RenderText(const v1::MdtestReport& report) {
     absl::StrAppendFormat(&out, "   %-4d %-20s %10d %10s %10s %10s %10s %10s  %d-%d%s\n", p.iteration(), p.operation(), p.items(),
                           pct(p.latency(), 50), pct(p.latency(), 90), pct(p.latency(), 99), pct(p.latency(), 99.9),
                           FormatDurationNs(static_cast<double>(p.latency().max_ns())), p.task_items_min(), p.task_items_max(),
-                          p.stonewalled() ? "  STONEWALLED" : "");
+                          p.stonewalled() ? absl::StrFormat("  STONEWALLED: %d items in %.3f s before the stonewall, then every task went on to %d",
+                                                            p.stonewall_items(), p.stonewall_seconds(), p.task_items_max())
+                                          : "");
   }
   absl::StrAppend(&out, "\nPer worker (items/s), a slow client shows here\n");
   for (const auto& p : report.phases()) {
@@ -303,24 +316,36 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
 
   // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
   // so one aggregator and one live view (progress line, interval logs, metrics) cover it.
+  // -W stops the creation phases only (later phases must find every item, as in mdtest); each
+  // is followed by a wear-out job, run only when the stonewall left the tasks with different
+  // counts: every task then creates up to the largest count (mdtest's "Continue stonewall").
+  struct Planned {
+    Op::Op op;
+    uint32_t iteration;
+    bool renamed;   // the iteration's directories carry their new names once this phase ends
+    bool wear_out;
+  };
+  std::vector<Planned> plan;
   v1::RunSpec spec;
   spec.set_source("mdtest");
-  std::vector<Op::Op> phase_ops;
-  std::vector<bool> renamed_before;  // whether the phase's iteration renamed its directories earlier
   for (uint32_t iteration = 0; iteration < o.iterations; ++iteration) {
     bool renamed = false;
     for (Op::Op op : PhasesOf(o)) {
-      v1::JobSpec* job = spec.add_jobs();
-      job->set_name(OperationName(op));
-      job->set_numjobs(o.tasks_per_worker);
-      job->set_stonewall(true);
-      *job->mutable_metadata() = o.phase;
-      job->mutable_metadata()->set_op(op);
-      job->mutable_metadata()->set_iteration(iteration);
-      job->mutable_metadata()->set_renamed(renamed);
-      phase_ops.push_back(op);
-      renamed_before.push_back(renamed);
       if (op == Op::DIR_RENAME) renamed = true;
+      const bool creation = op == Op::DIR_CREATE || op == Op::FILE_CREATE;
+      for (bool wear_out : {false, true}) {
+        if (wear_out && !(creation && o.phase.stonewall_ns() > 0)) break;
+        v1::JobSpec* job = spec.add_jobs();
+        job->set_name(wear_out ? absl::StrCat(OperationName(op), " (wear-out)") : OperationName(op));
+        job->set_numjobs(o.tasks_per_worker);
+        job->set_stonewall(true);
+        *job->mutable_metadata() = o.phase;
+        job->mutable_metadata()->set_op(op);
+        job->mutable_metadata()->set_iteration(iteration);
+        job->mutable_metadata()->set_renamed(renamed && op != Op::DIR_RENAME);
+        if (!creation || wear_out) job->mutable_metadata()->set_stonewall_ns(0);
+        plan.push_back({op, iteration, renamed, wear_out});
+      }
     }
   }
   if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
@@ -337,20 +362,41 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   if (absl::Status started = live.Start(&aggregator); !started.ok()) return Usage(started.message());
 
   bool stop = false;
-  const size_t phases_per_iteration = PhasesOf(o).size();
+  // Per iteration: the items each task has after a stonewalled directory / file creation
+  // (0: all of them), which the later phases of that kind cover.
+  uint64_t dir_limit = 0, file_limit = 0;
+  std::vector<uint64_t> stonewall_items;  // per task, after the latest stonewalled creation
   for (int k = 0; k < spec.jobs_size() && !stop; ++k) {
-    const uint32_t iteration = static_cast<uint32_t>(static_cast<size_t>(k) / phases_per_iteration);
-    const Op::Op op = phase_ops[k];
-    const bool renamed = renamed_before[k] || op == Op::DIR_RENAME;  // what is on disk once this phase ends
-    if (static_cast<size_t>(k) % phases_per_iteration == 0 && o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
+    const Planned& step = plan[k];
+    const uint32_t iteration = step.iteration;
+    const Op::Op op = step.op;
+    const bool renamed = step.renamed;
+    if (k == 0 || plan[k - 1].iteration != iteration) {
+      dir_limit = file_limit = 0;
+      if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
+    }
+    const bool dir_op = op == Op::DIR_CREATE || op == Op::DIR_STAT || op == Op::DIR_RENAME || op == Op::DIR_REMOVE;
+    const bool file_op = op == Op::FILE_CREATE || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::FILE_REMOVE;
+    v1::RunSpec phase_spec;
+    phase_spec.set_source("mdtest");
+    v1::JobSpec* job = phase_spec.add_jobs();
+    *job = spec.jobs(k);
+    if (step.wear_out) {
+      if (stonewall_items.empty()) continue;
+      const uint64_t most = *std::max_element(stonewall_items.begin(), stonewall_items.end());
+      if (*std::min_element(stonewall_items.begin(), stonewall_items.end()) == most) continue;  // nothing to even out
+      job->mutable_metadata()->set_item_limit(most);
+      for (uint64_t done : stonewall_items) job->mutable_metadata()->add_task_first_item(done);
+      live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
+    } else if (const uint64_t limit = dir_op ? dir_limit : file_op ? file_limit : 0; limit > 0) {
+      job->mutable_metadata()->set_item_limit(limit);
+      live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
+    }
     {
-      v1::RunSpec phase_spec;
-      phase_spec.set_source("mdtest");
-      *phase_spec.add_jobs() = spec.jobs(k);
       v1::RunReport phase_report;
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
       const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, {static_cast<size_t>(k)},
-                                                        absl::StrCat(run_id, "-i", iteration, "-", static_cast<int>(op)), &aggregator, &phase_report);
+                                                        absl::StrCat(run_id, "-i", iteration, "-", k), &aggregator, &phase_report);
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
       *run_report.mutable_workers() = phase_report.workers();
       *report.mutable_workers() = run_report.workers();
@@ -361,20 +407,46 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       aggregator.FillReport(&phase_report);
       (*session)->ReportIncompleteWorkers(aggregator, &phase_report);
       const v1::JobResult& result = phase_report.jobs(k);
-      v1::MdtestPhaseResult* p = report.add_phases();
-      p->set_iteration(iteration);
-      p->set_operation(OperationName(op));
+      uint64_t items = 0, errors = 0;
+      v1::LatencySummary latency;
       for (const auto& d : result.directions()) {
         if (d.direction() != "meta") continue;
-        p->set_items(d.ops() - d.errors());
-        p->set_errors(d.errors());
-        *p->mutable_latency() = d.latency();
+        items = d.ops() - d.errors();
+        errors = d.errors();
+        latency = d.latency();
       }
-      p->set_seconds(static_cast<double>(result.elapsed_ns()) / 1e9);
+      const double seconds = static_cast<double>(result.elapsed_ns()) / 1e9;
+      std::vector<uint64_t> per_task = aggregator.TaskItems(k);  // every worker's tasks, in rank order
+      v1::MdtestPhaseResult* p;
+      if (step.wear_out && report.phases_size() > 0) {
+        // mdtest counts the creation with its wear-out: every item, over both times.
+        p = report.mutable_phases(report.phases_size() - 1);
+        p->set_items(p->items() + items);
+        p->set_errors(p->errors() + errors);
+        p->set_seconds(p->seconds() + seconds);
+        for (size_t r = 0; r < per_task.size() && r < stonewall_items.size(); ++r) per_task[r] += stonewall_items[r];
+      } else {
+        p = report.add_phases();
+        p->set_iteration(iteration);
+        p->set_operation(OperationName(op));
+        p->set_items(items);
+        p->set_errors(errors);
+        *p->mutable_latency() = latency;
+        p->set_seconds(seconds);
+        *p->mutable_workers() = result.workers();
+        p->set_stonewalled(aggregator.Stonewalled(k));
+        if ((op == Op::DIR_CREATE || op == Op::FILE_CREATE) && o.phase.stonewall_ns() > 0) {
+          p->set_stonewall_items(items);
+          p->set_stonewall_seconds(seconds);
+          stonewall_items = per_task;
+          const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
+          if (most < MdtestTree(o.phase).ItemCount()) (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
+          if (p->stonewalled() && o.verbosity > 0) {
+            live.PrintLine(absl::StrFormat("V-1: stonewall hit: items per task min %d max %d, every task continues to %d", per_task.empty() ? 0 : *std::min_element(per_task.begin(), per_task.end()), most, most));
+          }
+        }
+      }
       p->set_rate(p->seconds() > 0 ? static_cast<double>(p->items()) / p->seconds() : 0);
-      *p->mutable_workers() = result.workers();
-      // Items per task, from every worker's tasks.
-      std::vector<uint64_t> per_task = aggregator.TaskItems(k);
       if (!per_task.empty()) {
         p->set_task_items_min(*std::min_element(per_task.begin(), per_task.end()));
         p->set_task_items_max(*std::max_element(per_task.begin(), per_task.end()));
@@ -382,44 +454,41 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
         for (uint64_t v : per_task) sum += static_cast<double>(v);
         p->set_task_items_mean(sum / static_cast<double>(per_task.size()));
       }
-      p->set_stonewalled(aggregator.Stonewalled(k));
       if (o.verbosity > 0) {
-        live.PrintLine(absl::StrFormat("V-1: iteration %d %-20s %10d items in %.3f s (%.1f items/s)%s", iteration, p->operation(), p->items(),
-                                       p->seconds(), p->rate(), p->stonewalled() ? ", stonewalled" : ""));
+        live.PrintLine(absl::StrFormat("V-1: iteration %d %-26s %10d items in %.3f s (%.1f items/s)%s", iteration, job->name(), items, seconds,
+                                       seconds > 0 ? static_cast<double>(items) / seconds : 0.0, result.workers().empty() || !aggregator.Stonewalled(k) ? "" : ", stonewalled"));
       }
       for (const auto& w : result.workers()) {
-        if (!w.error().empty()) report.add_problems(absl::StrCat(OperationName(op), " on ", w.worker(), ": ", w.error()));
+        if (!w.error().empty()) report.add_problems(absl::StrCat(job->name(), " on ", w.worker(), ": ", w.error()));
       }
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
       if (!report.problems().empty() || outcome.interrupted) {
         if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
-        if (outcome.interrupted) {
-          report.add_problems("interrupted by the user: later phases were not run");
-          // Remove what this iteration made, so nothing is left half-created.
-          (*session)->ClearInterrupt();
-          bool clean = true;
-          for (Op::Op cleanup : {Op::FILE_REMOVE, Op::DIR_REMOVE, Op::TREE_REMOVE}) {
-            if ((cleanup == Op::FILE_REMOVE && !o.files) || (cleanup == Op::DIR_REMOVE && !o.dirs)) continue;
-            v1::RunSpec spec;
-            v1::JobSpec* job = spec.add_jobs();
-            job->set_name(absl::StrCat("cleanup: ", OperationName(cleanup)));
-            job->set_numjobs(o.tasks_per_worker);
-            *job->mutable_metadata() = o.phase;
-            job->mutable_metadata()->set_op(cleanup);
-            job->mutable_metadata()->set_iteration(iteration);
-            job->mutable_metadata()->set_renamed(renamed);
-            job->mutable_metadata()->set_cleanup(true);
-            job->mutable_metadata()->set_stonewall_ns(0);
-            RunAggregator cleanup_aggregator(spec, (*session)->addresses());
-            v1::RunReport cleanup_report;
-            (*session)->RunPhase(spec, {0}, absl::StrCat(run_id, "-cleanup-", static_cast<int>(cleanup)), &cleanup_aggregator, &cleanup_report);
-            cleanup_aggregator.FillReport(&cleanup_report);
-            for (const auto& w : cleanup_report.jobs(0).workers()) clean &= w.error().empty();
-          }
-          report.add_problems(clean ? "cleanup after the interruption removed what the run had created"
-                                    : absl::StrCat("cleanup after the interruption failed: items may be left under ",
-                                                   absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.0-", iteration, ")"));
+        if (outcome.interrupted) report.add_problems("interrupted by the user: later phases were not run");
+        // Remove what this iteration made, so nothing is left half-created.
+        (*session)->ClearInterrupt();
+        bool clean = true;
+        for (Op::Op cleanup : {Op::FILE_REMOVE, Op::DIR_REMOVE, Op::TREE_REMOVE}) {
+          if ((cleanup == Op::FILE_REMOVE && !o.files) || (cleanup == Op::DIR_REMOVE && !o.dirs)) continue;
+          v1::RunSpec spec;
+          v1::JobSpec* job = spec.add_jobs();
+          job->set_name(absl::StrCat("cleanup: ", OperationName(cleanup)));
+          job->set_numjobs(o.tasks_per_worker);
+          *job->mutable_metadata() = o.phase;
+          job->mutable_metadata()->set_op(cleanup);
+          job->mutable_metadata()->set_iteration(iteration);
+          job->mutable_metadata()->set_renamed(renamed);
+          job->mutable_metadata()->set_cleanup(true);
+          job->mutable_metadata()->set_stonewall_ns(0);
+          RunAggregator cleanup_aggregator(spec, (*session)->addresses());
+          v1::RunReport cleanup_report;
+          (*session)->RunPhase(spec, {0}, absl::StrCat(run_id, "-cleanup-", static_cast<int>(cleanup)), &cleanup_aggregator, &cleanup_report);
+          cleanup_aggregator.FillReport(&cleanup_report);
+          for (const auto& w : cleanup_report.jobs(0).workers()) clean &= w.error().empty();
         }
+        report.add_problems(clean ? absl::StrCat("cleanup after the ", outcome.interrupted ? "interruption" : "failure", " removed what the run had created")
+                                  : absl::StrCat("cleanup after the ", outcome.interrupted ? "interruption" : "failure", " failed: items may be left under ",
+                                                 absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.0-", iteration, ")"));
         stop = true;
         break;
       }
@@ -429,7 +498,8 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   // mdtest's table order: directory and file operations, then the tree.
   static const std::vector<std::string> kOrder = {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
                                                    "File creation",      "File stat",      "File read",        "File removal",
-                                                   "Directory listing",  "Tree creation",  "Tree removal"};
+                                                   "Directory listing",  "Tree creation",  "Tree removal",
+                                                   "Directory creation (stonewall)", "File creation (stonewall)"};
   SummaryRows(kOrder, report, false, report.mutable_summary_rate());
   SummaryRows(kOrder, report, true, report.mutable_summary_time());
 

@@ -184,6 +184,9 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     o->dirs = false;  // shared file access: files only
     o->files = true;
   }
+  if (o->phase.collective_creates() && o->phase.stonewall_ns() > 0) {
+    return absl::InvalidArgumentError("-W is not compatible with -c in iofleet mdtest (task 0's creation of every task's items cannot be evened out after the stonewall)");
+  }
   if (o->phase.collective_creates() && o->phase.test_dirs_size() > 1) {
     return absl::InvalidArgumentError("-c is not compatible with multiple test directories");
   }

@@ -64,9 +64,18 @@ std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
   return absl::StrCat(DirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), i);
 }
 
+uint64_t MdtestTree::ItemCount() const {
+  return phase_.item_limit() > 0 ? std::min(phase_.item_limit(), items_per_task_) : items_per_task_;
+}
+
+uint64_t MdtestTree::FirstItem(uint32_t rank) const {
+  return rank < static_cast<uint32_t>(phase_.task_first_item_size()) ? std::min(phase_.task_first_item(rank), ItemCount()) : 0;
+}
+
 uint64_t MdtestTree::TaskSteps(uint32_t rank) const {
   using Op = v1::MetadataPhase;
   const uint64_t tasks = std::max(1u, phase_.task_count());
+  const uint64_t items = ItemCount() - FirstItem(rank);
   switch (phase_.op()) {
     case Op::TREE_CREATE:
     case Op::TREE_REMOVE:
@@ -75,12 +84,12 @@ uint64_t MdtestTree::TaskSteps(uint32_t rank) const {
       return item_directory_count();
     case Op::DIR_CREATE:
     case Op::FILE_CREATE:
-      if (phase_.collective_creates()) return rank == 0 ? items_per_task_ * tasks : 0;
-      return items_per_task_;
+      if (phase_.collective_creates()) return rank == 0 ? items * tasks : 0;
+      return items;
     case Op::FILE_REMOVE:
-      return phase_.shared_file() && rank != 0 ? 0 : items_per_task_;
+      return phase_.shared_file() && rank != 0 ? 0 : items;
     default:
-      return items_per_task_;
+      return items;
   }
 }
 

@@ -109,18 +109,43 @@ TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
   EXPECT_THAT(text.out, HasSubstr("SUMMARY time: (of 1 iterations)"));
 }
 
-TEST_F(MdtestEndToEnd, StonewallStopsEveryTaskAndSaysSo) {
+// -W stops file creation at the stonewall; as in mdtest, every task then goes on creating
+// until it has as many files as the task that made the most, so stat, read and removal find
+// every file (and the tree is empty afterwards). The stonewall's own rate is reported too.
+TEST_F(MdtestEndToEnd, StonewallStopsCreationAndLaterPhasesFindEveryItem) {
   const auto started = std::chrono::steady_clock::now();
-  Mdtest run = Run({"-d", dir_, "-n", "2000000", "-F", "-C", "-W", "1"}, "stonewall");
+  Mdtest run = Run({"-d", dir_, "-n", "2000000", "-F", "-W", "1"}, "stonewall");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto* create = Phase(run.report, "File creation");
   ASSERT_NE(create, nullptr);
   EXPECT_TRUE(create->stonewalled());
-  EXPECT_GT(create->items(), 0u);
+  EXPECT_GT(create->stonewall_items(), 0u);
+  EXPECT_LE(create->stonewall_items(), create->items());
+  EXPECT_GT(create->stonewall_seconds(), 0.9);
+  EXPECT_LT(create->stonewall_seconds(), 3.0);
+  EXPECT_EQ(create->task_items_min(), create->task_items_max()) << "every task evened out to the largest count";
+  EXPECT_EQ(create->items(), 4u * create->task_items_max());
   EXPECT_LT(create->items(), 4u * 2000000);
-  EXPECT_LT(create->seconds(), 3.0);
-  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
-  std::system(("rm -rf " + dir_ + "/*").c_str());
+  for (const char* later : {"File stat", "File read", "File removal"}) {
+    const auto* p = Phase(run.report, later);
+    ASSERT_NE(p, nullptr) << later;
+    EXPECT_FALSE(p->stonewalled()) << later << ": only creation stops at the stonewall";
+    EXPECT_EQ(p->items(), create->items()) << later;
+    EXPECT_EQ(p->errors(), 0u) << later;
+  }
+  EXPECT_EQ(DirectoryEntries(dir_), 0) << "the test removed every file and its tree";
+  bool stonewall_row = false;
+  for (const auto& row : run.report.summary_rate()) {
+    if (row.operation() != "File creation (stonewall)") continue;
+    stonewall_row = true;
+    EXPECT_NEAR(row.mean(), static_cast<double>(create->stonewall_items()) / create->stonewall_seconds(), 1e-6);
+  }
+  EXPECT_TRUE(stonewall_row);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  // -W cannot be evened out when task 0 creates every task's items (-c).
+  Mdtest refused = Run({"-d", dir_, "-n", "10", "-W", "1", "-c"}, "stonewall-c", false);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("-W is not compatible with -c"));
 }
 
 TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
