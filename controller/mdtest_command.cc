@@ -44,7 +44,8 @@ constexpr char kHelp[] =
     "  -F  files only   -D  directories only   -C create, -T stat, -E read, -r remove only (combinable)\n"
     "  -w N  bytes written per file        -e N  bytes read per file  -i N  iterations\n"
     "  -N N  stat/read the items of task (rank + N) % tasks            -R[seed]  random stat order\n"
-    "  -W S  stonewall seconds (creation; then every task evens out to the largest count, as mdtest)\n"
+    "  -W S  stonewall seconds: creation (then every task evens out to the largest count, as mdtest),\n"
+    "        stat, read and listing stop there; rename and removal never do\n"
     "  -y  fsync after each write    -k  mknod files\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (tree times are always reported)\n"
@@ -316,9 +317,11 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
 
   // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
   // so one aggregator and one live view (progress line, interval logs, metrics) cover it.
-  // -W stops the creation phases only (later phases must find every item, as in mdtest); each
-  // is followed by a wear-out job, run only when the stonewall left the tasks with different
-  // counts: every task then creates up to the largest count (mdtest's "Continue stonewall").
+  // -W stops creation, and — beyond mdtest, which stops creation only — the phases that only
+  // look (stat, read, listing); rename and removal never stop, so nothing is left behind. Each
+  // creation is followed by a wear-out job, run only when the stonewall left the tasks with
+  // different counts: every task then creates up to the largest count (mdtest's "Continue
+  // stonewall"), so later phases find every item of every task.
   struct Planned {
     Op::Op op;
     uint32_t iteration;
@@ -333,6 +336,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
     for (Op::Op op : PhasesOf(o)) {
       if (op == Op::DIR_RENAME) renamed = true;
       const bool creation = op == Op::DIR_CREATE || op == Op::FILE_CREATE;
+      const bool looks = op == Op::DIR_STAT || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::READDIR;
       for (bool wear_out : {false, true}) {
         if (wear_out && !(creation && o.phase.stonewall_ns() > 0)) break;
         v1::JobSpec* job = spec.add_jobs();
@@ -343,7 +347,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
         job->mutable_metadata()->set_op(op);
         job->mutable_metadata()->set_iteration(iteration);
         job->mutable_metadata()->set_renamed(renamed && op != Op::DIR_RENAME);
-        if (!creation || wear_out) job->mutable_metadata()->set_stonewall_ns(0);
+        if (!(creation || looks) || wear_out) job->mutable_metadata()->set_stonewall_ns(0);
         plan.push_back({op, iteration, renamed, wear_out});
       }
     }
