@@ -138,9 +138,15 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
                    "--interval-log", ndjson, "--interval-csv", csv, "--output-format", "iofleet-json", "--output", json, "--metrics-listen",
                    "127.0.0.1:0"},
                   TempDir() + "/telemetry-run");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(run.WaitForOutput("/metrics", std::chrono::seconds(10), /*in_stderr=*/true)) << run.Stderr();
   const std::string metrics_address = MetricsAddress(run.Stderr());
-  EXPECT_THAT(Scrape(metrics_address), HasSubstr("\niofleet_cluster_workers_up 2\n"));
+  std::string running;  // both workers answer once the run is under way
+  for (int i = 0; i < 30 && running.find("\niofleet_cluster_workers_up 2\n") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    running = Scrape(metrics_address);
+  }
+  EXPECT_THAT(running, HasSubstr("\niofleet_cluster_workers_up 2\n"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // some intervals from both
   b.process().Signal(SIGSTOP);  // frozen: its reports stop, well within the 5 s lease
   const auto frozen_at = std::chrono::steady_clock::now();
   // Its heartbeats (1 s timeout, one a second) go unanswered: Prometheus sees one worker up.
