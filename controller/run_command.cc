@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -299,7 +300,14 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   if (fio_logs) {
     auto written = fio_logs->Close();
     if (!written.ok()) report.add_problems(std::string(written.status().message()));
-    else if (!written->empty()) std::cerr << "iofleet: wrote " << written->size() << " fio log file(s), e.g. " << written->front() << "\n";
+    else if (!written->empty()) {
+      // Into a results directory (still named .<name>.partial now): say where it will be.
+      std::cerr << "iofleet: wrote " << written->size() << " fio log file(s), e.g. "
+                << (options.fio_log_directory == "." || !absl::StartsWith(written->front(), options.fio_log_directory + "/")
+                        ? written->front()
+                        : absl::StrCat(std::filesystem::path(written->front()).filename().string(), " in the results directory's fio-logs/"))
+                << "\n";
+    }
   }
   aggregator.FillReport(&report);
   if (interrupted) report.add_problems("interrupted by the user: results cover the time until the stop");

@@ -396,7 +396,8 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   ::mkdir(data.c_str(), 0755);
   TestWorker worker("results-worker", {"--allow-root", data});
   const std::string job = data + "/mixed.fio";
-  std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=1s\ntime_based\ndirectory=" << data << "\n";
+  std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=1s\ntime_based\nwrite_iops_log=m\nlog_avg_msec=250\ndirectory=" << data
+                      << "\n";
   TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
                   TempDir() + "/results-run");
   ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
@@ -405,8 +406,11 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   EXPECT_THAT(dirs[0], ::testing::MatchesRegex("20[0-9]{6}T[0-9]{6}Z-mixed"));
   const std::string dir = base + "/" + dirs[0];
   EXPECT_THAT(run.Stderr(), HasSubstr("results in " + dir));
-  EXPECT_THAT(Entries(dir), ::testing::ElementsAre("hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json", "job.fio",
-                                                  "report.html", "report.txt", "result.json"));
+  EXPECT_THAT(Entries(dir), ::testing::ElementsAre("fio-logs", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
+                                                  "job.fio", "report.html", "report.txt", "result.json"));
+  // fio's logs with a relative prefix land in the results directory.
+  EXPECT_THAT(Entries(dir + "/fio-logs"), ::testing::ElementsAre("m_iops.1.log"));
+  EXPECT_THAT(run.Stderr(), HasSubstr("m_iops.1.log in the results directory's fio-logs/"));
   EXPECT_EQ(ReadFile(dir + "/job.fio"), ReadFile(job));
   v1::RunReport report;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(dir + "/result.json"), &report).ok());
