@@ -44,8 +44,8 @@ constexpr char kHelp[] =
     "  -F  files only   -D  directories only   -C create, -T stat, -E read, -r remove only (combinable)\n"
     "  -w N  bytes written per file        -e N  bytes read per file  -i N  iterations\n"
     "  -N N  stat/read the items of task (rank + N) % tasks            -R[seed]  random stat order\n"
-    "  -W S  stonewall seconds: creation (then every task evens out to the largest count, as mdtest),\n"
-    "        stat, read and listing stop there; rename and removal never do\n"
+    "  -W S  stonewall seconds, on every phase; then creation evens out to the largest count (as mdtest)\n"
+    "        and rename/removal/tree finish, untimed (wear-out)\n"
     "  -y  fsync after each write    -k  mknod files\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (tree times are always reported)\n"
@@ -102,22 +102,12 @@ std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
   return ops;
 }
 
-// "X (stonewall)" rows: what creation X made until the -W stonewall, and in how long.
-constexpr absl::string_view kStonewallSuffix = " (stonewall)";
-
 void SummaryRows(const std::vector<std::string>& order, const v1::MdtestReport& report, bool time,
                  google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows) {
   for (const std::string& operation : order) {
     std::vector<double> values;
-    const bool stonewall = absl::EndsWith(operation, kStonewallSuffix);
-    const absl::string_view base = stonewall ? absl::string_view(operation).substr(0, operation.size() - kStonewallSuffix.size()) : operation;
     for (const auto& p : report.phases()) {
-      if (p.operation() != base) continue;
-      if (!stonewall) {
-        values.push_back(time ? p.seconds() : p.rate());
-      } else if (p.stonewall_seconds() > 0) {
-        values.push_back(time ? p.stonewall_seconds() : static_cast<double>(p.stonewall_items()) / p.stonewall_seconds());
-      }
+      if (p.operation() == operation) values.push_back(time ? p.seconds() : p.rate());
     }
     if (values.empty()) continue;
     v1::MdtestSummaryRow* row = rows->Add();
@@ -160,9 +150,10 @@ std::string RenderText(const v1::MdtestReport& report) {
     absl::StrAppendFormat(&out, "   %-4d %-20s %10d %10s %10s %10s %10s %10s  %d-%d%s\n", p.iteration(), p.operation(), p.items(),
                           pct(p.latency(), 50), pct(p.latency(), 90), pct(p.latency(), 99), pct(p.latency(), 99.9),
                           FormatDurationNs(static_cast<double>(p.latency().max_ns())), p.task_items_min(), p.task_items_max(),
-                          p.stonewalled() ? absl::StrFormat("  STONEWALLED: %d items in %.3f s before the stonewall, then every task went on to %d",
-                                                            p.stonewall_items(), p.stonewall_seconds(), p.task_items_max())
-                                          : "");
+                          !p.stonewalled()             ? ""
+                          : p.wear_out_seconds() > 0 ? absl::StrFormat("  STONEWALLED, then %d more in %.3f s (wear-out, not counted)",
+                                                                       p.wear_out_items(), p.wear_out_seconds())
+                                                     : "  STONEWALLED");
   }
   absl::StrAppend(&out, "\nPer worker (items/s), a slow client shows here\n");
   for (const auto& p : report.phases()) {
@@ -317,11 +308,11 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
 
   // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
   // so one aggregator and one live view (progress line, interval logs, metrics) cover it.
-  // -W stops creation, and — beyond mdtest, which stops creation only — the phases that only
-  // look (stat, read, listing); rename and removal never stop, so nothing is left behind. Each
-  // creation is followed by a wear-out job, run only when the stonewall left the tasks with
-  // different counts: every task then creates up to the largest count (mdtest's "Continue
-  // stonewall"), so later phases find every item of every task.
+  // -W stops every phase (mdtest stops creation only). A phase that changes the tree is
+  // followed by a wear-out job, run only when the stonewall cut it short and not counted in
+  // its rate: after creation every task goes on to the largest count (mdtest's "Continue
+  // stonewall"), so later phases find every item of every task; renames, removals and the
+  // tree are finished, so nothing is left half-renamed or behind.
   struct Planned {
     Op::Op op;
     uint32_t iteration;
@@ -338,7 +329,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       const bool creation = op == Op::DIR_CREATE || op == Op::FILE_CREATE;
       const bool looks = op == Op::DIR_STAT || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::READDIR;
       for (bool wear_out : {false, true}) {
-        if (wear_out && !(creation && o.phase.stonewall_ns() > 0)) break;
+        if (wear_out && (looks || o.phase.stonewall_ns() == 0)) break;
         v1::JobSpec* job = spec.add_jobs();
         job->set_name(wear_out ? absl::StrCat(OperationName(op), " (wear-out)") : OperationName(op));
         job->set_numjobs(o.tasks_per_worker);
@@ -347,7 +338,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
         job->mutable_metadata()->set_op(op);
         job->mutable_metadata()->set_iteration(iteration);
         job->mutable_metadata()->set_renamed(renamed && op != Op::DIR_RENAME);
-        if (!(creation || looks) || wear_out) job->mutable_metadata()->set_stonewall_ns(0);
+        if (wear_out) job->mutable_metadata()->set_stonewall_ns(0);
         plan.push_back({op, iteration, renamed, wear_out});
       }
     }
@@ -369,7 +360,8 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   // Per iteration: the items each task has after a stonewalled directory / file creation
   // (0: all of them), which the later phases of that kind cover.
   uint64_t dir_limit = 0, file_limit = 0;
-  std::vector<uint64_t> stonewall_items;  // per task, after the latest stonewalled creation
+  bool stonewalled_before = false;        // the stonewall cut the previous phase short
+  std::vector<uint64_t> stonewall_steps;  // its steps per task, in rank order
   for (int k = 0; k < spec.jobs_size() && !stop; ++k) {
     const Planned& step = plan[k];
     const uint32_t iteration = step.iteration;
@@ -385,17 +377,13 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
     phase_spec.set_source("mdtest");
     v1::JobSpec* job = phase_spec.add_jobs();
     *job = spec.jobs(k);
+    if (const uint64_t limit = dir_op ? dir_limit : file_op ? file_limit : 0; limit > 0) job->mutable_metadata()->set_item_limit(limit);
     if (step.wear_out) {
-      if (stonewall_items.empty()) continue;
-      const uint64_t most = *std::max_element(stonewall_items.begin(), stonewall_items.end());
-      if (*std::min_element(stonewall_items.begin(), stonewall_items.end()) == most) continue;  // nothing to even out
-      job->mutable_metadata()->set_item_limit(most);
-      for (uint64_t done : stonewall_items) job->mutable_metadata()->add_task_first_item(done);
-      live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
-    } else if (const uint64_t limit = dir_op ? dir_limit : file_op ? file_limit : 0; limit > 0) {
-      job->mutable_metadata()->set_item_limit(limit);
-      live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
+      // Only after a pass the stonewall cut short: each task skips the steps it did.
+      if (!stonewalled_before) continue;
+      for (uint64_t done : stonewall_steps) job->mutable_metadata()->add_task_first_step(done);
     }
+    if (job->metadata().item_limit() > 0 || step.wear_out) live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
     {
       v1::RunReport phase_report;
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
@@ -423,12 +411,12 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       std::vector<uint64_t> per_task = aggregator.TaskItems(k);  // every worker's tasks, in rank order
       v1::MdtestPhaseResult* p;
       if (step.wear_out && report.phases_size() > 0) {
-        // mdtest counts the creation with its wear-out: every item, over both times.
+        // Not counted in the phase's items and rate (the stonewall's); reported beside them.
         p = report.mutable_phases(report.phases_size() - 1);
-        p->set_items(p->items() + items);
+        p->set_wear_out_items(items);
+        p->set_wear_out_seconds(seconds);
         p->set_errors(p->errors() + errors);
-        p->set_seconds(p->seconds() + seconds);
-        for (size_t r = 0; r < per_task.size() && r < stonewall_items.size(); ++r) per_task[r] += stonewall_items[r];
+        stonewalled_before = false;
       } else {
         p = report.add_phases();
         p->set_iteration(iteration);
@@ -439,19 +427,23 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
         p->set_seconds(seconds);
         *p->mutable_workers() = result.workers();
         p->set_stonewalled(aggregator.Stonewalled(k));
-        if ((op == Op::DIR_CREATE || op == Op::FILE_CREATE) && o.phase.stonewall_ns() > 0) {
-          p->set_stonewall_items(items);
-          p->set_stonewall_seconds(seconds);
-          stonewall_items = per_task;
+        p->set_rate(p->seconds() > 0 ? static_cast<double>(p->items()) / p->seconds() : 0);
+        stonewalled_before = p->stonewalled();
+        stonewall_steps = per_task;
+        if (p->stonewalled() && (op == Op::DIR_CREATE || op == Op::FILE_CREATE)) {
+          // Creation evened out to the largest count: what later phases of this kind cover.
           const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
-          if (most < MdtestTree(o.phase).ItemCount()) (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
-          if (p->stonewalled() && o.verbosity > 0) {
-            live.PrintLine(absl::StrFormat("V-1: stonewall hit: items per task min %d max %d, every task continues to %d", per_task.empty() ? 0 : *std::min_element(per_task.begin(), per_task.end()), most, most));
-          }
+          (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
+          // Tasks that already have that many need no wear-out.
+          if (per_task.empty() || *std::min_element(per_task.begin(), per_task.end()) == most) stonewalled_before = false;
+        }
+        if (p->stonewalled() && o.verbosity > 0) {
+          live.PrintLine(absl::StrFormat("V-1: stonewall hit in %s: items per task min %d max %d", p->operation(),
+                                         per_task.empty() ? 0 : *std::min_element(per_task.begin(), per_task.end()),
+                                         per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end())));
         }
       }
-      p->set_rate(p->seconds() > 0 ? static_cast<double>(p->items()) / p->seconds() : 0);
-      if (!per_task.empty()) {
+      if (!per_task.empty() && !step.wear_out) {
         p->set_task_items_min(*std::min_element(per_task.begin(), per_task.end()));
         p->set_task_items_max(*std::max_element(per_task.begin(), per_task.end()));
         double sum = 0;
@@ -502,8 +494,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   // mdtest's table order: directory and file operations, then the tree.
   static const std::vector<std::string> kOrder = {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
                                                    "File creation",      "File stat",      "File read",        "File removal",
-                                                   "Directory listing",  "Tree creation",  "Tree removal",
-                                                   "Directory creation (stonewall)", "File creation (stonewall)"};
+                                                   "Directory listing",  "Tree creation",  "Tree removal"};
   SummaryRows(kOrder, report, false, report.mutable_summary_rate());
   SummaryRows(kOrder, report, true, report.mutable_summary_time());
 

@@ -68,14 +68,14 @@ uint64_t MdtestTree::ItemCount() const {
   return phase_.item_limit() > 0 ? std::min(phase_.item_limit(), items_per_task_) : items_per_task_;
 }
 
-uint64_t MdtestTree::FirstItem(uint32_t rank) const {
-  return rank < static_cast<uint32_t>(phase_.task_first_item_size()) ? std::min(phase_.task_first_item(rank), ItemCount()) : 0;
+uint64_t MdtestTree::FirstStep(uint32_t rank) const {
+  return rank < static_cast<uint32_t>(phase_.task_first_step_size()) ? std::min(phase_.task_first_step(rank), TotalSteps(rank)) : 0;
 }
 
-uint64_t MdtestTree::TaskSteps(uint32_t rank) const {
+uint64_t MdtestTree::TotalSteps(uint32_t rank) const {
   using Op = v1::MetadataPhase;
   const uint64_t tasks = std::max(1u, phase_.task_count());
-  const uint64_t items = ItemCount() - FirstItem(rank);
+  const uint64_t items = ItemCount();
   switch (phase_.op()) {
     case Op::TREE_CREATE:
     case Op::TREE_REMOVE:

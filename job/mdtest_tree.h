@@ -30,10 +30,13 @@ class MdtestTree {
   // The operations task `rank` performs in the phase (`phase.op()`): one per item, or per tree
   // directory for tree phases; none for tasks that sit a phase out (the shared tree is made
   // and removed by task 0, -c has task 0 create every task's items, -S has it remove them).
-  // -W: item ops cover items [FirstItem(rank), item_limit) only.
-  uint64_t TaskSteps(uint32_t rank) const;
-  // The first item task `rank` works on (after a stonewall, where its creation stopped).
-  uint64_t FirstItem(uint32_t rank) const;
+  // After a stonewall (a wear-out), the steps a task did already are skipped: TaskSteps =
+  // TotalSteps - FirstStep.
+  uint64_t TaskSteps(uint32_t rank) const { return TotalSteps(rank) - FirstStep(rank); }
+  // The phase's steps for task `rank` from the start.
+  uint64_t TotalSteps(uint32_t rank) const;
+  // The steps task `rank` skips (task_first_step; 0 outside a wear-out).
+  uint64_t FirstStep(uint32_t rank) const;
   // How many items of each task the phase covers: -n, or fewer after a stonewalled creation.
   uint64_t ItemCount() const;
   // The phase's operations on all tasks (what "100%" of it is).

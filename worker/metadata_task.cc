@@ -74,22 +74,23 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   // Without -u the shared tree is made and removed by task 0 alone.
   const bool tree_owner = phase.unique_dir() || rank == 0;
   const uint64_t steps = tree.TaskSteps(rank);
+  // A wear-out after a stonewall skips the steps the stonewalled pass did (FirstStep).
+  const uint64_t first = tree.FirstStep(rank);
   // -c: task 0 creates every task's items.
   const bool creation = phase.op() == Op::DIR_CREATE || phase.op() == Op::FILE_CREATE;
   const bool collective = phase.collective_creates() && creation;
-  // Step -> (whose item, which item). A wear-out after a stonewall starts where the task's
-  // creation stopped (FirstItem); -c covers every task's items in turn.
-  const uint64_t first = tree.FirstItem(rank);
+  // Step -> (whose item, which item); -c covers every task's items in turn.
   auto item_of = [&](uint64_t step) -> std::pair<uint32_t, uint64_t> {
     if (collective) return {static_cast<uint32_t>(step / tree.ItemCount()), step % tree.ItemCount()};
-    return {rank, first + step};
+    return {rank, step};
   };
-  std::vector<uint64_t> order(steps);
+  std::vector<uint64_t> order(tree.TotalSteps(rank));
   std::iota(order.begin(), order.end(), 0);
   if (phase.op() == Op::TREE_REMOVE) std::reverse(order.begin(), order.end());  // children first
   if (phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT)) {
     std::shuffle(order.begin(), order.end(), std::mt19937_64(phase.random_seed() ^ rank));
   }
+  order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(first));
   std::vector<char> data(phase.op() == Op::FILE_CREATE ? phase.write_bytes() : phase.op() == Op::FILE_READ ? phase.read_bytes() : 0, 'm');
 
   if (phase.op() == Op::TREE_CREATE) {
@@ -144,9 +145,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
         break;
       }
       case Op::DIR_CREATE: error = fs.MakeDirectory(path = tree.ItemPath(item_of(step).first, item_of(step).second, false)); break;
-      case Op::DIR_STAT: error = fs.Stat(path = tree.ItemPath(owner, first + step, false)); break;
+      case Op::DIR_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, false)); break;
       case Op::DIR_RENAME:
-        path = tree.ItemPath(rank, first + step, false);
+        path = tree.ItemPath(rank, step, false);
         error = fs.Rename(path, other = path + ".renamed");
         break;
       case Op::DIR_REMOVE:
@@ -154,20 +155,20 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
           error = fs.RemoveDirectory(path = leftovers[step]);
           break;
         }
-        path = tree.ItemPath(rank, first + step, false) + (phase.renamed() ? ".renamed" : "");
+        path = tree.ItemPath(rank, step, false) + (phase.renamed() ? ".renamed" : "");
         error = fs.RemoveDirectory(path);
         if (error == ENOENT && phase.cleanup()) {
           // An interrupted rename leaves some directories under each name.
-          error = fs.RemoveDirectory(phase.renamed() ? tree.ItemPath(rank, first + step, false) : path + ".renamed");
+          error = fs.RemoveDirectory(phase.renamed() ? tree.ItemPath(rank, step, false) : path + ".renamed");
         }
         break;
       case Op::FILE_CREATE:
         error = fs.CreateFile(path = tree.ItemPath(item_of(step).first, item_of(step).second, true), data, phase.sync_writes(),
                            phase.use_mknod(), phase.shared_file());
         break;
-      case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(owner, first + step, true)); break;
-      case Op::FILE_READ: error = fs.ReadFile(path = tree.ItemPath(owner, first + step, true), absl::MakeSpan(data)); break;
-      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(rank, first + step, true) : leftovers[step]); break;
+      case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, true)); break;
+      case Op::FILE_READ: error = fs.ReadFile(path = tree.ItemPath(owner, step, true), absl::MakeSpan(data)); break;
+      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(rank, step, true) : leftovers[step]); break;
       default: error = EINVAL; break;
     }
     // Cleaning up after an interruption: what is already gone is fine.
