@@ -61,6 +61,20 @@ TEST(MdtestTree, StepsPerTaskAndPhase) {
   phase.set_unique_dir(false);
   phase.set_shared_file(true);
   EXPECT_EQ(steps(Op::FILE_REMOVE), (std::vector<uint64_t>{100, 0, 100})) << "-S: task 0 removes the shared files";
+
+  // After a stonewall: later phases cover item_limit items, and a wear-out skips the steps
+  // each task did already.
+  phase.set_shared_file(false);
+  phase.set_item_limit(60);
+  EXPECT_EQ(steps(Op::FILE_STAT), (std::vector<uint64_t>{60, 60, 240}));
+  for (uint64_t done : {60, 45, 70, 0}) phase.add_task_first_step(done);
+  EXPECT_EQ(steps(Op::FILE_CREATE), (std::vector<uint64_t>{0, 15, 0 + 15 + 0 + 60}));
+  phase.set_op(Op::FILE_CREATE);
+  EXPECT_EQ(MdtestTree(phase).FirstStep(2), 60u) << "clamped to the task's steps";
+  phase.clear_item_limit();
+  phase.clear_task_first_step();
+  phase.add_task_first_step(3);
+  EXPECT_EQ(steps(Op::TREE_REMOVE), (std::vector<uint64_t>{1, 0, 1})) << "the shared tree of 4 directories, 3 removed";
 }
 
 }  // namespace
