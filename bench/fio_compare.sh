@@ -44,7 +44,7 @@ JOB
   settle
   fio --output-format=json --output="$dir/fio.json" "$job" >/dev/null
   settle
-  "$iofleet" run "$job" --local-workers 1 --output-format iofleet-json --output "$dir/iofleet.json" >/dev/null
+  "$iofleet" run "$job" --local-workers 1 --results-dir none --quiet --output-format iofleet-json --output "$dir/iofleet.json" >/dev/null
   python3 - "$dir/fio.json" "$dir/iofleet.json" "$name" "$rw" <<'PY'
 import json, sys
 fio = json.load(open(sys.argv[1])); ifl = json.load(open(sys.argv[2])); name, rw = sys.argv[3], sys.argv[4]

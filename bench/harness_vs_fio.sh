@@ -38,7 +38,7 @@ row() {  # label dir engine rw iodepth numjobs [extra options...]
   local fio_cpu ifl_cpu
   fio_cpu=$(cpu_of fio --output-format=json --output="$work/fio.json" "$job")
   sync
-  ifl_cpu=$(cpu_of "$iofleet" run "$job" --local-workers 1 --output-format iofleet-json --output "$work/iofleet.json")
+  ifl_cpu=$(cpu_of "$iofleet" run "$job" --local-workers 1 --results-dir none --quiet --output-format iofleet-json --output "$work/iofleet.json")
   python3 - "$work/fio.json" "$work/iofleet.json" "$label" "$fio_cpu" "$ifl_cpu" <<'PY'
 import json, sys
 fio = json.load(open(sys.argv[1])); ifl = json.load(open(sys.argv[2]))

@@ -15,7 +15,7 @@ source bench/scratch_targets.sh
 
 for target in tmpfs ext4; do
   mkdir -p "$work/$target/t"
-  "$iofleet" mdtest -d "$work/$target/t" "${options[@]}" --local-workers 1 --tasks-per-worker "$tasks" \
+  "$iofleet" mdtest -d "$work/$target/t" "${options[@]}" --local-workers 1 --results-dir none --quiet --tasks-per-worker "$tasks" \
     --output-format json --output "$work/iofleet-$target.json" >/dev/null
   have_mdtest=0
   if command -v mdtest >/dev/null && command -v mpirun >/dev/null; then

@@ -25,7 +25,7 @@ iofleet_run() {  # name rw bs iodepth [time_based]
     echo "iodepth=$depth"; echo "filename=bench.dat"
     [ -n "$timed" ] && { echo "runtime=$runtime"; echo "time_based"; }
   } > "$work/$name.fio"
-  in_ns "$iofleet" run "$work/$name.fio" --local-workers 1 --output-format json --output "$work/$name.json" >/dev/null 2>"$work/err" ||
+  in_ns "$iofleet" run "$work/$name.fio" --local-workers 1 --results-dir none --quiet --output-format json --output "$work/$name.json" >/dev/null 2>"$work/err" ||
     { cat "$work/err" >&2; exit 1; }
   python3 - "$work/$name.json" "$rw" <<'PY'
 import json, sys
