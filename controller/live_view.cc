@@ -8,6 +8,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/units.h"
@@ -34,6 +35,30 @@ uint64_t Percentile(const v1::LatencyHistogramProto& proto, double p) {
 
 int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
 
+// `text` as a CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
+std::string CsvField(absl::string_view text) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(text);
+  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
+}
+
+// `text` as a JSON string literal: quotes, backslashes and control characters escaped (job
+// names and paths come from users).
+std::string JsonString(absl::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
 }  // namespace
 
 LiveView::LiveView(v1::RunSpec spec, std::vector<std::string> workers, std::string run_id, LiveViewOptions options)
@@ -58,11 +83,16 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
                     b.count(), "]");
   }
   std::vector<std::string> late;
-  for (size_t w : in.late_workers) late.push_back(absl::StrCat("\"", workers_[w], "\""));
+  for (size_t w : in.late_workers) late.push_back(JsonString(workers_[w]));
+  std::vector<std::string> slowest;  // the interval's slowest requests, named
+  for (const v1::SlowRequest& r : stats.slowest()) {
+    slowest.push_back(absl::StrCat("{\"lat_ns\":", r.latency_ns(), ",\"at_unix_ns\":", r.complete_unix_ns(), ",\"host\":", JsonString(r.worker()),
+                                   ",\"thread\":", r.thread(), ",\"file\":", JsonString(r.file()), ",\"offset\":", r.offset(), "}"));
+  }
   return absl::StrCat(
       "{\"run\":\"", run_id_, "\",\"scope\":\"", ScopeName(in.scope), "\",\"phase\":", in.phase,
-      in.job >= 0 ? absl::StrCat(",\"job\":\"", spec_.jobs(in.job).name(), "\"") : "",
-      in.worker >= 0 ? absl::StrCat(",\"host\":\"", workers_[in.worker], "\"") : "", ",\"direction\":\"", DirectionName(d),
+      in.job >= 0 ? absl::StrCat(",\"job\":", JsonString(spec_.jobs(in.job).name())) : "",
+      in.worker >= 0 ? absl::StrCat(",\"host\":", JsonString(workers_[in.worker])) : "", ",\"direction\":\"", DirectionName(d),
       "\",\"interval\":", in.index, ",\"start_unix_ns\":", in.start_unix_ns, ",\"end_unix_ns\":", in.end_unix_ns,
       ",\"complete\":", in.complete ? "true" : "false", ",\"amended\":", in.amended ? "true" : "false",
       ",\"workers_reporting\":", in.workers_reporting, ",\"workers_expected\":", in.workers_expected, ",\"late_workers\":[",
@@ -70,15 +100,16 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
       ",\"iops\":", absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds),
       ",\"bw_bytes\":", absl::StrFormat("%.3f", static_cast<double>(stats.bytes()) / seconds),
       ",\"lat_ns\":{\"count\":", lat.count(), ",\"sum\":", lat.sum_ns(), ",\"p50\":", Percentile(lat, 50), ",\"p99\":", Percentile(lat, 99),
-      ",\"p99.9\":", Percentile(lat, 99.9), ",\"max\":", lat.count() ? Percentile(lat, 100) : 0, "},\"bins\":[", bins, "]}\n");
+      ",\"p99.9\":", Percentile(lat, 99.9), ",\"max\":", lat.count() ? Percentile(lat, 100) : 0, "},\"slowest\":[",
+      absl::StrJoin(slowest, ","), "],\"bins\":[", bins, "]}\n");
 }
 
 std::string LiveView::CsvRow(const PublishedInterval& in, int d) const {
   const v1::DirectionStats& stats = in.directions[d];
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
   const v1::LatencyHistogramProto& lat = stats.latency();
-  return absl::StrCat(run_id_, ",", ScopeName(in.scope), ",", in.phase, ",", in.job >= 0 ? spec_.jobs(in.job).name() : "", ",",
-                      in.worker >= 0 ? workers_[in.worker] : "", ",", DirectionName(d), ",", in.index, ",", in.start_unix_ns, ",",
+  return absl::StrCat(run_id_, ",", ScopeName(in.scope), ",", in.phase, ",", CsvField(in.job >= 0 ? spec_.jobs(in.job).name() : ""), ",",
+                      CsvField(in.worker >= 0 ? workers_[in.worker] : ""), ",", DirectionName(d), ",", in.index, ",", in.start_unix_ns, ",",
                       in.end_unix_ns, ",", in.complete ? 1 : 0, ",", in.amended ? 1 : 0, ",", in.workers_reporting, ",",
                       in.workers_expected, ",", stats.ops(), ",", stats.bytes(), ",", stats.errors(), ",",
                       absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds), ",",

@@ -70,6 +70,14 @@ void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, bool cla
   line("lat", d.latency());
   if (clat_block) RenderPercentiles(d.has_completion_latency() ? "clat" : "lat", Clat(d), d.ops(), indent, out);
   if (lat_block) RenderPercentiles("lat", d.latency(), d.ops(), indent, out);
+  // The slowest requests, named (the JSON has up to 10): where to look at 3 a.m.
+  for (int i = 0; i < std::min(d.slowest_size(), 3); ++i) {
+    const v1::SlowRequest& r = d.slowest(i);
+    absl::StrAppendFormat(out, "%s    %s: %s at %s UTC  %s thread %d  %s @ %d\n", indent, i == 0 ? "slowest" : "       ",
+                          FormatDurationNs(static_cast<double>(r.latency_ns())),
+                          absl::FormatTime("%H:%M:%E3S", absl::FromUnixNanos(r.complete_unix_ns()), absl::UTCTimeZone()), r.worker(), r.thread(),
+                          r.file(), r.offset());
+  }
 }
 
 // fio's lines after the directions: latency distribution, cpu, issued counts.

@@ -14,6 +14,9 @@ namespace iofleet {
 namespace {
 
 
+// The slowest requests kept per direction of a total (job, worker, interval, cluster).
+constexpr int kSlowestKept = 10;
+
 void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
   into->set_direction(from.direction());
   into->set_ops(into->ops() + from.ops());
@@ -22,6 +25,12 @@ void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
   MergeHistogramProto(from.latency(), into->mutable_latency());
   MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
   MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
+  if (!from.slowest().empty()) {
+    auto* slowest = into->mutable_slowest();
+    for (const v1::SlowRequest& request : from.slowest()) *slowest->Add() = request;
+    std::stable_sort(slowest->begin(), slowest->end(), [](const v1::SlowRequest& a, const v1::SlowRequest& b) { return a.latency_ns() > b.latency_ns(); });
+    while (slowest->size() > kSlowestKept) slowest->RemoveLast();
+  }
 }
 
 // min/max/mean/stddev and fio's percentiles of one histogram; nothing for an empty one.
@@ -81,6 +90,7 @@ v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t
   if (include_histogram) {
     *result.mutable_histogram() = stats.latency();
     *result.mutable_completion_histogram() = stats.completion_latency();
+    *result.mutable_slowest() = stats.slowest();
   }
   return result;
 }
@@ -112,9 +122,14 @@ void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* tota
   }
 }
 
-void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& report) {
+void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& from_worker) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
+  if (from_worker.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
+  // Slow requests name their worker from here on.
+  v1::IntervalReport report = from_worker;
+  for (v1::DirectionStats& stats : *report.mutable_directions()) {
+    for (v1::SlowRequest& request : *stats.mutable_slowest()) request.set_worker(workers_[worker_index]);
+  }
   WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];
   AddDirections(report, &worker_job.totals);
   worker_job.last_end_unix_ns = std::max(worker_job.last_end_unix_ns, report.end_unix_ns());

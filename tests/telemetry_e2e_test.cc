@@ -214,6 +214,65 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   EXPECT_THAT(quiet.Stderr(), Not(HasSubstr("| workers ")));
 }
 
+// The slowest requests are named — worker, thread, file, offset, time — in the report and in
+// the interval log: a worker frozen for 400 ms during a rate-limited job (latency counts from
+// each request's due time) has the run's slowest request, equal to the latency maximum.
+TEST(Telemetry, SlowestRequestsAreNamed) {
+  const std::string data = TempDir() + "/slowest";
+  ::mkdir(data.c_str(), 0755);
+  TestWorker a("slowest-a", {"--allow-root", data});
+  TestWorker b("slowest-b", {"--allow-root", data});
+  const std::string job = data + "/s.fio";
+  std::ofstream(job) << "[s]\nioengine=psync\nrw=randread\nbs=4k\nsize=1m\nrate_iops=500\nruntime=4s\ntime_based\ndirectory=" << data << "\n";
+  const std::string ndjson = data + "/i.ndjson", json = data + "/r.json";
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(a.address(), ",", b.address()), "--interval", "500ms",
+                   "--interval-log", ndjson, "--output-format", "iofleet-json", "--output", json, "--quiet", "--results-dir", "none"},
+                  TempDir() + "/slowest-run");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  b.process().Signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  b.process().Signal(SIGCONT);
+  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
+  v1::RunReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok());
+  const v1::DirectionResult* read = nullptr;
+  for (const auto& d : report.jobs(0).directions()) {
+    if (d.direction() == "read") read = &d;
+  }
+  ASSERT_NE(read, nullptr);
+  ASSERT_GT(read->slowest_size(), 1);
+  const v1::SlowRequest& slowest = read->slowest(0);
+  EXPECT_GE(slowest.latency_ns(), 350'000'000u);
+  EXPECT_EQ(slowest.latency_ns(), read->latency().max_ns()) << "the slowest request named is the latency maximum";
+  EXPECT_EQ(slowest.worker(), b.address());
+  EXPECT_EQ(slowest.file(), data + "/s.w1.0.0") << "worker 1's file";
+  EXPECT_EQ(slowest.thread(), 0u);
+  EXPECT_EQ(slowest.offset() % 4096, 0u);
+  EXPECT_LT(slowest.offset(), 1u << 20);
+  EXPECT_GT(slowest.complete_unix_ns(), report.start_unix_ns());
+  EXPECT_LT(slowest.complete_unix_ns(), report.start_unix_ns() + 6'000'000'000);
+  for (int i = 1; i < read->slowest_size(); ++i) EXPECT_LE(read->slowest(i).latency_ns(), read->slowest(i - 1).latency_ns());
+  // The interval log names it too, in the interval it completed in.
+  bool logged = false;
+  std::istringstream in(ReadFile(ndjson));
+  for (std::string text; std::getline(in, text);) {
+    google::protobuf::Struct line;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &line).ok()) << text;
+    const auto& f = line.fields();
+    if (f.at("scope").string_value() != "job" || f.at("direction").string_value() != "read") continue;
+    for (const auto& entry : f.at("slowest").list_value().values()) {
+      const auto& e = entry.struct_value().fields();
+      if (static_cast<uint64_t>(e.at("lat_ns").number_value()) == slowest.latency_ns()) {
+        logged = true;
+        EXPECT_EQ(e.at("host").string_value(), b.address());
+        EXPECT_EQ(e.at("file").string_value(), slowest.file());
+        EXPECT_GE(static_cast<int64_t>(e.at("at_unix_ns").number_value()) + 1000, static_cast<int64_t>(f.at("start_unix_ns").number_value()));
+      }
+    }
+  }
+  EXPECT_TRUE(logged);
+}
+
 // A worker that gets a fifth of the CPU time (stopped 40 ms of every 50) is named in the
 // progress line as a straggler, with how far below the median it is; the full-speed one is not.
 TEST(Telemetry, SlowWorkerIsNamedAsStraggler) {

@@ -5,6 +5,7 @@
 #ifndef IOFLEET_WORKER_THREAD_STATS_H_
 #define IOFLEET_WORKER_THREAD_STATS_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -15,6 +16,27 @@ namespace iofleet {
 // Indices into ThreadStats::directions; proto Direction values are these + 1.
 // kMetaIndex: metadata operations (mkdir, stat, create...) of an mdtest-style phase.
 enum DirectionIndex { kReadIndex = 0, kWriteIndex = 1, kTrimIndex = 2, kSyncIndex = 3, kMetaIndex = 4, kDirectionCount = 5 };
+
+// Which request a Record is about, for the slowest-requests list of its interval (interval
+// counted from the run's start instant; < 0: not tracked, e.g. metadata operations).
+struct RequestIdentity {
+  uint64_t offset = 0;
+  uint32_t file = 0;  // index into the thread's files
+  int64_t interval = -1;
+};
+
+// The slowest requests of one interval of one thread and direction: which file and offset,
+// when, how slow. The IO thread fills them inside the seqlock window; the collector copies
+// them with the histograms. Two of them, by interval parity, so the thread can fill the next
+// interval's while the collector reads the last one's.
+struct SlowestRequests {
+  static constexpr int kSlots = 3;
+  struct Slot {
+    std::atomic<uint64_t> latency_ns{0}, complete_ns{0}, offset{0}, file{0};
+  };
+  std::atomic<int64_t> interval{-1};
+  Slot slots[kSlots];
+};
 
 struct DirectionCounters {
   LiveLatencyHistogram latency;             // issue -> completion (fio lat)
@@ -27,9 +49,11 @@ struct DirectionCounters {
   // same interval (see WorkerRun::CutInterval). Without it an interval could show a request's
   // bytes without the request (ops 0, bytes > 0) when the thread was preempted mid-Record.
   std::atomic<uint64_t> sequence{0};
+  SlowestRequests slowest[2];  // [interval % 2]
 
   // IO thread only. `queued`: the request went through a submission queue, so it has a slat.
-  void Record(uint64_t issue_ns, uint64_t submit_ns, uint64_t complete_ns, bool queued, uint64_t done_bytes, bool failed) {
+  void Record(uint64_t issue_ns, uint64_t submit_ns, uint64_t complete_ns, bool queued, uint64_t done_bytes, bool failed,
+              const RequestIdentity& request = {}) {
     const uint64_t s = sequence.load(std::memory_order_relaxed);
     sequence.store(s + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
@@ -38,8 +62,39 @@ struct DirectionCounters {
     if (queued) submit_latency.Record(submit_ns - issue_ns);
     bytes.store(bytes.load(std::memory_order_relaxed) + done_bytes, std::memory_order_relaxed);
     if (failed) errors.store(errors.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (request.interval >= 0 && (request.interval != slow_interval_ || complete_ns - issue_ns > slow_floor_)) {
+      NoteSlow(complete_ns - issue_ns, complete_ns, request);
+    }
     sequence.store(s + 2, std::memory_order_release);
   }
+
+ private:
+  // Keeps the request if it is among the interval's kSlots slowest (IO thread, in Record).
+  void NoteSlow(uint64_t latency_ns, uint64_t complete_ns, const RequestIdentity& request) {
+    SlowestRequests& list = slowest[request.interval & 1];
+    if (request.interval != slow_interval_) {
+      // A new interval: its list starts empty (the collector has read what it held, two
+      // intervals ago, or missed it).
+      for (auto& slot : list.slots) slot.latency_ns.store(0, std::memory_order_relaxed);
+      list.interval.store(request.interval, std::memory_order_relaxed);
+      slow_interval_ = request.interval;
+    }
+    int fastest = 0;
+    for (int i = 1; i < SlowestRequests::kSlots; ++i) {
+      if (list.slots[i].latency_ns.load(std::memory_order_relaxed) < list.slots[fastest].latency_ns.load(std::memory_order_relaxed)) fastest = i;
+    }
+    auto& slot = list.slots[fastest];
+    slot.latency_ns.store(latency_ns, std::memory_order_relaxed);
+    slot.complete_ns.store(complete_ns, std::memory_order_relaxed);
+    slot.offset.store(request.offset, std::memory_order_relaxed);
+    slot.file.store(request.file, std::memory_order_relaxed);
+    slow_floor_ = latency_ns;
+    for (const auto& other : list.slots) slow_floor_ = std::min(slow_floor_, other.latency_ns.load(std::memory_order_relaxed));
+  }
+  // IO thread only: the interval being filled and the smallest latency its list holds (a
+  // request must beat it to get in: one comparison per request).
+  int64_t slow_interval_ = -1;
+  uint64_t slow_floor_ = 0;
 };
 
 // fio's "IO depths" (in flight when a request is issued: 1, 2, 4, 8, 16, 32, >=64) and

@@ -11,6 +11,8 @@ namespace iofleet {
 namespace {
 
 constexpr std::chrono::nanoseconds kDefaultInterval = std::chrono::seconds(1);
+// The slowest requests an interval report carries per direction (of the job's threads here).
+constexpr size_t kSlowestPerReport = 5;
 constexpr std::chrono::nanoseconds kDefaultLease = std::chrono::seconds(5);
 
 int64_t WallNowNs() {
@@ -85,7 +87,8 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
                          .job_index = static_cast<uint32_t>(j),
                          .worker_index = request_.worker_index(),
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
-                         .start = start_};
+                         .start = start_,
+                         .interval = std::chrono::duration_cast<std::chrono::nanoseconds>(interval_)};
       ThreadStats* stats = jobs_[j].threads[t].get();
       io_threads_.emplace_back([this, plan, stats, j] {
         JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, stop_, stats) : RunJobThread(plan, stop_, stats);
@@ -131,10 +134,15 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
   for (int d = 0; d < kDirectionCount; ++d) {
     LatencyHistogram merged, submit, completion;
     uint64_t bytes = 0, errors = 0;
+    std::vector<v1::SlowRequest> slowest;
     for (size_t t = 0; t < state.threads.size(); ++t) {
       DirectionSamplers& samplers = state.samplers[t][d];
       const DirectionCounters& counters = state.threads[t]->directions[d];
       uint64_t total_bytes, total_errors;
+      struct Slow {
+        uint64_t latency_ns, complete_ns, offset, file;
+      };
+      std::vector<Slow> thread_slowest;
       // Read the histograms and counters between two equal, even sequence values: no Record
       // was half done, so every request counted has its bytes here and vice versa. Samples
       // taken by a retried pass are kept (Next() hands each sample out once).
@@ -145,9 +153,30 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
         completion.Merge(samplers.completion.Next());
         total_bytes = counters.bytes.load(std::memory_order_relaxed);
         total_errors = counters.errors.load(std::memory_order_relaxed);
+        thread_slowest.clear();
+        const SlowestRequests& list = counters.slowest[interval_index & 1];
+        if (list.interval.load(std::memory_order_relaxed) == static_cast<int64_t>(interval_index)) {
+          for (const auto& slot : list.slots) {
+            const uint64_t latency = slot.latency_ns.load(std::memory_order_relaxed);
+            if (latency == 0) continue;
+            thread_slowest.push_back({latency, slot.complete_ns.load(std::memory_order_relaxed), slot.offset.load(std::memory_order_relaxed),
+                                      slot.file.load(std::memory_order_relaxed)});
+          }
+        }
         std::atomic_thread_fence(std::memory_order_acquire);
         if (before % 2 == 0 && counters.sequence.load(std::memory_order_relaxed) == before) break;
         std::this_thread::yield();
+      }
+      // Name the file and place the completion in wall-clock time, outside the seqlock loop.
+      for (const Slow& s : thread_slowest) {
+        v1::SlowRequest& request = slowest.emplace_back();
+        request.set_latency_ns(s.latency_ns);
+        request.set_complete_unix_ns(ToUnixNs(Clock::time_point(std::chrono::nanoseconds(s.complete_ns))));
+        request.set_offset(s.offset);
+        if (job_index < layout_.paths.size() && t < layout_.paths[job_index].size() && s.file < layout_.paths[job_index][t].size()) {
+          request.set_file(layout_.paths[job_index][t][s.file]);
+        }
+        request.set_thread(static_cast<uint32_t>(t));
       }
       bytes += total_bytes - state.reported_bytes[t][d];
       errors += total_errors - state.reported_errors[t][d];
@@ -156,6 +185,9 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
     }
     if (merged.count() == 0 && bytes == 0 && errors == 0) continue;
     v1::DirectionStats* stats = report.add_directions();
+    std::sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.latency_ns() > b.latency_ns(); });
+    if (slowest.size() > kSlowestPerReport) slowest.resize(kSlowestPerReport);
+    for (v1::SlowRequest& request : slowest) *stats->add_slowest() = std::move(request);
     stats->set_direction(static_cast<v1::Direction>(d + 1));
     stats->set_ops(merged.count());
     stats->set_bytes(bytes);
