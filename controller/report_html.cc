@@ -287,6 +287,22 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
     }
   }
   html += "</table>\n";
+  // The slowest requests, named: where to look in the servers' logs.
+  std::string slowest;
+  for (const v1::JobResult& job : report.jobs()) {
+    for (const v1::DirectionResult& d : job.directions()) {
+      for (const v1::SlowRequest& r : d.slowest()) {
+        absl::StrAppend(&slowest, "<tr><td>", Escape(job.name()), "</td><td>", d.direction(), "</td><td>",
+                        FormatDurationNs(static_cast<double>(r.latency_ns())), "</td><td>",
+                        Escape(absl::FormatTime("%H:%M:%E3S", absl::FromUnixNanos(r.complete_unix_ns()), absl::UTCTimeZone())), "</td><td>",
+                        Escape(r.worker()), "</td><td>", r.thread(), "</td><td>", Escape(r.file()), "</td><td>", r.offset(), "</td></tr>\n");
+      }
+    }
+  }
+  if (!slowest.empty()) {
+    absl::StrAppend(&html, "<h2>Slowest requests</h2><table><tr><th>job</th><th>direction</th><th>latency</th><th>completed (UTC)</th>",
+                    "<th>worker</th><th>thread</th><th>file</th><th>offset</th></tr>\n", slowest, "</table>\n");
+  }
   for (const v1::JobResult& job : report.jobs()) {
     if (job.intervals().empty()) continue;
     absl::StrAppend(&html, "<h2>Job ", Escape(job.name()), " (", Escape(job.rw()), ", bs=", Escape(job.bs()), ", ", Escape(job.ioengine()),

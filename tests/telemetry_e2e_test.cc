@@ -547,6 +547,8 @@ TEST(Telemetry, HtmlReportRendersWithDataInChromium) {
   EXPECT_GE(lines_with_data, 6) << "write IOPS, bandwidth, 3 percentiles, 2 workers, distribution";
   EXPECT_THAT(dom, HasSubstr("Throughput per worker"));
   EXPECT_THAT(dom, HasSubstr("Latency distribution"));
+  EXPECT_THAT(dom, HasSubstr("Slowest requests"));
+  EXPECT_THAT(dom, ::testing::ContainsRegex("\\.w[01]\\.0\\.0</td>")) << "the slowest requests name their files";
 }
 
 // iofleet mdtest: its HTML report (rate and latency per phase, per worker) renders in Chromium
