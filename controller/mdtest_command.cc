@@ -155,6 +155,15 @@ std::string RenderText(const v1::MdtestReport& report) {
                                                                        p.wear_out_items(), p.wear_out_seconds())
                                                      : "  STONEWALLED");
   }
+  absl::StrAppend(&out, "\nSlowest operation per phase (the JSON has up to 10)\n");
+  for (const auto& p : report.phases()) {
+    if (p.slowest().empty()) continue;
+    const v1::SlowRequest& r = p.slowest(0);
+    absl::StrAppendFormat(&out, "   %-4d %-20s %10s at %s UTC  %s thread %d  %s\n", p.iteration(), p.operation(),
+                          FormatDurationNs(static_cast<double>(r.latency_ns())),
+                          absl::FormatTime("%H:%M:%E3S", absl::FromUnixNanos(r.complete_unix_ns()), absl::UTCTimeZone()), r.worker(), r.thread(),
+                          r.file());
+  }
   absl::StrAppend(&out, "\nPer worker (items/s), a slow client shows here\n");
   for (const auto& p : report.phases()) {
     for (const auto& w : p.workers()) {
@@ -401,11 +410,13 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       const v1::JobResult& result = phase_report.jobs(k);
       uint64_t items = 0, errors = 0;
       v1::LatencySummary latency;
+      google::protobuf::RepeatedPtrField<v1::SlowRequest> slowest;
       for (const auto& d : result.directions()) {
         if (d.direction() != "meta") continue;
         items = d.ops() - d.errors();
         errors = d.errors();
         latency = d.latency();
+        slowest = d.slowest();
       }
       const double seconds = static_cast<double>(result.elapsed_ns()) / 1e9;
       std::vector<uint64_t> per_task = aggregator.TaskItems(k);  // every worker's tasks, in rank order
@@ -424,6 +435,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
         p->set_items(items);
         p->set_errors(errors);
         *p->mutable_latency() = latency;
+        *p->mutable_slowest() = slowest;
         p->set_seconds(seconds);
         *p->mutable_workers() = result.workers();
         p->set_stonewalled(aggregator.Stonewalled(k));

@@ -64,6 +64,20 @@ std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
   return absl::StrCat(DirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), i);
 }
 
+std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
+  using Op = v1::MetadataPhase;
+  switch (phase_.op()) {
+    case Op::TREE_CREATE:
+    case Op::TREE_REMOVE: return DirectoryPath(task, n);
+    case Op::READDIR: return DirectoryPath(task, first_item_dir_ + n);
+    case Op::DIR_CREATE:
+    case Op::DIR_STAT:
+    case Op::DIR_RENAME: return ItemPath(task, n, false);
+    case Op::DIR_REMOVE: return ItemPath(task, n, false) + (phase_.renamed() ? ".renamed" : "");
+    default: return ItemPath(task, n, true);
+  }
+}
+
 uint64_t MdtestTree::ItemCount() const {
   return phase_.item_limit() > 0 ? std::min(phase_.item_limit(), items_per_task_) : items_per_task_;
 }

@@ -42,6 +42,10 @@ class MdtestTree {
   // The phase's operations on all tasks (what "100%" of it is).
   uint64_t PhaseSteps() const;
 
+  // The path the phase's operation number `n` (an item, or a tree directory) of task `task`'s
+  // tree works on, as a task names it (directory removal after a rename: the new name).
+  std::string OperationPath(uint32_t task, uint64_t n) const;
+
   // "test-dir.0-<iteration>" under the task's test directory.
   std::string IterationDirectory(uint32_t rank) const;
   // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one).

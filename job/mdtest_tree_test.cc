@@ -35,6 +35,27 @@ TEST(MdtestTree, CountsAndNamesAsMdtest) {
   EXPECT_EQ(MdtestTree(phase).ItemPrefix(5, true), "file.mdtest.shared.");
 }
 
+// The path an operation number names, per phase (what the slowest-operations lists show).
+TEST(MdtestTree, OperationPathPerPhase) {
+  using Op = v1::MetadataPhase;
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/mnt/perf");
+  phase.set_items_per_dir(2);
+  phase.set_depth(1);
+  phase.set_branch(2);
+  phase.set_unique_dir(true);
+  auto path = [&](Op::Op op, uint32_t task, uint64_t n, bool renamed = false) {
+    phase.set_op(op);
+    phase.set_renamed(renamed);
+    return MdtestTree(phase).OperationPath(task, n);
+  };
+  EXPECT_EQ(path(Op::TREE_CREATE, 1, 2), "/mnt/perf/test-dir.0-0/mdtest_tree.1.0/mdtest_tree.1.2");
+  EXPECT_EQ(path(Op::READDIR, 1, 0), "/mnt/perf/test-dir.0-0/mdtest_tree.1.0");
+  EXPECT_EQ(path(Op::FILE_STAT, 3, 5), "/mnt/perf/test-dir.0-0/mdtest_tree.3.0/mdtest_tree.3.2/file.mdtest.3.5");
+  EXPECT_EQ(path(Op::DIR_CREATE, 0, 0), "/mnt/perf/test-dir.0-0/mdtest_tree.0.0/dir.mdtest.0.0");
+  EXPECT_EQ(path(Op::DIR_REMOVE, 0, 0, true), "/mnt/perf/test-dir.0-0/mdtest_tree.0.0/dir.mdtest.0.0.renamed");
+}
+
 // Who does what in a phase: what the progress line counts as 100%.
 TEST(MdtestTree, StepsPerTaskAndPhase) {
   using Op = v1::MetadataPhase;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
@@ -81,6 +82,22 @@ TEST_F(MdtestEndToEnd, TreeWithUniqueDirectoriesEveryPhaseAndCount) {
     EXPECT_FALSE(p->stonewalled()) << op;
     EXPECT_EQ(p->errors(), 0u) << op;
     EXPECT_EQ(p->workers_size(), 2) << op;
+    // The slowest operations are named by the path they worked on, slowest first, and are
+    // among the phase's slowest (the maximum itself unless it completed at an interval's edge).
+    ASSERT_GT(p->slowest_size(), 0) << op;
+    const v1::SlowRequest& slowest = p->slowest(0);
+    EXPECT_LE(slowest.latency_ns(), p->latency().max_ns()) << op;
+    double p90 = 0;
+    for (const auto& e : p->latency().percentiles()) {
+      if (e.percentile() == 90) p90 = static_cast<double>(e.value_ns());
+    }
+    EXPECT_GE(static_cast<double>(slowest.latency_ns()), p90) << op;
+    EXPECT_THAT(slowest.file(), ::testing::StartsWith(dir_ + "/test-dir.0-0/mdtest_tree.")) << op;
+    const std::string name = slowest.file().substr(slowest.file().rfind('/') + 1);
+    if (absl::StartsWith(op, "File")) EXPECT_THAT(name, ::testing::StartsWith("file.mdtest.")) << op;
+    if (absl::StartsWith(op, "Directory ") && std::string(op) != "Directory listing") EXPECT_THAT(name, ::testing::StartsWith("dir.mdtest.")) << op;
+    if (std::string(op) == "Directory removal") EXPECT_THAT(name, ::testing::EndsWith(".renamed")) << op;
+    EXPECT_THAT(slowest.worker(), ::testing::AnyOf(a_->address(), b_->address())) << op;
   }
   EXPECT_EQ(Phase(run.report, "Tree creation")->items(), 4u * 13);
   EXPECT_EQ(Phase(run.report, "Directory creation")->items(), 4u * 260);

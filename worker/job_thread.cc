@@ -201,18 +201,7 @@ class IoLoop {
   absl::Status first_continued_error_;
   absl::Status first_verify_failure_;
   uint64_t record_from_ns_ = 0;   // after ramp_time
-  // The interval a completion falls in, counted from the run's start instant as the
-  // collector counts them (for the slowest-requests lists); one comparison per request.
-  int64_t IntervalOf(uint64_t now_ns) {
-    if (interval_ns_ == 0) return -1;
-    if (now_ns >= next_boundary_ns_) {
-      current_interval_ = now_ns > run_start_ns_ ? static_cast<int64_t>((now_ns - run_start_ns_) / interval_ns_) : 0;
-      next_boundary_ns_ = run_start_ns_ + (static_cast<uint64_t>(current_interval_) + 1) * interval_ns_;
-    }
-    return current_interval_;
-  }
-  uint64_t run_start_ns_ = 0, interval_ns_ = 0, next_boundary_ns_ = 0;
-  int64_t current_interval_ = 0;
+  IntervalClock intervals_;  // for the slowest-requests lists
   uint64_t deadline_ns_ = UINT64_MAX;
   // Rate limiting per direction (read, write): interval per IO or per byte, and the time the
   // next IO is due. Latency is measured from that due time (no coordinated omission).
@@ -363,7 +352,7 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
     const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : kWriteIndex;
     stats_->directions[direction].Record(
         slot->issue_ns, slot->submit_ns, now_ns, slot->queued, data ? slot->done : 0, error != 0,
-        RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .interval = IntervalOf(now_ns)});
+        RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .interval = intervals_.IntervalOf(now_ns)});
   }
   if (error != 0) Fail(*slot, error);
   if (now_ns >= deadline_ns_ && !verifying_) stopping_ = true;  // read-back is not cut short by runtime
@@ -705,8 +694,9 @@ JobThreadOutcome IoLoop::Run() {
   const uint64_t start_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
   record_from_ns_ = start_ns + job_.ramp_time_ns();
-  run_start_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(plan_.start.time_since_epoch()).count());
-  interval_ns_ = static_cast<uint64_t>(plan_.interval.count());
+  intervals_ = IntervalClock(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(plan_.start.time_since_epoch()).count()),
+      static_cast<uint64_t>(plan_.interval.count()));
   if (job_.runtime_ns()) deadline_ns_ = record_from_ns_ + job_.runtime_ns();
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
   bool go = (!job_.invalidate() || InvalidateFile()) && SleepUntil(job_start, stop_);

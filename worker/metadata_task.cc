@@ -125,6 +125,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     std::iota(order.begin(), order.end(), 0);
   }
   const uint64_t start_ns = NowNs();
+  IntervalClock intervals(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(plan.start.time_since_epoch()).count()),
+      static_cast<uint64_t>(plan.interval.count()));
   const uint64_t stonewall_at = phase.stonewall_ns() ? start_ns + phase.stonewall_ns() : UINT64_MAX;
   uint64_t done = 0;
   for (uint64_t step : order) {
@@ -175,7 +178,15 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     if (phase.cleanup() && error == ENOENT) error = 0;
     const uint64_t end = NowNs();
     const uint64_t bytes = phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ ? data.size() : 0;
-    stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0);
+    // The slowest operations are named by task and item (the collector rebuilds the path).
+    const uint32_t whose = phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT || phase.op() == Op::FILE_READ || phase.op() == Op::READDIR
+                               ? owner
+                               : item_of(step).first;
+    stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0,
+                                         leftovers.empty() ? RequestIdentity{.offset = collective ? item_of(step).second : step,
+                                                                             .file = whose,
+                                                                             .interval = intervals.IntervalOf(end)}
+                                                           : RequestIdentity{});
     if (error != 0) {
       // mdtest stops at the first failure; so does the task, naming it (cleanup goes on).
       if (outcome.status.ok()) {

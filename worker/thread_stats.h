@@ -20,9 +20,30 @@ enum DirectionIndex { kReadIndex = 0, kWriteIndex = 1, kTrimIndex = 2, kSyncInde
 // Which request a Record is about, for the slowest-requests list of its interval (interval
 // counted from the run's start instant; < 0: not tracked, e.g. metadata operations).
 struct RequestIdentity {
-  uint64_t offset = 0;
-  uint32_t file = 0;  // index into the thread's files
+  uint64_t offset = 0;  // metadata: the item (or tree directory) number
+  uint32_t file = 0;    // index into the thread's files; metadata: the task whose item it is
   int64_t interval = -1;
+};
+
+// Which interval a completion falls in, counted from the run's start instant as the collector
+// counts them (steady-clock ns). IO thread only; one comparison per request.
+class IntervalClock {
+ public:
+  IntervalClock() = default;
+  IntervalClock(uint64_t start_ns, uint64_t interval_ns) : start_ns_(start_ns), interval_ns_(interval_ns) {}
+  // -1 when no interval length is known (nothing is tracked).
+  int64_t IntervalOf(uint64_t now_ns) {
+    if (interval_ns_ == 0) return -1;
+    if (now_ns >= next_boundary_ns_) {
+      current_ = now_ns > start_ns_ ? static_cast<int64_t>((now_ns - start_ns_) / interval_ns_) : 0;
+      next_boundary_ns_ = start_ns_ + (static_cast<uint64_t>(current_) + 1) * interval_ns_;
+    }
+    return current_;
+  }
+
+ private:
+  uint64_t start_ns_ = 0, interval_ns_ = 0, next_boundary_ns_ = 0;
+  int64_t current_ = 0;
 };
 
 // The slowest requests of one interval of one thread and direction: which file and offset,

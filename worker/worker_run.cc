@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "job/mdtest_tree.h"
 #include "worker/metadata_task.h"
 
 namespace iofleet {
@@ -173,7 +174,10 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
         request.set_latency_ns(s.latency_ns);
         request.set_complete_unix_ns(ToUnixNs(Clock::time_point(std::chrono::nanoseconds(s.complete_ns))));
         request.set_offset(s.offset);
-        if (job_index < layout_.paths.size() && t < layout_.paths[job_index].size() && s.file < layout_.paths[job_index][t].size()) {
+        const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(job_index));
+        if (spec.has_metadata()) {
+          request.set_file(MdtestTree(spec.metadata()).OperationPath(static_cast<uint32_t>(s.file), s.offset));  // task, item
+        } else if (job_index < layout_.paths.size() && t < layout_.paths[job_index].size() && s.file < layout_.paths[job_index][t].size()) {
           request.set_file(layout_.paths[job_index][t][s.file]);
         }
         request.set_thread(static_cast<uint32_t>(t));
