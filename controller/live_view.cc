@@ -33,6 +33,25 @@ uint64_t Percentile(const v1::LatencyHistogramProto& proto, double p) {
   return histogram.ok() && histogram->count() > 0 ? histogram->ValueAtPercentile(p) : 0;
 }
 
+// One interval's latency figures for the logs, from its histogram (all 0 when empty).
+struct LatencyFigures {
+  uint64_t mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+  double stddev = 0;
+};
+LatencyFigures Figures(const v1::LatencyHistogramProto& proto) {
+  LatencyFigures f;
+  auto h = LatencyHistogram::FromProto(proto);
+  if (!h.ok() || h->count() == 0) return f;
+  f.mean = proto.sum_ns() / proto.count();
+  f.p50 = h->ValueAtPercentile(50);
+  f.p90 = h->ValueAtPercentile(90);
+  f.p99 = h->ValueAtPercentile(99);
+  f.p999 = h->ValueAtPercentile(99.9);
+  f.max = h->ValueAtPercentile(100);
+  f.stddev = h->stddev_ns();
+  return f;
+}
+
 int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
 
 // `text` as a CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
@@ -69,13 +88,14 @@ LiveView::~LiveView() { (void)Finish(); }
 
 const char* LiveView::CsvHeader() {
   return "run,scope,phase,job,host,direction,interval,start_unix_ns,end_unix_ns,complete,amended,workers_reporting,workers_expected,"
-         "ops,bytes,errors,iops,bw_bytes,lat_mean_ns,lat_p50_ns,lat_p99_ns,lat_p999_ns,lat_max_ns\n";
+         "ops,bytes,errors,iops,bw_bytes,lat_mean_ns,lat_p50_ns,lat_p99_ns,lat_p999_ns,lat_max_ns,lat_p90_ns,lat_stddev_ns\n";
 }
 
 std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
   const v1::DirectionStats& stats = in.directions[d];
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
   const v1::LatencyHistogramProto& lat = stats.latency();
+  const LatencyFigures figures = Figures(lat);
   std::string bins;
   for (const v1::HistogramBucket& b : lat.buckets()) {
     // [lowest ns, highest ns, count]: the bucket's exact range, so readers need no layout.
@@ -99,8 +119,9 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
       absl::StrJoin(late, ","), "],\"ops\":", stats.ops(), ",\"bytes\":", stats.bytes(), ",\"errors\":", stats.errors(),
       ",\"iops\":", absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds),
       ",\"bw_bytes\":", absl::StrFormat("%.3f", static_cast<double>(stats.bytes()) / seconds),
-      ",\"lat_ns\":{\"count\":", lat.count(), ",\"sum\":", lat.sum_ns(), ",\"p50\":", Percentile(lat, 50), ",\"p99\":", Percentile(lat, 99),
-      ",\"p99.9\":", Percentile(lat, 99.9), ",\"max\":", lat.count() ? Percentile(lat, 100) : 0, "},\"slowest\":[",
+      ",\"lat_ns\":{\"count\":", lat.count(), ",\"sum\":", lat.sum_ns(), ",\"mean\":", figures.mean, ",\"stddev\":",
+      absl::StrFormat("%.1f", figures.stddev), ",\"p50\":", figures.p50, ",\"p90\":", figures.p90, ",\"p99\":", figures.p99,
+      ",\"p99.9\":", figures.p999, ",\"max\":", figures.max, "},\"slowest\":[",
       absl::StrJoin(slowest, ","), "],\"bins\":[", bins, "]}\n");
 }
 
@@ -108,14 +129,15 @@ std::string LiveView::CsvRow(const PublishedInterval& in, int d) const {
   const v1::DirectionStats& stats = in.directions[d];
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
   const v1::LatencyHistogramProto& lat = stats.latency();
+  const LatencyFigures figures = Figures(lat);
   return absl::StrCat(run_id_, ",", ScopeName(in.scope), ",", in.phase, ",", CsvField(in.job >= 0 ? spec_.jobs(in.job).name() : ""), ",",
                       CsvField(in.worker >= 0 ? workers_[in.worker] : ""), ",", DirectionName(d), ",", in.index, ",", in.start_unix_ns, ",",
                       in.end_unix_ns, ",", in.complete ? 1 : 0, ",", in.amended ? 1 : 0, ",", in.workers_reporting, ",",
                       in.workers_expected, ",", stats.ops(), ",", stats.bytes(), ",", stats.errors(), ",",
                       absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds), ",",
                       absl::StrFormat("%.3f", static_cast<double>(stats.bytes()) / seconds), ",",
-                      lat.count() ? lat.sum_ns() / lat.count() : 0, ",", Percentile(lat, 50), ",", Percentile(lat, 99), ",",
-                      Percentile(lat, 99.9), ",", lat.count() ? Percentile(lat, 100) : 0, "\n");
+                      figures.mean, ",", figures.p50, ",", figures.p99, ",", figures.p999, ",", figures.max, ",", figures.p90, ",",
+                      absl::StrFormat("%.1f", figures.stddev), "\n");
 }
 
 absl::Status LiveView::Start(RunAggregator* aggregator) {

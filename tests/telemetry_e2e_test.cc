@@ -66,6 +66,11 @@ std::vector<Line> ReadNdjson(const std::string& path) {
     line.amended = f.at("amended").bool_value();
     for (const auto& v : f.at("late_workers").list_value().values()) line.late.push_back(v.string_value());
     EXPECT_GT(f.at("bins").list_value().values_size(), 0) << text;
+    const auto& lat = f.at("lat_ns").struct_value().fields();
+    EXPECT_LE(lat.at("p50").number_value(), lat.at("p90").number_value()) << text;
+    EXPECT_LE(lat.at("p90").number_value(), lat.at("p99").number_value()) << text;
+    EXPECT_LE(lat.at("p99").number_value(), lat.at("max").number_value()) << text;
+    EXPECT_GE(lat.at("stddev").number_value(), 0) << text;
     lines.push_back(line);
   }
   return lines;
@@ -200,7 +205,9 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
       if (d.direction() == "write") EXPECT_EQ(worker_ops[w.worker()], d.ops()) << w.worker();
     }
   }
-  // The CSV has the same rows (plus a header).
+  // The CSV has the same rows (plus a header), with p90 and stddev per interval and scope.
+  EXPECT_THAT(ReadFile(csv), ::testing::StartsWith("run,scope,phase,job,host,direction,interval,"));
+  EXPECT_THAT(ReadFile(csv), HasSubstr(",lat_max_ns,lat_p90_ns,lat_stddev_ns\n"));
   std::istringstream csv_in(ReadFile(csv));
   int rows = 0;
   for (std::string row; std::getline(csv_in, row);) ++rows;
