@@ -230,6 +230,29 @@ std::string HostsTable(const google::protobuf::RepeatedPtrField<v1::WorkerInfo>&
 
 std::string FormatRate(double v) { return FormatCount(v) + "/s"; }
 
+// A table of slow requests, named: where to look in the servers' logs. Each row is labelled by
+// two columns (job and direction, or iteration and operation).
+struct SlowRow {
+  std::string first, second;
+  const v1::SlowRequest* request;
+};
+std::string SlowestTable(const std::string& title, const std::pair<std::string, std::string>& labels, const std::vector<SlowRow>& rows,
+                         bool offsets) {
+  if (rows.empty()) return "";
+  std::string html = absl::StrCat("<h2>", Escape(title), "</h2><table><tr><th>", Escape(labels.first), "</th><th>", Escape(labels.second),
+                                  "</th><th>latency</th><th>completed (UTC)</th><th>worker</th><th>thread</th><th>", offsets ? "file" : "path",
+                                  "</th>", offsets ? "<th>offset</th>" : "", "</tr>\n");
+  for (const SlowRow& row : rows) {
+    const v1::SlowRequest& r = *row.request;
+    absl::StrAppend(&html, "<tr><td>", Escape(row.first), "</td><td>", Escape(row.second), "</td><td>",
+                    FormatDurationNs(static_cast<double>(r.latency_ns())), "</td><td>",
+                    Escape(absl::FormatTime("%H:%M:%E3S", absl::FromUnixNanos(r.complete_unix_ns()), absl::UTCTimeZone())), "</td><td>",
+                    Escape(r.worker()), "</td><td>", r.thread(), "</td><td>", Escape(r.file()), "</td>",
+                    offsets ? absl::StrCat("<td>", r.offset(), "</td>") : "", "</tr>\n");
+  }
+  return html + "</table>\n";
+}
+
 }  // namespace
 
 std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
@@ -266,6 +289,11 @@ std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
   std::vector<Series> workers;
   for (const auto& [name, s] : per_worker) workers.push_back(s);
   if (!workers.empty()) html += BarChart("Rate per worker and phase (a slow client stands out)", "items per second", categories, workers, &FormatRate);
+  std::vector<SlowRow> slowest;
+  for (const v1::MdtestPhaseResult& p : report.phases()) {
+    for (int i = 0; i < std::min(p.slowest_size(), 3); ++i) slowest.push_back({absl::StrCat(p.iteration()), p.operation(), &p.slowest(i)});
+  }
+  html += SlowestTable("Slowest operations (3 per phase)", {"iteration", "operation"}, slowest, /*offsets=*/false);
   html += HostsTable(report.workers());
   return html + "</body></html>\n";
 }
@@ -287,22 +315,13 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
     }
   }
   html += "</table>\n";
-  // The slowest requests, named: where to look in the servers' logs.
-  std::string slowest;
+  std::vector<SlowRow> slowest;
   for (const v1::JobResult& job : report.jobs()) {
     for (const v1::DirectionResult& d : job.directions()) {
-      for (const v1::SlowRequest& r : d.slowest()) {
-        absl::StrAppend(&slowest, "<tr><td>", Escape(job.name()), "</td><td>", d.direction(), "</td><td>",
-                        FormatDurationNs(static_cast<double>(r.latency_ns())), "</td><td>",
-                        Escape(absl::FormatTime("%H:%M:%E3S", absl::FromUnixNanos(r.complete_unix_ns()), absl::UTCTimeZone())), "</td><td>",
-                        Escape(r.worker()), "</td><td>", r.thread(), "</td><td>", Escape(r.file()), "</td><td>", r.offset(), "</td></tr>\n");
-      }
+      for (const v1::SlowRequest& r : d.slowest()) slowest.push_back({job.name(), d.direction(), &r});
     }
   }
-  if (!slowest.empty()) {
-    absl::StrAppend(&html, "<h2>Slowest requests</h2><table><tr><th>job</th><th>direction</th><th>latency</th><th>completed (UTC)</th>",
-                    "<th>worker</th><th>thread</th><th>file</th><th>offset</th></tr>\n", slowest, "</table>\n");
-  }
+  html += SlowestTable("Slowest requests", {"job", "direction"}, slowest, /*offsets=*/true);
   for (const v1::JobResult& job : report.jobs()) {
     if (job.intervals().empty()) continue;
     absl::StrAppend(&html, "<h2>Job ", Escape(job.name()), " (", Escape(job.rw()), ", bs=", Escape(job.bs()), ", ", Escape(job.ioengine()),

@@ -590,6 +590,8 @@ TEST(Telemetry, MdtestHtmlReportAndResultsDirectory) {
   EXPECT_GE(bars, 4 * (1 + 2 + 2));
   EXPECT_THAT(dom, HasSubstr("File creation"));
   EXPECT_THAT(dom, HasSubstr(a.address()));
+  EXPECT_THAT(dom, HasSubstr("Slowest operations (3 per phase)"));
+  EXPECT_THAT(dom, HasSubstr("/file.mdtest.")) << "the slowest operations name their paths";
 }
 
 }  // namespace
