@@ -6,7 +6,6 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <iostream>
 #include <thread>
 
@@ -251,14 +250,7 @@ int RunMdtest(const std::vector<std::string>& args) {
   }
   if (results) {
     std::vector<std::pair<std::string, std::string>> files = MdtestResultFiles(args, resolved, report);
-    // Interval logs the user sent elsewhere are copied in too.
-    for (const auto& [path, file] : {std::pair{o.interval_log, "intervals.ndjson"}, std::pair{o.interval_csv, "intervals.csv"}}) {
-      if (path.empty()) continue;
-      std::ifstream in(path);
-      std::stringstream text;
-      text << in.rdbuf();
-      files.emplace_back(file, text.str());
-    }
+    ResultsDirectory::AddIntervalLogs(o.interval_log, o.interval_csv, &files);  // the ones sent elsewhere
     auto saved = results->Complete(files, {report.problems().begin(), report.problems().end()}, code);
     if (saved.ok()) std::cerr << "iofleet mdtest: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
     else std::cerr << "iofleet mdtest: results directory: " << saved.status().message() << "\n";

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -62,6 +64,17 @@ absl::StatusOr<ResultsDirectory::Saved> ResultsDirectory::Complete(const std::ve
   }
   if (std::rename(working_.c_str(), final_.c_str()) != 0) return absl::ErrnoToStatus(errno, absl::StrCat("rename ", working_, " to ", final_));
   return Saved{final_, !problems.empty()};
+}
+
+void ResultsDirectory::AddIntervalLogs(const std::string& ndjson, const std::string& csv,
+                                       std::vector<std::pair<std::string, std::string>>* files) {
+  for (const auto& [path, file] : {std::pair{ndjson, "intervals.ndjson"}, std::pair{csv, "intervals.csv"}}) {
+    if (path.empty()) continue;
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    files->emplace_back(file, text.str());
+  }
 }
 
 void ResultsDirectory::Discard() {

@@ -33,6 +33,10 @@ class ResultsDirectory {
   };
   absl::StatusOr<Saved> Complete(const std::vector<std::pair<std::string, std::string>>& files, std::vector<std::string> problems,
                                  int exit_code);
+  // The interval logs a run wrote elsewhere (--interval-log / --interval-csv; empty: none),
+  // added to `files` to be kept here too as intervals.ndjson / intervals.csv.
+  static void AddIntervalLogs(const std::string& ndjson, const std::string& csv, std::vector<std::pair<std::string, std::string>>* files);
+
   // Removes the working directory (nothing was measured: bad input, no workers).
   void Discard();
 

@@ -75,14 +75,7 @@ absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, co
     as_given = absl::StrCat("# fio command-line form\n", absl::StrJoin(options.job_options, "\n"), "\n");
   }
   std::vector<std::pair<std::string, std::string>> files = RunResultFiles(as_given, given, report);
-  // Interval logs the user sent elsewhere are copied in too.
-  for (const auto& [path, file] : {std::pair{options.interval_log, "intervals.ndjson"}, std::pair{options.interval_csv, "intervals.csv"}}) {
-    if (path.empty()) continue;
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    files.emplace_back(file, text.str());
-  }
+  ResultsDirectory::AddIntervalLogs(options.interval_log, options.interval_csv, &files);  // the ones sent elsewhere
   auto saved = results->Complete(files, {report.problems().begin(), report.problems().end()}, result.exit_code);
   if (!saved.ok()) return saved.status();
   std::cerr << "iofleet: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";

@@ -18,6 +18,7 @@
 namespace iofleet {
 namespace {
 
+using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TempDir;
@@ -25,19 +26,6 @@ using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// The entries of a directory (not . and ..), sorted.
-std::vector<std::string> Entries(const std::string& base) {
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(base.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
-    }
-    ::closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 int RunIofleet(std::vector<std::string> args, const std::string& name, std::string* err = nullptr) {
   args.insert(args.begin(), Runfile("controller/iofleet"));
@@ -76,19 +64,19 @@ TEST(CompareEndToEnd, SameJobOnTwoTargetsAndResultFiles) {
   EXPECT_EQ(::stat((b + "/w.w0.0.0").c_str(), &st), 0);
 
   // The results directory: the comparison, and every run's own results under <target>/<run>/.
-  std::vector<std::string> dirs = Entries(results);
+  std::vector<std::string> dirs = DirectoryNames(results);
   ASSERT_EQ(dirs.size(), 1u);
   const std::string saved = results + "/" + dirs[0];
   EXPECT_THAT(dirs[0], ::testing::EndsWith("-compare-cmp"));
-  EXPECT_THAT(Entries(saved), ::testing::ElementsAre("a", "b", "command.txt", "compare.json", "compare.txt"));
+  EXPECT_THAT(DirectoryNames(saved), ::testing::ElementsAre("a", "b", "command.txt", "compare.json", "compare.txt"));
   v1::CompareReport saved_report;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(saved + "/compare.json"), &saved_report).ok());
   EXPECT_EQ(saved_report.metrics(0).entries(1).samples(1), report.metrics(0).entries(1).samples(1));
   for (const std::string target : {"a", "b"}) {
-    EXPECT_THAT(Entries(saved + "/" + target), ::testing::ElementsAre("1", "2"));
+    EXPECT_THAT(DirectoryNames(saved + "/" + target), ::testing::ElementsAre("1", "2"));
     for (const std::string run : {"1", "2"}) {
       const std::string dir = saved + "/" + target + "/" + run;
-      EXPECT_THAT(Entries(dir), ::testing::ElementsAre("hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json", "job.fio",
+      EXPECT_THAT(DirectoryNames(dir), ::testing::ElementsAre("hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json", "job.fio",
                                                        "report.html", "report.txt", "result.json"));
       v1::RunReport run_report;
       ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(dir + "/result.json"), &run_report).ok()) << dir;
@@ -128,12 +116,12 @@ TEST(CompareEndToEnd, InterruptedComparisonKeepsWhatRan) {
   compare.Signal(SIGINT);
   ASSERT_EQ(compare.Wait(std::chrono::seconds(30)).value_or(-1), 1) << compare.Stderr();
   EXPECT_THAT(compare.Stderr(), Not(HasSubstr("on b (")));
-  std::vector<std::string> dirs = Entries(results);
+  std::vector<std::string> dirs = DirectoryNames(results);
   ASSERT_EQ(dirs.size(), 1u);
   const std::string saved = results + "/" + dirs[0];
-  EXPECT_THAT(Entries(saved), ::testing::ElementsAre("PARTIAL", "a", "command.txt", "compare.json", "compare.txt"));
+  EXPECT_THAT(DirectoryNames(saved), ::testing::ElementsAre("PARTIAL", "a", "command.txt", "compare.json", "compare.txt"));
   EXPECT_THAT(ReadFile(saved + "/PARTIAL"), HasSubstr("interrupted by the user during run 1 on a"));
-  EXPECT_THAT(Entries(saved + "/a/1"), ::testing::Contains("result.json"));
+  EXPECT_THAT(DirectoryNames(saved + "/a/1"), ::testing::Contains("result.json"));
 }
 
 }  // namespace

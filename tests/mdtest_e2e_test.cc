@@ -21,6 +21,7 @@ namespace {
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::DirectoryEntries;
+using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
@@ -159,13 +160,7 @@ TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
   EXPECT_EQ(removal->items() + removal->wear_out_items(), evened) << "removal finished what the stonewall cut";
   EXPECT_EQ(DirectoryEntries(dir_), 0) << "the test removed every file and its tree";
   // As sent to the workers: the stonewall on every phase, never on a wear-out.
-  std::vector<std::string> saved;
-  if (DIR* d = ::opendir(results.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      if (e->d_name[0] != '.') saved.push_back(e->d_name);
-    }
-    ::closedir(d);
-  }
+  const std::vector<std::string> saved = DirectoryNames(results);
   ASSERT_EQ(saved.size(), 1u);
   v1::RunSpec resolved;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(results + "/" + saved[0] + "/job-resolved.json"), &resolved).ok());

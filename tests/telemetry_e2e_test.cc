@@ -31,6 +31,7 @@
 namespace iofleet {
 namespace {
 
+using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TempDir;
@@ -441,19 +442,6 @@ TEST(Telemetry, MdtestProgressIntervalLogsAndPrometheus) {
   EXPECT_THAT(quiet.Stderr(), Not(HasSubstr("| workers ")));
 }
 
-// The directories under `base` (not . and ..).
-std::vector<std::string> Entries(const std::string& base) {
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(base.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
-    }
-    ::closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 // Every run leaves results/<UTC time>-<job>/ with the job, the result, the text report, the
 // interval logs and the host facts; an interrupted run's directory says PARTIAL; bad input
 // leaves nothing.
@@ -467,15 +455,15 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
                   TempDir() + "/results-run");
   ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
-  std::vector<std::string> dirs = Entries(base);
+  std::vector<std::string> dirs = DirectoryNames(base);
   ASSERT_EQ(dirs.size(), 1u);
   EXPECT_THAT(dirs[0], ::testing::MatchesRegex("20[0-9]{6}T[0-9]{6}Z-mixed"));
   const std::string dir = base + "/" + dirs[0];
   EXPECT_THAT(run.Stderr(), HasSubstr("results in " + dir));
-  EXPECT_THAT(Entries(dir), ::testing::ElementsAre("fio-logs", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
+  EXPECT_THAT(DirectoryNames(dir), ::testing::ElementsAre("fio-logs", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
                                                   "job.fio", "report.html", "report.txt", "result.json"));
   // fio's logs with a relative prefix land in the results directory.
-  EXPECT_THAT(Entries(dir + "/fio-logs"), ::testing::ElementsAre("m_iops.1.log"));
+  EXPECT_THAT(DirectoryNames(dir + "/fio-logs"), ::testing::ElementsAre("m_iops.1.log"));
   EXPECT_THAT(run.Stderr(), HasSubstr("m_iops.1.log in the results directory's fio-logs/"));
   EXPECT_EQ(ReadFile(dir + "/job.fio"), ReadFile(job));
   v1::RunReport report;
@@ -492,7 +480,7 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   interrupted.Signal(SIGINT);
   ASSERT_EQ(interrupted.Wait(std::chrono::seconds(30)).value_or(-1), 1) << interrupted.Stderr();
-  dirs = Entries(base);
+  dirs = DirectoryNames(base);
   ASSERT_EQ(dirs.size(), 2u) << "a name already taken gets a suffix";
   const std::string partial = base + "/" + dirs[1];
   EXPECT_THAT(ReadFile(partial + "/PARTIAL"), HasSubstr("interrupted by the user"));
@@ -503,7 +491,7 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   std::ofstream(job) << "[m]\nszie=1m\n";
   TestProcess bad({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base}, TempDir() + "/results-bad");
   ASSERT_EQ(bad.Wait(std::chrono::seconds(30)).value_or(-1), 2);
-  EXPECT_EQ(Entries(base).size(), 2u);
+  EXPECT_EQ(DirectoryNames(base).size(), 2u);
 }
 
 // The HTML report renders in headless Chromium without console errors, and its charts carry
@@ -571,9 +559,9 @@ TEST(Telemetry, MdtestHtmlReportAndResultsDirectory) {
                    absl::StrCat(a.address(), ",", b.address()), "--report", html, "--results-dir", base},
                   TempDir() + "/md-html-run");
   ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
-  std::vector<std::string> dirs = Entries(base);
+  std::vector<std::string> dirs = DirectoryNames(base);
   ASSERT_EQ(dirs.size(), 1u);
-  EXPECT_THAT(Entries(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
+  EXPECT_THAT(DirectoryNames(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
                                                                       "report.html", "report.txt", "result.json"));
   const std::string page = ReadFile(html);
   for (const char* external : {"<script", "src=", "href=", "http://"}) EXPECT_THAT(page, Not(HasSubstr(external)));

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -20,13 +21,29 @@ std::string TempDir() {
   return dir ? dir : "/tmp";
 }
 
-int DirectoryEntries(const std::string& dir) {
+namespace {
+// The entries of `dir` (not . and ..), sorted; false if it cannot be read.
+bool ListDirectory(const std::string& dir, std::vector<std::string>* names) {
   DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return -1;
-  int n = 0;
-  while (dirent* e = ::readdir(d)) n += std::string(e->d_name) != "." && std::string(e->d_name) != "..";
+  if (d == nullptr) return false;
+  while (dirent* e = ::readdir(d)) {
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names->push_back(e->d_name);
+  }
   ::closedir(d);
-  return n;
+  std::sort(names->begin(), names->end());
+  return true;
+}
+}  // namespace
+
+int DirectoryEntries(const std::string& dir) {
+  std::vector<std::string> names;
+  return ListDirectory(dir, &names) ? static_cast<int>(names.size()) : -1;
+}
+
+std::vector<std::string> DirectoryNames(const std::string& dir) {
+  std::vector<std::string> names;
+  ListDirectory(dir, &names);
+  return names;
 }
 
 std::string Runfile(const std::string& path) {

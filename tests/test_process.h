@@ -57,6 +57,8 @@ std::string TempDir();
 
 // Entries in a directory (not . and ..), or -1 if it cannot be read.
 int DirectoryEntries(const std::string& dir);
+// Their names, sorted (none if it cannot be read).
+std::vector<std::string> DirectoryNames(const std::string& dir);
 
 // Bytes a process read and wrote through system calls (files and sockets: /proc/PID/io rchar
 // + wchar) during `window`. The "no orphan load" probe: an idle worker moves at most a few

@@ -179,9 +179,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     const uint64_t end = NowNs();
     const uint64_t bytes = phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ ? data.size() : 0;
     // The slowest operations are named by task and item (the collector rebuilds the path).
-    const uint32_t whose = phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT || phase.op() == Op::FILE_READ || phase.op() == Op::READDIR
-                               ? owner
-                               : item_of(step).first;
+    const uint32_t whose = neighbour ? owner : item_of(step).first;
     stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0,
                                          leftovers.empty() ? RequestIdentity{.offset = collective ? item_of(step).second : step,
                                                                              .file = whose,
