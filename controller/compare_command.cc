@@ -424,23 +424,17 @@ int RunCompare(const std::vector<std::string>& args) {
     }
   }
   Summarize(&report);
-  std::string rendered;
-  if (output_format == "json") {
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    options.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(report, &rendered, options);
-  } else {
-    rendered = RenderText(report);
-  }
+  // The table as text and as one JSON document: printed as asked, both kept in the results.
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(report, &json, options);
+  const std::string text = RenderText(report);
+  const std::string& rendered = output_format == "json" ? json : text;
   if (results) {
-    std::string json;
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    options.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(report, &json, options);
     auto saved = results->Complete({{"command.txt", absl::StrCat("iofleet compare ", absl::StrJoin(args, " "), "\n")},
-                                    {"compare.txt", RenderText(report)},
+                                    {"compare.txt", text},
                                     {"compare.json", json}},
                                    {report.problems().begin(), report.problems().end()}, exit_code);
     if (saved.ok()) std::cerr << "iofleet compare: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
