@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
@@ -266,16 +267,24 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
     const std::string when = last > report->start_unix_ns() && report->start_unix_ns() > 0
                                  ? absl::StrFormat(" at %.1f s", static_cast<double>(last - report->start_unix_ns()) / 1e9)
                                  : " before its first interval";
-    // A worker that answers again but no longer knows the run was restarted: it holds no
-    // state of this run and does no IO for it (a start for an unknown run is refused).
-    std::string restarted;
-    if (!last_run_id_.empty() && clients_[i]->Heartbeat(last_run_id_, absl::Seconds(1)).code() == absl::StatusCode::kNotFound) {
-      restarted = absl::StrCat("; it answers again but no longer knows run ", last_run_id_,
-                               ": it was restarted, and does no IO for this run");
+    // Ask the worker what became of the run: it says why it dropped it (its lease expired
+    // while it could not hear us, say), or that it never heard of it (it was restarted and
+    // holds no state of this run), or it does not answer at all.
+    std::string now;
+    if (!last_run_id_.empty()) {
+      const absl::Status asked = clients_[i]->Heartbeat(last_run_id_, absl::Seconds(1));
+      if (asked.code() == absl::StatusCode::kFailedPrecondition) {
+        now = absl::StrCat("; it answers again and says: ", absl::StripPrefix(asked.message(), absl::StrCat("worker ", addresses_[i], ": ")));
+      } else if (asked.code() == absl::StatusCode::kNotFound) {
+        now = absl::StrCat("; it answers again but has no record of run ", last_run_id_,
+                           ": it was restarted (or another worker now listens there), and does no IO for this run");
+      } else if (!asked.ok()) {
+        now = "; it does not answer now either";
+      }
     }
     report->add_problems(absl::StrCat("worker ", addresses_[i], " lost", when, " (",
                                       stream_status_[i].ok() ? "stream ended early" : stream_status_[i].message(),
-                                      "): its figures cover only the intervals received", restarted));
+                                      "): its figures cover only the intervals received", now));
   }
   report->set_workers_completed(completed);
   report->set_workers_expected(static_cast<uint32_t>(clients_.size()));

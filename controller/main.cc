@@ -21,6 +21,7 @@
 #include "controller/run_command.h"
 #include "job/fio_job_file.h"
 #include "job/fio_option_names.h"
+#include "job/run_limits.h"
 
 namespace iofleet {
 namespace {
@@ -153,12 +154,14 @@ int Run(const std::vector<std::string>& args) {
   }
   if (cl->Has("interval")) {
     auto ns = ParseDurationNs(cl->Get("interval"));
-    if (!ns.ok() || *ns < 10'000'000) return UsageError("--interval must be a duration of at least 10ms (e.g. 1s, 500ms)");
+    if (!ns.ok()) return UsageError("--interval must be a duration of at least 10ms (e.g. 1s, 500ms)");
+    if (absl::Status s = CheckIntervalNs(*ns, "--interval"); !s.ok()) return UsageError(s.message());
     options.interval = absl::Nanoseconds(*ns);
   }
   if (cl->Has("lease")) {
     auto ns = ParseDurationNs(cl->Get("lease"));
-    if (!ns.ok() || *ns < 500'000'000) return UsageError("--lease must be a duration of at least 500ms");
+    if (!ns.ok()) return UsageError("--lease must be a duration of at least 500ms");
+    if (absl::Status s = CheckLeaseNs(*ns, "--lease"); !s.ok()) return UsageError(s.message());
     options.lease = absl::Nanoseconds(*ns);
   }
   if (cl->Has("local-workers")) {

@@ -11,7 +11,9 @@
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
 #include "common/units.h"
+#include "common/status_macros.h"
 #include "job/mdtest_tree.h"
+#include "job/run_limits.h"
 
 namespace iofleet {
 namespace {
@@ -83,10 +85,11 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         o->results_dir = value;
       } else if (name == "interval" || name == "metrics-hold") {
         auto ns = ParseDurationNs(value);
-        if (!ns.ok() || (name == "interval" && *ns < 10'000'000)) {
+        if (!ns.ok()) {
           return absl::InvalidArgumentError(absl::StrCat("--", name, " must be a duration", name == "interval" ? " of at least 10ms" : "",
                                                          " (e.g. 1s, 500ms), not '", value, "'"));
         }
+        if (name == "interval") RETURN_IF_ERROR(CheckIntervalNs(*ns, "--interval"));
         (name == "interval" ? o->interval : o->metrics_hold) = absl::Nanoseconds(*ns);
       } else if (name == "interval-log") {
         o->interval_log = value;

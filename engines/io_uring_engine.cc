@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "engines/engine_registry.h"
 #include "engines/posix_files.h"
 
@@ -68,7 +69,7 @@ class IoUringEngine final : public PosixFileEngine {
       }
       if (rc != -EINVAL && rc != -EPERM && rc != -EOPNOTSUPP) break;
     }
-    if (rc != 0) return absl::ErrnoToStatus(-rc, "io_uring_queue_init (is io_uring disabled? see /proc/sys/kernel/io_uring_disabled)");
+    if (rc != 0) return ErrnoStatus(-rc, "io_uring_queue_init (is io_uring disabled? see /proc/sys/kernel/io_uring_disabled)");
     ring_ready_ = true;
     if (options_.registerfiles) {
       const int reg = io_uring_register_files_sparse(&ring_, kFixedFileSlots);
@@ -153,7 +154,7 @@ class IoUringEngine final : public PosixFileEngine {
     do {
       rc = io_uring_submit(&ring_);
     } while (rc == -EINTR || rc == -EAGAIN);
-    if (rc < 0) return absl::ErrnoToStatus(-rc, "io_uring_submit");
+    if (rc < 0) return ErrnoStatus(-rc, "io_uring_submit");
     return absl::OkStatus();
   }
 
@@ -164,7 +165,7 @@ class IoUringEngine final : public PosixFileEngine {
       do {
         rc = io_uring_wait_cqe_nr(&ring_, &cqe, static_cast<unsigned>(min_complete));
       } while (rc == -EINTR || rc == -EAGAIN);
-      if (rc < 0) return absl::ErrnoToStatus(-rc, "io_uring_wait_cqe");
+      if (rc < 0) return ErrnoStatus(-rc, "io_uring_wait_cqe");
     }
     unsigned head;
     struct io_uring_cqe* cqe;

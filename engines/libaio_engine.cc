@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "engines/engine_registry.h"
 #include "engines/posix_files.h"
 
@@ -26,7 +27,7 @@ class LibaioEngine final : public PosixFileEngine {
   absl::Status Init() {
     const int rc = io_setup(static_cast<int>(iocbs_.size()), &context_);
     if (rc < 0) {
-      return absl::ErrnoToStatus(-rc, absl::StrCat("io_setup(", iocbs_.size(), ") (see /proc/sys/fs/aio-max-nr)"));
+      return ErrnoStatus(-rc, absl::StrCat("io_setup(", iocbs_.size(), ") (see /proc/sys/fs/aio-max-nr)"));
     }
     return absl::OkStatus();
   }
@@ -81,7 +82,7 @@ class LibaioEngine final : public PosixFileEngine {
     do {
       got = io_getevents(context_, std::max(0, min_complete - n), max, events_.data(), nullptr);
     } while (got == -EINTR);
-    if (got < 0) return absl::ErrnoToStatus(-got, "io_getevents");
+    if (got < 0) return ErrnoStatus(-got, "io_getevents");
     for (int i = 0; i < got; ++i) {
       auto* request = static_cast<IoRequest*>(events_[i].data);
       // res is bytes or -errno, carried in an unsigned long.

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "engines/engine_registry.h"
 #include "engines/posix_files.h"
 
@@ -29,14 +30,14 @@ class MmapEngine final : public IoEngine {
     if (::fstat(*fd, &st) != 0 || st.st_size == 0) {
       const int err = st.st_size == 0 ? EINVAL : errno;
       (void)files_.Close(*fd);
-      return absl::ErrnoToStatus(err, absl::StrCat("mmap ", path, ": the file is empty or cannot be sized"));
+      return ErrnoStatus(err, absl::StrCat("mmap ", path, ": the file is empty or cannot be sized"));
     }
     const int protection = PROT_READ | (options.write ? PROT_WRITE : 0);
     void* address = ::mmap(nullptr, static_cast<size_t>(st.st_size), protection, MAP_SHARED, *fd, 0);
     if (address == MAP_FAILED) {
       const int err = errno;
       (void)files_.Close(*fd);
-      return absl::ErrnoToStatus(err, absl::StrCat("mmap ", path));
+      return ErrnoStatus(err, absl::StrCat("mmap ", path));
     }
     if (options.pattern != AccessPattern::kNormal) {
       ::madvise(address, static_cast<size_t>(st.st_size), options.pattern == AccessPattern::kRandom ? MADV_RANDOM : MADV_SEQUENTIAL);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "common/nfs_url.h"
 #include "engines/engine_registry.h"
 #include "nfs/nfs_connection.h"
@@ -178,7 +179,7 @@ class NfsEngine final : public IoEngine {
     nfs_context* context = connection_->context();
     pollfd fd{nfs_get_fd(context), static_cast<short>(nfs_which_events(context)), 0};
     const int ready = ::poll(&fd, 1, timeout_ms);
-    if (ready < 0 && errno != EINTR) return absl::ErrnoToStatus(errno, "nfs: poll");
+    if (ready < 0 && errno != EINTR) return ErrnoStatus(errno, "nfs: poll");
     if (nfs_service(context, ready > 0 ? fd.revents : 0) < 0) {
       broken_ = true;
       return absl::UnavailableError(absl::StrCat("nfs: connection to ", connection_->root().server, " failed: ", connection_->LastError()));

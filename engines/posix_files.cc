@@ -6,7 +6,8 @@
 #include <cerrno>
 
 #include "absl/strings/str_cat.h"
-#include "common/confined_open.h"
+#include "common/confined_path.h"
+#include "common/errno_status.h"
 
 namespace iofleet {
 
@@ -23,7 +24,7 @@ absl::StatusOr<int> PosixFileEngine::Open(const std::string& path, const OpenOpt
     if (fd == -EINVAL && options.direct) {
       return absl::InvalidArgumentError(absl::StrCat("open ", path, " (this filesystem does not support O_DIRECT; use direct=0)"));
     }
-    return ConfinedOpenError(fd, "open", path);
+    return ConfinedPathError(fd, "open", path);
   }
   // As fio does by default: no readahead for random access (it would turn later random reads
   // into cache hits), aggressive readahead for sequential access.
@@ -31,20 +32,20 @@ absl::StatusOr<int> PosixFileEngine::Open(const std::string& path, const OpenOpt
     const int advice = options.pattern == AccessPattern::kRandom ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
     if (const int rc = ::posix_fadvise(fd, 0, 0, advice); rc != 0) {
       ::close(fd);
-      return absl::ErrnoToStatus(rc, absl::StrCat("posix_fadvise ", path));
+      return ErrnoStatus(rc, absl::StrCat("posix_fadvise ", path));
     }
   }
   return fd;
 }
 
 absl::Status PosixFileEngine::Close(int file) {
-  if (::close(file) != 0) return absl::ErrnoToStatus(errno, "close");
+  if (::close(file) != 0) return ErrnoStatus(errno, "close");
   return absl::OkStatus();
 }
 
 absl::Status PosixFileEngine::Invalidate(int file) {
   const int rc = ::posix_fadvise(file, 0, 0, POSIX_FADV_DONTNEED);
-  if (rc != 0) return absl::ErrnoToStatus(rc, "posix_fadvise(DONTNEED) for invalidate=1");
+  if (rc != 0) return ErrnoStatus(rc, "posix_fadvise(DONTNEED) for invalidate=1");
   return absl::OkStatus();
 }
 

@@ -1,10 +1,14 @@
 #include "job/job_validation.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "job/mdtest_tree.h"
+#include "job/run_limits.h"
 
 namespace iofleet {
 namespace {
@@ -17,9 +21,56 @@ std::string Where(const v1::JobSpec& job) {
   return absl::StrCat(where, "job '", job.name(), "': ");
 }
 
+// A file-name component the worker will create or open: no '/', no NUL, not "." or "..", not
+// empty and not longer than a name may be.
+absl::Status CheckFileName(absl::string_view name, absl::string_view what) {
+  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(what, " is empty"));
+  if (name.size() > kMaxNameLength) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is ", name.size(), " bytes long, above the maximum of ", kMaxNameLength));
+  }
+  if (name == "." || name == "..") return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "' names a directory"));
+  if (name.find('/') != absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(what, " '", name, "' holds a '/'"));
+  if (name.find('\0') != absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(what, " holds a NUL byte"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckPath(absl::string_view path, absl::string_view what) {
+  if (path.size() > kMaxPathLength) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is ", path.size(), " bytes long, above the maximum of ", kMaxPathLength));
+  }
+  if (path.find('\0') != absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(what, " holds a NUL byte"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckDuration(uint64_t ns, absl::string_view option) {
+  if (ns <= kMaxDurationNs) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(option, " is longer than the maximum of 365 days"));
+}
+
 absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
   const v1::MetadataPhase& phase = job.metadata();
   auto bad = [&](absl::string_view what) { return absl::InvalidArgumentError(absl::StrCat(Where(job), what)); };
+  if (phase.test_dirs_size() > 1024) return bad("more than 1024 test directories (-d)");
+  for (const std::string& dir : phase.test_dirs()) {
+    if (absl::Status s = CheckPath(dir, "a test directory (-d)"); !s.ok()) return bad(s.message());
+  }
+  if (phase.items_per_task() > kMaxItemsPerTask || phase.items_per_dir() > kMaxItemsPerTask) {
+    return bad(absl::StrCat("more than ", kMaxItemsPerTask, " items per task (-n, -I)"));
+  }
+  if (MdtestTree::DirectoryCount(phase.depth(), phase.branch()) > kMaxTreeDirectories) {
+    return bad(absl::StrCat("a tree of depth ", phase.depth(), " and branching factor ", phase.branch(), " has more than ", kMaxTreeDirectories,
+                            " directories (-z, -b)"));
+  }
+  if (phase.items_per_dir() > 0 && phase.items_per_task() == 0 &&
+      phase.items_per_dir() > kMaxItemsPerTask / MdtestTree::DirectoryCount(phase.depth(), phase.branch())) {
+    return bad(absl::StrCat("-I ", phase.items_per_dir(), " in every tree directory makes more than ", kMaxItemsPerTask, " items per task"));
+  }
+  if (phase.write_bytes() > kMaxMetadataIoBytes || phase.read_bytes() > kMaxMetadataIoBytes) {
+    return bad(absl::StrCat("bytes written or read per file (-w, -e) above the maximum of ", kMaxMetadataIoBytes));
+  }
+  if (phase.task_count() > kMaxWorkerCount * kMaxThreadsPerRun / 1024) return bad("too many tasks");
+  if (phase.task_first_step_size() > static_cast<int>(phase.task_count())) return bad("more wear-out start steps than tasks");
+  if (absl::Status s = CheckDuration(phase.stonewall_ns(), "the stonewall time (-W)"); !s.ok()) return bad(s.message());
   if (phase.op() == v1::MetadataPhase::OP_UNSPECIFIED) return bad("no metadata operation");
   if (phase.test_dirs().empty()) return bad("no test directory (-d)");
   const bool nfs = IsNfsUrl(phase.test_dirs(0));
@@ -45,7 +96,78 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     return absl::InvalidArgumentError(absl::StrCat(Where(job), what));
   };
   if (job.name().empty()) return bad("a job needs a name");
+  // The name becomes part of file names (<name>.w<worker>.<thread>.<file>).
+  if (absl::Status s = CheckFileName(job.name(), "the job name"); !s.ok()) return bad(s.message());
+  if (job.numjobs() == 0) return bad("numjobs must be at least 1");
+  if (job.numjobs() > kMaxThreadsPerRun) return bad(absl::StrCat("numjobs above ", kMaxThreadsPerRun, " per worker is not supported"));
+  for (const auto& [option, ns] : {std::pair{"runtime", job.runtime_ns()}, std::pair{"startdelay", job.startdelay_ns()},
+                                   std::pair{"ramp_time", job.ramp_time_ns()}, std::pair{"thinktime", job.thinktime_ns()},
+                                   std::pair{"verify_across_workers_delay", job.verify_across_workers_delay_ns()}}) {
+    if (absl::Status s = CheckDuration(ns, option); !s.ok()) return bad(s.message());
+  }
   if (job.has_metadata()) return ValidateMetadataJob(job);
+  if (absl::Status s = CheckPath(job.directory(), "directory"); !s.ok()) return bad(s.message());
+  if (absl::Status s = CheckPath(job.filename(), "filename"); !s.ok()) return bad(s.message());
+  if (!job.filename().empty()) {
+    // Each name of a colon-separated list must be a name (or an absolute path's last part).
+    for (absl::string_view name : absl::StrSplit(job.filename(), ':')) {
+      const absl::string_view base = name.substr(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
+      if (name.empty()) return bad(absl::StrCat("filename '", job.filename(), "' has an empty name in its ':'-separated list"));
+      if (absl::Status s = CheckFileName(base, "a file name in filename="); !s.ok()) return bad(s.message());
+    }
+  }
+  if (!job.files_of_job().empty()) {
+    if (absl::Status s = CheckFileName(job.files_of_job(), "files_of_job"); !s.ok()) return bad(s.message());
+  }
+  if (job.nrfiles() > kMaxFilesPerThread) return bad(absl::StrCat("nrfiles above ", kMaxFilesPerThread, " is not supported"));
+  if (job.iodepth() == 0) return bad("iodepth must be at least 1");
+  for (const auto& [name, splits] : {std::pair{"read", &job.read_bssplit()}, std::pair{"write", &job.write_bssplit()}}) {
+    if (splits->size() > 64) return bad(absl::StrCat("bssplit (", name, ") has more than 64 entries"));
+    uint64_t percent = 0;
+    for (const v1::BlockSizeSplit& split : *splits) {
+      if (split.size() == 0 || split.size() > kMaxBlockSize) {
+        return bad(absl::StrCat("bssplit (", name, ") has a block size of ", split.size(), ": it must be from 1 to ", kMaxBlockSize));
+      }
+      if (job.direct() && split.size() % 512 != 0) return bad(absl::StrCat("direct=1 needs bssplit sizes in multiples of 512 (", name, ")"));
+      percent += split.percent();
+    }
+    if (!splits->empty() && percent != 100) {
+      return bad(absl::StrCat("bssplit (", name, ") percentages add up to ", percent, ", not 100"));
+    }
+  }
+  for (const auto& [name, range] : {std::pair{"read", &job.read_bs()}, std::pair{"write", &job.write_bs()}, std::pair{"trim", &job.trim_bs()}}) {
+    if (range->max() > kMaxBlockSize) return bad(absl::StrCat("bs (", name, ") above the maximum of ", kMaxBlockSize));
+  }
+  if (job.blockalign() > kMaxBlockSize) return bad(absl::StrCat("blockalign above the maximum of ", kMaxBlockSize));
+  if (job.rate_bytes_size() > 3 || job.rate_iops_size() > 3) return bad("rate and rate_iops take at most three values (read,write,trim)");
+  if (job.rate_bytes_size() > 2 && job.rate_bytes(2) > 0) return bad("rate for trims is not supported (iofleet issues no trims)");
+  if (job.rate_iops_size() > 2 && job.rate_iops(2) > 0) return bad("rate_iops for trims is not supported (iofleet issues no trims)");
+  const double parameter = job.random_distribution().parameter();
+  switch (job.random_distribution().kind()) {
+    case v1::RandomDistribution::UNIFORM: break;
+    case v1::RandomDistribution::ZIPF:
+      if (!std::isfinite(parameter) || parameter <= 0 || parameter == 1.0) return bad("zipf needs a theta above 0 other than 1 (e.g. zipf:1.2)");
+      break;
+    case v1::RandomDistribution::PARETO:
+      if (!std::isfinite(parameter) || parameter <= 0 || parameter >= 1) return bad("pareto needs h between 0 and 1 (e.g. pareto:0.2)");
+      break;
+    case v1::RandomDistribution::NORMAL:
+      if (!std::isfinite(parameter) || parameter <= 0 || parameter > 100) return bad("normal needs a deviation in percent (e.g. normal:5)");
+      break;
+    default: return bad("unknown random_distribution");
+  }
+  if (job.percentile_list_size() > 20) return bad("at most 20 percentiles (percentile_list)");
+  for (const double p : job.percentile_list()) {
+    if (!std::isfinite(p) || p <= 0 || p > 100) return bad(absl::StrCat("percentile ", p, " is not in (0, 100] (percentile_list)"));
+  }
+  if (job.buffer_compress_percentage() > 100) return bad("buffer_compress_percentage must be between 0 and 100");
+  if (job.buffer_compress_chunk() > kMaxBlockSize) return bad("buffer_compress_chunk is too large");
+  if (job.iodepth_batch_complete_min() > 0 && job.iodepth_batch_complete_max() > 0 &&
+      job.iodepth_batch_complete_min() > job.iodepth_batch_complete_max()) {
+    return bad("iodepth_batch_complete_min is above iodepth_batch_complete_max");
+  }
+  if (job.filesize() > 0 && job.offset() > UINT64_MAX - job.filesize()) return bad("offset + filesize overflows");
+  if (job.size_percent() > 100) return bad("size=N% must be from 1% to 100%");
   if (job.rw() == v1::READ_WRITE_UNSPECIFIED) return bad("rw is not set");
   for (const auto& [name, range] : {std::pair{"read", &job.read_bs()}, std::pair{"write", &job.write_bs()}, std::pair{"trim", &job.trim_bs()}}) {
     if (range->min() == 0 || range->max() == 0) return bad(absl::StrCat("bs must be greater than 0 (", name, ")"));
@@ -63,7 +185,6 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.size_percent() == 0 && MaxBlockSize(job) > job.size()) {
     return bad(absl::StrCat("bs (", MaxBlockSize(job), ") is larger than size (", job.size(), ")"));
   }
-  if (job.numjobs() == 0) return bad("numjobs must be at least 1");
   if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
   if (job.verify_across_workers_delay_ns() > 0 && !job.verify_across_workers()) {
     return bad("verify_across_workers_delay has no effect without verify_across_workers=1");
@@ -82,7 +203,6 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     // fio accepts it and does nothing; say so instead of running something else quietly.
     return bad("thinktime_blocks without thinktime has no effect: set thinktime too");
   }
-  if (job.numjobs() > 4096) return bad("numjobs above 4096 per worker is not supported");
   if (job.rwmix_read() > 100) return bad("rwmixread must be between 0 and 100");
   if (job.time_based() && job.runtime_ns() == 0) return bad("time_based needs a runtime");
   if (job.iodepth() > 4096) return bad("iodepth above 4096 is not supported");
@@ -125,9 +245,16 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   if (spec.jobs().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(spec.source(), ": no jobs defined"));
   }
+  uint64_t threads = 0;
   for (const v1::JobSpec& job : spec.jobs()) {
     absl::Status status = ValidateJob(job);
     if (!status.ok()) return status;
+    threads += job.numjobs();
+    if (threads > kMaxThreadsPerRun) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(job), "the run has more than ", kMaxThreadsPerRun,
+                                                     " threads on each worker (the sum of numjobs over all jobs, ", spec.jobs_size(),
+                                                     " of them): split it into several runs"));
+    }
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/errno_status.h"
 
 namespace iofleet {
 
@@ -37,7 +38,7 @@ absl::StatusOr<std::unique_ptr<NfsConnection>> NfsConnection::Connect(const NfsU
     // Only a refused or unknown export is worth a try higher up; a dead server is not.
     const bool refused = rc == -EACCES || rc == -ENOENT || rc == -EPERM || first_error.find("MNT3ERR") != std::string::npos;
     if (!refused || export_path == "/") {
-      return absl::Status(absl::ErrnoToStatus(-rc, "").code(),
+      return absl::Status(ErrnoStatus(-rc, "").code(),
                           absl::StrCat("NFS mount of ", directory.server, ":", directory.path, " failed: ", first_error));
     }
     export_path = export_path.substr(0, std::max<size_t>(export_path.rfind('/'), 1));
@@ -66,7 +67,7 @@ std::string NfsConnection::LastError() const {
 }
 
 absl::Status NfsConnection::Error(int result, absl::string_view what) const {
-  return absl::ErrnoToStatus(-result, absl::StrCat(what, " on ", root_.server, " (", LastError(), ")"));
+  return ErrnoStatus(-result, absl::StrCat(what, " on ", root_.server, " (", LastError(), ")"));
 }
 
 absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory) {

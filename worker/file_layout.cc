@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/errno_status.h"
 #include "common/nfs_url.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
@@ -36,10 +37,13 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     auto& job_paths = layout.paths.emplace_back();
     if (job.has_metadata()) {
       // A metadata phase works in its test directories, which must lie under the roots.
-      for (const std::string& dir : job.metadata().test_dirs()) {
+      // The tasks work on the resolved directories, so every symlink on the way is behind them
+      // and any met later is refused (a tree changed under the run).
+      for (std::string& dir : *job.mutable_metadata()->mutable_test_dirs()) {
         auto resolved = policy.ResolveDirectory(dir);
         if (!resolved.ok()) return in_job(resolved.status());
         *layout.response.mutable_facts()->add_targets() = DescribeTarget(*resolved);
+        if (!IsNfsUrl(dir)) dir = *resolved;
       }
       job_paths.assign(job.numjobs(), {});
       continue;
@@ -94,7 +98,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         if (!path.ok()) return in_job(path.status());
         uint64_t file_size = 0;
         if (const int error = fs_of(*path).Stat(*path, &file_size); error != 0) {
-          return in_job(absl::ErrnoToStatus(error, absl::StrCat("size=", job.size_percent(), "% of ", *path)));
+          return in_job(ErrnoStatus(error, absl::StrCat("size=", job.size_percent(), "% of ", *path)));
         }
         smallest = std::min(smallest, file_size);
       }
@@ -127,7 +131,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         if (!seen.insert(*path).second || job.create_on_open()) continue;
         if (peer_files) {
           if (const int error = fs_of(*path).Stat(*path); error != 0) {
-            return in_job(absl::ErrnoToStatus(error, absl::StrCat("verify_across_workers: ", *path, " (written by worker ",
+            return in_job(ErrnoStatus(error, absl::StrCat("verify_across_workers: ", *path, " (written by worker ",
                                                                    file_worker, ")")));
           }
           continue;

@@ -15,7 +15,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/confined_open.h"
+#include "common/confined_path.h"
+#include "common/errno_status.h"
 #include "common/nfs_url.h"
 #include "common/status_macros.h"
 #include "nfs/nfs_connection.h"
@@ -35,56 +36,79 @@ std::vector<char> LayoutChunk(uint64_t size) {
   return chunk;
 }
 
+// Writes all of `data` at offset 0, going on after short writes: a full filesystem then
+// surfaces as ENOSPC (the call that wrote nothing says why) rather than a made-up EIO.
+int WriteAll(int fd, absl::Span<const char> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return ENOSPC;
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// Local paths: every call goes through a ConfinedTree, so each resolves beneath the worker's
+// allowed roots with no symlink in the part the worker made (see common/confined_path.h).
 class PosixFileSystem final : public FileSystem {
  public:
-  int MakeDirectory(const std::string& path) override { return ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno; }
-  int RemoveDirectory(const std::string& path) override { return ::rmdir(path.c_str()) == 0 ? 0 : errno; }
+  int MakeDirectory(const std::string& path) override { return -tree_.MakeDirectory(path); }
+  int RemoveDirectory(const std::string& path) override { return -tree_.RemoveDirectory(path); }
   int Stat(const std::string& path, uint64_t* size) override {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (const int rc = tree_.Stat(path, &st); rc != 0) return -rc;
     if (size != nullptr) *size = static_cast<uint64_t>(st.st_size);
     return 0;
   }
-  int Rename(const std::string& from, const std::string& to) override {
-    return ::rename(from.c_str(), to.c_str()) == 0 ? 0 : errno;
-  }
-  int Unlink(const std::string& path) override { return ::unlink(path.c_str()) == 0 ? 0 : errno; }
+  int Rename(const std::string& from, const std::string& to) override { return -tree_.Rename(from, to); }
+  int Unlink(const std::string& path) override { return -tree_.Unlink(path); }
 
   int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
-    if (node) return ::mknod(path.c_str(), S_IFREG | 0644, 0) == 0 || (shared && errno == EEXIST) ? 0 : errno;
-    const int fd = OpenConfined(path, O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY);
-    if (fd < 0) return -fd;
-    int error = 0;
-    if (!data.empty()) {
-      const ssize_t n = ::write(fd, data.data(), data.size());
-      if (n != static_cast<ssize_t>(data.size())) error = n < 0 ? errno : EIO;
+    if (node) {
+      const int rc = tree_.MakeNode(path, S_IFREG | 0644);
+      return rc == 0 || (shared && rc == -EEXIST) ? 0 : -rc;
     }
+    const int fd = tree_.Open(path, O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY);
+    if (fd < 0) return -fd;
+    int error = WriteAll(fd, data);
     if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
     if (::close(fd) != 0 && error == 0) error = errno;
     return error;
   }
 
   int ReadFile(const std::string& path, absl::Span<char> buffer) override {
-    const int fd = OpenConfined(path, O_RDONLY);
+    const int fd = tree_.Open(path, O_RDONLY);
     if (fd < 0) return -fd;
     int error = 0;
-    if (!buffer.empty()) {
-      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n != static_cast<ssize_t>(buffer.size())) error = n < 0 ? errno : EIO;
+    size_t done = 0;
+    while (error == 0 && done < buffer.size()) {
+      const ssize_t n = ::pread(fd, buffer.data() + done, buffer.size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) error = errno;
+      else if (n == 0) error = EIO;  // the file is shorter than -e asks (mdtest's check)
+      else done += static_cast<size_t>(n);
     }
     ::close(fd);
     return error;
   }
 
-  int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths) override {
-    DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return -errno;
+  int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths, size_t max_paths) override {
+    const int fd = tree_.OpenDirectory(dir);
+    if (fd < 0) return fd;
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+      const int error = errno;
+      ::close(fd);
+      return -error;
+    }
     int64_t n = 0;
     while (dirent* e = ::readdir(d)) {
       const absl::string_view name = e->d_name;
       if (name == "." || name == ".." || !absl::StartsWith(name, prefix)) continue;
       ++n;
-      if (paths != nullptr) paths->push_back(absl::StrCat(dir, "/", name));
+      if (paths != nullptr && paths->size() < max_paths) paths->push_back(absl::StrCat(dir, "/", name));
     }
     ::closedir(d);
     return n;
@@ -92,26 +116,31 @@ class PosixFileSystem final : public FileSystem {
 
   absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) override {
     struct stat existing;
-    if (::stat(path.c_str(), &existing) == 0 && S_ISBLK(existing.st_mode)) {
+    bool block_device = false;
+    if (const int probe = OpenConfined(path, O_PATH); probe >= 0) {
+      block_device = ::fstat(probe, &existing) == 0 && S_ISBLK(existing.st_mode);
+      ::close(probe);
+    }
+    if (block_device) {
       // A block device (filename=/dev/...): never written by layout; it must be big enough.
       const int fd = OpenConfined(path, O_RDONLY | (direct ? O_DIRECT : 0));
-      if (fd < 0) return ConfinedOpenError(fd, "open", path);
+      if (fd < 0) return ConfinedPathError(fd, "open", path);
       uint64_t device_size = 0;
       const int rc = ::ioctl(fd, BLKGETSIZE64, &device_size);
       ::close(fd);
-      if (rc != 0) return absl::ErrnoToStatus(errno, absl::StrCat("size of ", path));
+      if (rc != 0) return ErrnoStatus(errno, absl::StrCat("size of ", path));
       if (device_size < size) {
         return absl::OutOfRangeError(absl::StrCat(path, " holds ", device_size, " bytes, less than the ", size, " the job needs"));
       }
       return false;
     }
     const int fd = OpenConfined(path, O_RDWR | O_CREAT);
-    if (fd < 0) return ConfinedOpenError(fd, "create", path);
+    if (fd < 0) return ConfinedPathError(fd, "create", path);
     struct stat st;
     absl::Status status;
     bool changed = false;
     if (::fstat(fd, &st) != 0) {
-      status = absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+      status = ErrnoStatus(errno, absl::StrCat("stat ", path));
     } else if (static_cast<uint64_t>(st.st_size) < size) {
       changed = true;
       if (fill) {
@@ -119,13 +148,13 @@ class PosixFileSystem final : public FileSystem {
         for (uint64_t offset = st.st_size; offset < size && status.ok();) {
           const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - offset));
           const ssize_t w = ::pwrite(fd, chunk.data(), n, static_cast<off_t>(offset));
-          if (w <= 0) status = absl::ErrnoToStatus(w < 0 ? errno : ENOSPC, absl::StrCat("lay out ", path));
+          if (w <= 0) status = ErrnoStatus(w < 0 ? errno : ENOSPC, absl::StrCat("lay out ", path));
           else offset += static_cast<uint64_t>(w);
         }
       } else {
         const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
         if (rc != 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-          status = absl::ErrnoToStatus(errno, absl::StrCat("allocate ", path));
+          status = ErrnoStatus(errno, absl::StrCat("allocate ", path));
         }
       }
     }
@@ -135,7 +164,7 @@ class PosixFileSystem final : public FileSystem {
       // Fail at prepare, not mid-run, where the filesystem refuses O_DIRECT (tmpfs does).
       const int probe = OpenConfined(path, O_RDONLY | O_DIRECT);
       if (probe < 0) {
-        return absl::ErrnoToStatus(-probe, absl::StrCat("open ", path, " with O_DIRECT (direct=1): the filesystem refuses it"));
+        return ErrnoStatus(-probe, absl::StrCat("open ", path, " with O_DIRECT (direct=1): the filesystem refuses it"));
       }
       ::close(probe);
     }
@@ -144,13 +173,16 @@ class PosixFileSystem final : public FileSystem {
 
   absl::Status DropCachedPages(const std::string& path) override {
     const int fd = OpenConfined(path, O_RDONLY);
-    if (fd < 0) return ConfinedOpenError(fd, "open", path);
+    if (fd < 0) return ConfinedPathError(fd, "open", path);
     ::fdatasync(fd);
     const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     ::close(fd);
-    if (rc != 0) return absl::ErrnoToStatus(rc, absl::StrCat("drop cached pages of ", path, " (invalidate=1)"));
+    if (rc != 0) return ErrnoStatus(rc, absl::StrCat("drop cached pages of ", path, " (invalidate=1)"));
     return absl::OkStatus();
   }
+
+ private:
+  ConfinedTree tree_;
 };
 
 // libnfs's synchronous calls, one connection per root. Paths are nfs:// URLs.
@@ -225,7 +257,7 @@ class NfsFileSystem final : public FileSystem {
     });
   }
 
-  int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths) override {
+  int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths, size_t max_paths) override {
     int64_t n = 0;
     const int error = Call(dir, [&](nfs_context* c, const char* p) {
       nfsdir* listing = nullptr;
@@ -235,7 +267,7 @@ class NfsFileSystem final : public FileSystem {
         const absl::string_view name = e->name;
         if (name == "." || name == ".." || !absl::StartsWith(name, prefix)) continue;
         ++n;
-        if (paths != nullptr) paths->push_back(absl::StrCat(dir, "/", name));
+        if (paths != nullptr && paths->size() < max_paths) paths->push_back(absl::StrCat(dir, "/", name));
       }
       nfs_closedir(c, listing);
       return 0;
@@ -250,7 +282,7 @@ class NfsFileSystem final : public FileSystem {
     if (!Resolve(path, &context, &inside)) return absl::PermissionDeniedError(absl::StrCat(path, " is outside the NFS directories of the job"));
     auto failed = [&](int rc, absl::string_view what) {
       const char* reason = nfs_get_error(context);
-      return absl::ErrnoToStatus(-rc, absl::StrCat(what, " ", path, " (", reason != nullptr ? reason : "", ")"));
+      return ErrnoStatus(-rc, absl::StrCat(what, " ", path, " (", reason != nullptr ? reason : "", ")"));
     };
     nfsfh* handle = nullptr;
     int rc = nfs_open(context, inside.c_str(), O_RDWR, &handle);
@@ -323,6 +355,19 @@ absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std
   auto fs = std::make_unique<NfsFileSystem>();
   for (const std::string& root : roots) RETURN_IF_ERROR(fs->Add(root));
   return fs;
+}
+
+absl::Status RemoveJobFile(const std::string& path) {
+  std::string directory = path;
+  if (auto url = ParseNfsUrl(path); url.ok()) {
+    NfsUrl parent = *url;
+    parent.path = url->path.substr(0, std::max<size_t>(1, url->path.rfind('/')));
+    directory = parent.ToString();
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<FileSystem> fs, OpenFileSystem({directory}));
+  const int error = fs->Unlink(path);
+  if (error == 0 || error == ENOENT) return absl::OkStatus();
+  return ConfinedPathError(-error, "unlink", path);
 }
 
 }  // namespace iofleet

@@ -32,8 +32,9 @@ class FileSystem {
   // Reads buffer.size() bytes from the start of the file; a short read is EIO (as mdtest).
   virtual int ReadFile(const std::string& path, absl::Span<char> buffer) = 0;
   // Entries of `dir` (not . and ..) whose names start with `prefix`, or -errno; their full
-  // paths are appended to `paths` when given.
-  virtual int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths = nullptr) = 0;
+  // paths are appended to `paths` when given, until it holds `max_paths`.
+  virtual int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths = nullptr,
+                                size_t max_paths = SIZE_MAX) = 0;
 
   // Brings `path` to at least `size` bytes before a run: filled with data when `fill` (reads
   // of holes measure nothing), else allocated. Returns whether anything changed.
@@ -45,6 +46,10 @@ class FileSystem {
 // A file system for paths at or under `roots`: local paths, or nfs:// URLs (one libnfs
 // connection per root, made here, so a dead server fails now with its reason).
 absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std::string>& roots);
+
+// Removes a file a job made (fio unlink=1): a local path beneath the worker's roots with no
+// symlink followed, or an nfs:// URL through libnfs. A file already gone is not an error.
+absl::Status RemoveJobFile(const std::string& path);
 
 }  // namespace iofleet
 

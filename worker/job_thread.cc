@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
 #include "worker/block_verify.h"
+#include "worker/file_system.h"
 #include "worker/random_offsets.h"
 
 namespace iofleet {
@@ -292,8 +294,8 @@ void IoLoop::Fail(const Slot& slot, int error) {
   const IoOp op = slot.request.op;
   const absl::Status failure =
       (op == IoOp::kFsync || op == IoOp::kFdatasync)
-          ? absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)))
-          : absl::ErrnoToStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot)));
+          ? ErrnoStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)))
+          : ErrnoStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot)));
   // fio's continue_on_error: counted (the stats already have it), reported, not fatal.
   const uint32_t kind = op == IoOp::kRead ? 1 : 2;
   if (job_.continue_on_error() & kind) {
@@ -759,8 +761,8 @@ JobThreadOutcome IoLoop::Run() {
   outcome_.notes = engine_->notes();
   for (const File& f : files_) {
     if (absl::Status closed = engine_->Close(f.handle); !closed.ok() && outcome_.status.ok()) outcome_.status = closed;
-    if (job_.unlink() && ::unlink(f.path.c_str()) != 0 && errno != ENOENT && outcome_.status.ok()) {
-      outcome_.status = absl::ErrnoToStatus(errno, absl::StrCat("unlink ", f.path));
+    if (job_.unlink() && !(*FindEngine(job_.ioengine()))->diskless) {
+      if (absl::Status removed = RemoveJobFile(f.path); !removed.ok() && outcome_.status.ok()) outcome_.status = removed;
     }
   }
   return std::move(outcome_);

@@ -10,8 +10,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/command_line.h"
-#include "common/confined_open.h"
+#include "common/confined_path.h"
+#include "common/listen_address.h"
 #include "common/log.h"
+#include "common/units.h"
+#include "job/run_limits.h"
 #include "metrics/interval_metrics.h"
 #include "common/transport_security.h"
 #include "grpcpp/grpcpp.h"
@@ -28,6 +31,7 @@ const std::vector<OptionSpec> kOptions = {
     {"tls-cert", true, false, "PEM", "mutual TLS: this worker's certificate (with --tls-key and --tls-ca)"},
     {"tls-key", true, false, "PEM", "mutual TLS: this worker's private key"},
     {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs controllers' certificates"},
+    {"max-run-memory", true, false, "SIZE", "memory the runs this worker holds may make it allocate, together (default 4g); larger runs are refused"},
     {"metrics-listen", true, false, "HOST:PORT", "serve Prometheus /metrics here (ops, bytes, errors, latency histogram, queue depth per run/job/direction)"},
     {"advertise-protocol-version", true, false, "N", "testing only: announce protocol version N"},
     {"help", false, false, "", "show this help"},
@@ -96,6 +100,27 @@ int Main(int argc, char** argv) {
               << " (beyond 127.0.0.1) needs --token-file FILE or --tls-cert/--tls-key/--tls-ca, so that strangers cannot drive it\n";
     return 2;
   }
+  uint64_t max_run_memory = kDefaultMaxRunMemory;
+  if (args->Has("max-run-memory")) {
+    auto size = ParseSize(args->Get("max-run-memory"));
+    if (!size.ok() || *size < (64u << 20)) {
+      std::cerr << "iofleet-worker: --max-run-memory must be a size of at least 64m (e.g. 8g)\n";
+      return 2;
+    }
+    max_run_memory = *size;
+  }
+  if (!security->token.empty() && !security->tls() && !IsLoopbackAddress(listen)) {
+    // The token travels in every call's metadata: in plaintext, anyone on the path can read it.
+    std::cerr << "iofleet-worker: WARNING: listening on " << listen << " in plaintext with --token-file: the token crosses the network "
+              << "unencrypted, so anyone who can watch the traffic can take it and drive this worker. Use mutual TLS "
+              << "(--tls-cert, --tls-key, --tls-ca) beyond a trusted network.\n";
+  }
+  // gRPC sets SO_REUSEPORT, which would let a second worker share a port already in use and
+  // take half of the controller's calls: bind it once ourselves first, without it.
+  if (absl::Status free = CheckPortFree(listen); !free.ok()) {
+    std::cerr << "iofleet-worker: " << free.message() << "\n";
+    return 1;
+  }
   std::unique_ptr<IntervalMetrics> metrics;
   if (args->Has("metrics-listen")) {
     auto served = IntervalMetrics::Serve(args->Get("metrics-listen"), "iofleet_worker");
@@ -106,9 +131,10 @@ int Main(int argc, char** argv) {
     metrics = std::move(*served);
     std::printf("iofleet-worker metrics on http://%s/metrics\n", metrics->address().c_str());
   }
-  WorkerServiceImpl service(std::move(*policy), versions, security->token, metrics.get());
+  WorkerServiceImpl service(std::move(*policy), versions, security->token, metrics.get(), max_run_memory);
   int port = 0;
   grpc::ServerBuilder builder;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(listen, ServerCredentialsFor(*security), &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

@@ -7,16 +7,19 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <numeric>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/confined_path.h"
+#include "common/errno_status.h"
 #include "common/nfs_url.h"
 #include "job/mdtest_tree.h"
 #include "worker/file_system.h"
+#include "worker/job_thread.h"
 
 namespace iofleet {
 namespace {
@@ -44,6 +47,33 @@ const char* OpName(Op::Op op) {
     default: return "?";
   }
 }
+
+constexpr size_t kLeftoverBatch = 1 << 16;
+
+// The order of a task's steps without a list of them (a task may have billions of items): in
+// sequence, in reverse (children first for tree removal), or a pseudo-random permutation (-R)
+// in O(1) memory; the first `skip` of that order are passed over (a wear-out's done steps).
+class StepOrder {
+ public:
+  StepOrder(uint64_t total, uint64_t skip, bool reverse, bool random, uint64_t seed)
+      : total_(total), reverse_(reverse), permutation_(random && total > 0 ? std::make_optional<BlockPermutation>(total, seed) : std::nullopt) {
+    if (permutation_) {
+      for (uint64_t i = 0; i < skip && i < total; ++i) permutation_->Next();
+    }
+    next_ = std::min(skip, total);
+  }
+  bool Next(uint64_t* step) {
+    if (next_ >= total_) return false;
+    const uint64_t n = next_++;
+    *step = permutation_ ? permutation_->Next() : reverse_ ? total_ - 1 - n : n;
+    return true;
+  }
+
+ private:
+  uint64_t total_, next_ = 0;
+  bool reverse_;
+  std::optional<BlockPermutation> permutation_;
+};
 
 }  // namespace
 
@@ -84,26 +114,22 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     if (collective) return {static_cast<uint32_t>(step / tree.ItemCount()), step % tree.ItemCount()};
     return {rank, step};
   };
-  std::vector<uint64_t> order(tree.TotalSteps(rank));
-  std::iota(order.begin(), order.end(), 0);
-  if (phase.op() == Op::TREE_REMOVE) std::reverse(order.begin(), order.end());  // children first
-  if (phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT)) {
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(phase.random_seed() ^ rank));
-  }
-  order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(first));
+  StepOrder order(tree.TotalSteps(rank), first, /*reverse=*/phase.op() == Op::TREE_REMOVE,  // children first
+                  phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT), phase.random_seed() ^ rank);
   std::vector<char> data(phase.op() == Op::FILE_CREATE ? phase.write_bytes() : phase.op() == Op::FILE_READ ? phase.read_bytes() : 0, 'm');
 
   if (phase.op() == Op::TREE_CREATE) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
     const std::string iteration = tree.IterationDirectory(rank);
     int err = fs.MakeDirectory(iteration);
-    struct stat st;
     // The one directory of the tree that may already exist: it must be a real directory, not a
-    // symlink that would take every later path-based call (mkdir, unlink...) somewhere else.
+    // symlink (every later call refuses to pass one; this says so before the timer starts).
     // Everything below it is made by this run (mkdir fails on anything already there).
-    if (err == EEXIST && !IsNfsUrl(iteration) && ::lstat(iteration.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
+    struct stat st;
+    if (err == EEXIST && !IsNfsUrl(iteration) && ConfinedTree().Stat(iteration, &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
     if (err != 0 && err != EEXIST) {
-      outcome.status = absl::ErrnoToStatus(err, absl::StrCat("mkdir ", iteration, err == ENOTDIR ? " (it exists and is not a directory: a symlink is refused)" : ""));
+      const std::string why = err == ENOTDIR ? "it exists and is not a directory: a symlink is refused" : ConfinedPathReason(err);
+      outcome.status = ErrnoStatus(err, absl::StrCat("mkdir ", iteration, why.empty() ? "" : " (" + why + ")"));
       outcome.end = Clock::now();
       return outcome;
     }
@@ -115,22 +141,34 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   }
   // Cleanup after an interruption removes what is there (found by listing), not every item
   // the phase would have made: a run stopped early may have made few of millions.
+  // The listing goes in batches of at most kLeftoverBatch names, so a tree of millions left by
+  // an interruption costs bounded memory; each batch is removed before the next is listed.
   std::vector<std::string> leftovers;
-  if (phase.cleanup() && (phase.op() == Op::FILE_REMOVE || phase.op() == Op::DIR_REMOVE) && steps > 0) {
+  const bool listed_cleanup = phase.cleanup() && (phase.op() == Op::FILE_REMOVE || phase.op() == Op::DIR_REMOVE) && steps > 0;
+  auto list_leftovers = [&] {
+    leftovers.clear();
     const bool file = phase.op() == Op::FILE_REMOVE;
-    for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
-      fs.ListDirectory(tree.DirectoryPath(rank, d), tree.ItemPrefix(rank, file), &leftovers);
+    for (uint64_t d = tree.first_item_directory(); d < tree.directory_count() && leftovers.size() < kLeftoverBatch; ++d) {
+      fs.ListDirectory(tree.DirectoryPath(rank, d), tree.ItemPrefix(rank, file), &leftovers, kLeftoverBatch);
     }
-    order.resize(leftovers.size());
-    std::iota(order.begin(), order.end(), 0);
-  }
+    order = StepOrder(leftovers.size(), 0, false, false, 0);
+    return leftovers.size() == kLeftoverBatch;  // a full batch: list again after removing it
+  };
+  bool more_leftovers = listed_cleanup && list_leftovers();
   const uint64_t start_ns = NowNs();
   IntervalClock intervals(
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(plan.start.time_since_epoch()).count()),
       static_cast<uint64_t>(plan.interval.count()));
   const uint64_t stonewall_at = phase.stonewall_ns() ? start_ns + phase.stonewall_ns() : UINT64_MAX;
-  uint64_t done = 0;
-  for (uint64_t step : order) {
+  uint64_t done = 0, done_before_batch = 0;
+  for (uint64_t step = 0;;) {
+    if (!order.Next(&step)) {
+      // Cleanup: the next batch of what is left, as long as the last one made progress.
+      if (!more_leftovers || done == done_before_batch || stop.load(std::memory_order_relaxed)) break;
+      done_before_batch = done;
+      more_leftovers = list_leftovers();
+      continue;
+    }
     if (stop.load(std::memory_order_relaxed)) break;
     const uint64_t begin = NowNs();
     if (begin >= stonewall_at) {
@@ -188,7 +226,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     if (error != 0) {
       // mdtest stops at the first failure; so does the task, naming it (cleanup goes on).
       if (outcome.status.ok()) {
-        outcome.status = absl::ErrnoToStatus(error, absl::StrCat(OpName(phase.op()), " of ", path, other.empty() ? "" : " to " + other, " (task ", rank, ")"));
+        const std::string why = ConfinedPathReason(error);
+        outcome.status = ErrnoStatus(error, absl::StrCat(OpName(phase.op()), " of ", path, other.empty() ? "" : " to " + other,
+                                                                 " (task ", rank, why.empty() ? "" : "; " + why, ")"));
       }
       if (!phase.cleanup()) break;
       continue;
@@ -205,11 +245,18 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     const uint32_t owners = collective ? tasks : 1;
     for (uint32_t o = 0; o < owners; ++o) {
       const uint32_t whose = collective ? o : rank;
-      for (uint64_t d = tree.first_item_directory(); d < tree.directory_count(); ++d) {
-        const int64_t n = fs.ListDirectory(tree.DirectoryPath(whose, d), tree.ItemPrefix(whose, file));
+      for (uint64_t d = tree.first_item_directory(); d < tree.directory_count() && outcome.status.ok(); ++d) {
+        const std::string directory = tree.DirectoryPath(whose, d);
+        const int64_t n = fs.ListDirectory(directory, tree.ItemPrefix(whose, file));
         if (n > 0) present += static_cast<uint64_t>(n);
+        if (n < 0) {
+          const std::string why = ConfinedPathReason(static_cast<int>(-n));
+          outcome.status = ErrnoStatus(static_cast<int>(-n), absl::StrCat(OpName(phase.op()), ": listing ", directory, " to count what task ",
+                                                                                   rank, " made", why.empty() ? "" : ": " + why));
+        }
       }
     }
+    if (!outcome.status.ok()) return outcome;
     // A wear-out adds to what the stonewalled creation made; with -S every task makes the same
     // names, so others may have made more by now.
     const uint64_t expected = (collective ? 0 : first) + done;

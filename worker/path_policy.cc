@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/confined_path.h"
+#include "common/errno_status.h"
 #include "common/nfs_url.h"
 #include "nfs/nfs_connection.h"
 
@@ -19,7 +21,7 @@ namespace {
 absl::StatusOr<std::string> RealPath(const std::string& path) {
   char buffer[PATH_MAX];
   if (::realpath(path.c_str(), buffer) == nullptr) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("resolve ", path));
+    return ErrnoStatus(errno, absl::StrCat("resolve ", path));
   }
   return std::string(buffer);
 }
@@ -104,13 +106,14 @@ absl::StatusOr<std::string> PathPolicy::ResolveDirectory(const std::string& dire
                                                     ") is outside this worker's allowed roots: ",
                                                     absl::StrJoin(roots_, ", ")));
   }
+  // The missing tail is made one level at a time from a descriptor of the level above, which
+  // was resolved beneath the root with no symlink: a component swapped meanwhile is refused.
   std::string built = *resolved;
+  ConfinedTree tree;
   for (size_t i = existing; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;
     built = absl::StrCat(built == "/" ? "" : built, "/", parts[i]);
-    if (::mkdir(built.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::ErrnoToStatus(errno, absl::StrCat("create directory ", built));
-    }
+    if (const int rc = tree.MakeDirectory(built); rc != 0 && rc != -EEXIST) return ConfinedPathError(rc, "create directory", built);
   }
   return full;
 }

@@ -42,6 +42,7 @@ class WorkerRun {
   // Stops IO now; the stream then ends with final reports carrying `reason`. Idempotent.
   void Stop(const std::string& reason);
   void RenewLease() { last_heartbeat_ = Clock::now(); }
+  std::chrono::nanoseconds lease() const { return lease_; }
   bool LeaseExpired(Clock::time_point now) const;
   bool started() const { return started_; }
   // All reports are produced (they may not all be delivered yet).

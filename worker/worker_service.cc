@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/log.h"
 #include "common/transport_security.h"
 #include "engines/engine_registry.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "job/job_validation.h"
+#include "job/run_limits.h"
 #include "worker/host_facts.h"
 
 namespace iofleet {
@@ -17,6 +20,20 @@ namespace {
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+// Everything in a PrepareRequest, by the rules the controller applies to what it sends.
+absl::Status ValidatePrepareRequest(const v1::PrepareRequest& request) {
+  if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
+  if (absl::Status s = CheckWorkerPlace(request.worker_index(), request.worker_count()); !s.ok()) return s;
+  // 0 is "the default" (1 s interval, 5 s lease) for older controllers.
+  if (request.interval_ns() != 0) {
+    if (absl::Status s = CheckIntervalNs(request.interval_ns(), "interval_ns"); !s.ok()) return s;
+  }
+  if (request.lease_ns() != 0) {
+    if (absl::Status s = CheckLeaseNs(request.lease_ns(), "lease_ns"); !s.ok()) return s;
+  }
+  return ValidateRunSpec(request.spec());
 }
 
 std::string Hostname() {
@@ -32,8 +49,9 @@ std::string KernelRelease() {
 
 }  // namespace
 
-WorkerServiceImpl::WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token, IntervalMetrics* metrics)
-    : policy_(std::move(policy)), versions_(versions), token_(std::move(token)), metrics_(metrics) {
+WorkerServiceImpl::WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token, IntervalMetrics* metrics,
+                                     uint64_t max_run_memory)
+    : policy_(std::move(policy)), versions_(versions), token_(std::move(token)), metrics_(metrics), max_run_memory_(max_run_memory) {
   lease_watchdog_ = std::thread([this] { WatchLeases(); });
 }
 
@@ -50,23 +68,57 @@ WorkerServiceImpl::~WorkerServiceImpl() {
 void WorkerServiceImpl::WatchLeases() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!shutdown_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return shutting_down_; })) {
+    // The runs are checked without the service lock held, so a run busy cutting an interval
+    // never holds up the RPCs that look runs up.
+    std::vector<std::pair<std::string, std::shared_ptr<WorkerRun>>> runs(runs_.begin(), runs_.end());
+    lock.unlock();
     const auto now = WorkerRun::Clock::now();
-    for (auto it = runs_.begin(); it != runs_.end();) {
-      WorkerRun& run = *it->second;
-      if (run.LeaseExpired(now)) {
-        if (!run.finished()) {
-          Log(LogLevel::kWarning, absl::StrCat("run ", it->first, ": no heartbeat from the controller within the lease; stopping its IO"));
-          run.Stop("lease expired: the controller stopped sending heartbeats");
-        }
-        // Forget the run once it has wound down; a stream still reading holds its own reference.
-        if (run.finished()) {
-          it = runs_.erase(it);
-          continue;
-        }
-      }
-      ++it;
+    std::vector<std::string> done;
+    for (const auto& [id, run] : runs) {
+      if (!run->LeaseExpired(now)) continue;
+      ExpireLease(id, *run);
+      // Forget the run once it has wound down; a stream still reading holds its own reference.
+      if (run->finished()) done.push_back(id);
+    }
+    lock.lock();
+    for (const std::string& id : done) {
+      runs_.erase(id);
+      streamed_.erase(id);
     }
   }
+}
+
+void WorkerServiceImpl::ExpireLease(const std::string& run_id, WorkerRun& run) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ended_.count(run_id)) return;
+    RememberEnded(run_id, absl::StrCat("its lease expired at ", absl::FormatTime("%H:%M:%E3S UTC", absl::Now(), absl::UTCTimeZone()),
+                                       " (no heartbeat from the controller for ", absl::FormatDuration(absl::FromChrono(run.lease())),
+                                       "), so this worker stopped its IO and dropped the run"));
+  }
+  if (!run.finished()) {
+    Log(LogLevel::kWarning, absl::StrCat("run ", run_id, ": no heartbeat from the controller within the lease; stopping its IO"));
+    run.Stop("lease expired: the controller stopped sending heartbeats");
+  }
+}
+
+void WorkerServiceImpl::RememberEnded(const std::string& run_id, const std::string& why) {
+  constexpr size_t kRemembered = 1024;
+  if (!ended_.emplace(run_id, why).second) return;
+  ended_order_.push_back(run_id);
+  if (ended_order_.size() > kRemembered) {
+    ended_.erase(ended_order_.front());
+    ended_order_.pop_front();
+  }
+}
+
+grpc::Status WorkerServiceImpl::NoRun(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = ended_.find(run_id); it != ended_.end()) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, absl::StrCat("run ", run_id, " ended on this worker: ", it->second));
+  }
+  return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                      absl::StrCat("this worker has no run ", run_id, " (never prepared here, or the worker was restarted since)"));
 }
 
 grpc::Status WorkerServiceImpl::Authorize(const grpc::ServerContext* context) const {
@@ -110,7 +162,9 @@ grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext* context, const v1::He
 grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
                                         v1::PrepareResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  if (request->run_id().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "run_id is empty");
+  // Every field is checked here, by the same rules as the controller's, before anything is
+  // allocated or touched: a request may come from anything that holds the token.
+  if (absl::Status valid = ValidatePrepareRequest(*request); !valid.ok()) return ToGrpc(valid);
   if (auto existing = FindRun(request->run_id())) {
     // Idempotent: the same request again gets the same answer; a different one is refused.
     if (!google::protobuf::util::MessageDifferencer::Equals(existing->request(), *request)) {
@@ -120,7 +174,21 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
     *response = existing->prepared();
     return grpc::Status::OK;
   }
-  if (absl::Status valid = ValidateRunSpec(request->spec()); !valid.ok()) return ToGrpc(valid);
+  {
+    // The runs held together stay within --max-run-memory.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ended_.count(request->run_id())) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, absl::StrCat("run ", request->run_id(), " already ended on this worker"));
+    }
+    v1::RunSpec held;
+    for (const auto& [id, run] : runs_) held.mutable_jobs()->MergeFrom(run->request().spec().jobs());
+    held.mutable_jobs()->MergeFrom(request->spec().jobs());
+    if (absl::Status fits = CheckRunMemory(held, max_run_memory_); !fits.ok()) {
+      return ToGrpc(runs_.empty() ? fits
+                                  : absl::Status(fits.code(), absl::StrCat(fits.message(), " (counting the ", runs_.size(),
+                                                                           " other run(s) this worker holds)")));
+    }
+  }
   auto layout = LayOutRunFiles(*request, policy_);
   if (!layout.ok()) return ToGrpc(layout.status());
   // Host facts ride along with the targets the layout found.
@@ -156,8 +224,12 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
 grpc::Status WorkerServiceImpl::Start(grpc::ServerContext* context, const v1::StartRequest* request,
                                       v1::StartResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
+  if (absl::Status id = CheckRunId(request->run_id()); !id.ok()) return ToGrpc(id);
+  if (absl::Status instant = CheckStartInstant(request->start_unix_ns(), absl::ToUnixNanos(absl::Now())); !instant.ok()) {
+    return ToGrpc(instant);
+  }
   auto run = FindRun(request->run_id());
-  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no prepared run ", request->run_id()));
+  if (!run) return NoRun(request->run_id());
   run->RenewLease();
   auto lead = run->Start(request->start_unix_ns());
   if (!lead.ok()) return ToGrpc(lead.status());
@@ -168,16 +240,28 @@ grpc::Status WorkerServiceImpl::Start(grpc::ServerContext* context, const v1::St
 grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext* context, const v1::StopRequest* request, v1::StopResponse*) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   auto run = FindRun(request->run_id());
-  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
-  run->Stop(request->reason().empty() ? "stopped by the controller" : request->reason());
+  if (!run) return NoRun(request->run_id());
+  run->Stop(request->reason().empty() ? "stopped by the controller" : request->reason().substr(0, 1024));
   return grpc::Status::OK;
 }
 
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
                                           v1::HeartbeatResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
+  {
+    // A run dropped because its lease expired is not revived by a late heartbeat: say why.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ended_.count(request->run_id())) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                                             absl::StrCat("run ", request->run_id(), " ended on this worker: ", ended_[request->run_id()]));
+  }
   auto run = FindRun(request->run_id());
-  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
+  if (!run) return NoRun(request->run_id());
+  // An expired lease is not renewed, even when the watchdog has not got to it yet (a worker
+  // resumed from a pause may find a heartbeat queued from before).
+  if (run->LeaseExpired(WorkerRun::Clock::now())) {
+    ExpireLease(request->run_id(), *run);
+    return NoRun(request->run_id());
+  }
   run->RenewLease();
   response->set_run_active(!run->finished());
   return grpc::Status::OK;
@@ -188,7 +272,14 @@ grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
                                                 grpc::ServerWriter<v1::IntervalReport>* writer) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   auto run = FindRun(request->run_id());
-  if (!run) return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("no run ", request->run_id()));
+  if (!run) return NoRun(request->run_id());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!streamed_.insert(request->run_id()).second) {
+      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
+                          absl::StrCat("run ", request->run_id(), " already has a stream reading its reports (one reader per run)"));
+    }
+  }
   while (!context->IsCancelled()) {
     v1::IntervalReport report;
     bool ended = false;

@@ -5,13 +5,16 @@
 #define IOFLEET_WORKER_WORKER_SERVICE_H_
 
 #include <condition_variable>
+#include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "common/protocol_version.h"
+#include "job/run_limits.h"
 #include "proto/worker_service.grpc.pb.h"
 #include "metrics/interval_metrics.h"
 #include "worker/path_policy.h"
@@ -24,7 +27,10 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   // `versions` is what Hello announces (overridable only to test version skew).
   // `token`: when set, every call must carry it (x-iofleet-token metadata).
   // `metrics`: when set, every interval report is also counted there (--metrics-listen).
-  WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token = "", IntervalMetrics* metrics = nullptr);
+  // `max_run_memory`: what the runs this worker holds may make it allocate, together
+  // (--max-run-memory); a Prepare that would go past it is refused.
+  WorkerServiceImpl(PathPolicy policy, ProtocolVersions versions, std::string token = "", IntervalMetrics* metrics = nullptr,
+                    uint64_t max_run_memory = kDefaultMaxRunMemory);
   ~WorkerServiceImpl() override;
 
   grpc::Status Hello(grpc::ServerContext*, const v1::HelloRequest*, v1::HelloResponse*) override;
@@ -40,6 +46,13 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
 
  private:
   std::shared_ptr<WorkerRun> FindRun(const std::string& run_id);
+  // NOT_FOUND for a run this worker never had (or forgot: it was restarted), FAILED_PRECONDITION
+  // saying why for one it dropped (its lease expired, say).
+  grpc::Status NoRun(const std::string& run_id);
+  // Stops a run whose lease has expired and remembers why (without mu_ held).
+  void ExpireLease(const std::string& run_id, WorkerRun& run);
+  // Remembers why a run went away (called with mu_ held).
+  void RememberEnded(const std::string& run_id, const std::string& why);
   // OK, or UNAUTHENTICATED (and a log line naming the caller) without the right token.
   grpc::Status Authorize(const grpc::ServerContext* context) const;
   void WatchLeases();
@@ -51,7 +64,15 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   std::mutex mu_;
   std::condition_variable shutdown_cv_;
   bool shutting_down_ = false;
+  const uint64_t max_run_memory_;
   std::map<std::string, std::shared_ptr<WorkerRun>> runs_;
+  // Runs whose interval stream is taken (one reader per run: a second would steal reports).
+  std::set<std::string> streamed_;
+  // Why runs this worker no longer has went away (lease expired at T, stopped), so a late
+  // Heartbeat or StreamIntervals learns what happened rather than "no such run". Bounded: the
+  // oldest entries go first.
+  std::map<std::string, std::string> ended_;
+  std::deque<std::string> ended_order_;
   std::thread lease_watchdog_;
 };
 

@@ -2,6 +2,8 @@
 // order of calls, and refusals — calling the handlers directly.
 #include "worker/worker_service.h"
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -23,12 +25,14 @@ class WorkerServiceTest : public ::testing::Test {
   v1::PrepareRequest Request(const std::string& run_id, uint64_t size) {
     v1::PrepareRequest request;
     request.set_run_id(run_id);
+    request.set_worker_count(1);
     v1::JobSpec* job = request.mutable_spec()->add_jobs();
     job->set_name("j");
     job->set_rw(v1::SEQ_WRITE);
     SetFixedBlockSize(job, 4096);
     job->set_size(size);
     job->set_numjobs(1);
+    job->set_iodepth(1);
     job->set_ioengine("sync");
     job->set_directory(root_ + "/svc");
     return request;
@@ -77,6 +81,7 @@ TEST_F(WorkerServiceTest, PrepareIsIdempotentPerRunId) {
 TEST_F(WorkerServiceTest, CallsOutOfOrderOrOutOfBoundsAreRefused) {
   v1::StartRequest start;
   start.set_run_id("never-prepared");
+  start.set_start_unix_ns(absl::ToUnixNanos(absl::Now()));
   v1::StartResponse started;
   EXPECT_EQ(service_.Start(&context_, &start, &started).error_code(), grpc::StatusCode::NOT_FOUND);
 

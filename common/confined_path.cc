@@ -1,0 +1,190 @@
+#include "common/confined_path.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/errno_status.h"
+
+namespace iofleet {
+namespace {
+
+struct Root {
+  std::string path;
+  int fd;  // O_PATH | O_DIRECTORY, kept for the life of the process
+};
+
+std::vector<Root>& Roots() {
+  static auto* roots = new std::vector<Root>();
+  return *roots;
+}
+
+// The deepest root that lexically holds `path`, or nullptr.
+const Root* RootOf(const std::string& path) {
+  const Root* best = nullptr;
+  for (const Root& root : Roots()) {
+    const bool holds = root.path == "/" || path == root.path || absl::StartsWith(path, root.path + "/");
+    if (holds && (best == nullptr || root.path.size() > best->path.size())) best = &root;
+  }
+  return best;
+}
+
+// `path` relative to `root` ("." for the root itself).
+std::string RelativeTo(const Root& root, const std::string& path) {
+  if (path == root.path) return ".";
+  return path.substr(root.path == "/" ? 1 : root.path.size() + 1);
+}
+
+int OpenAt2(int dirfd, const std::string& relative, int flags, mode_t mode, uint64_t resolve) {
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
+  how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+  how.resolve = resolve;
+  const long fd = ::syscall(SYS_openat2, dirfd, relative.c_str(), &how, sizeof(how));
+  return fd >= 0 ? static_cast<int>(fd) : -errno;
+}
+
+constexpr uint64_t kBeneath = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+constexpr uint64_t kBeneathNoSymlinks = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS;
+
+// A directory the worker built, opened with no symlink anywhere beneath its root.
+int OpenWorkerDirectory(const std::string& path, int flags) {
+  if (path.empty() || path[0] != '/') return -EINVAL;
+  if (Roots().empty()) {
+    const int fd = ::open(path.c_str(), flags | O_DIRECTORY | O_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+  }
+  const Root* root = RootOf(path);
+  if (root == nullptr) return -EACCES;
+  return OpenAt2(root->fd, RelativeTo(*root, path), flags | O_DIRECTORY, 0, kBeneathNoSymlinks);
+}
+
+int Result(int rc) { return rc == 0 ? 0 : -errno; }
+
+}  // namespace
+
+absl::Status ConfineOpensBeneath(const std::vector<std::string>& roots) {
+  for (const std::string& root : roots) {
+    if (absl::StartsWith(root, "nfs://")) continue;
+    const int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open allowed root ", root));
+    Roots().push_back({root, fd});
+  }
+  return absl::OkStatus();
+}
+
+int OpenConfined(const std::string& path, int flags, mode_t mode) {
+  if (Roots().empty()) {
+    const int fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+    return fd >= 0 ? fd : -errno;
+  }
+  const Root* root = RootOf(path);
+  if (root == nullptr) return -EACCES;
+  return OpenAt2(root->fd, RelativeTo(*root, path), flags, mode, kBeneath);
+}
+
+ConfinedTree::~ConfinedTree() {
+  if (cached_fd_ >= 0) ::close(cached_fd_);
+}
+
+int ConfinedTree::Parent(const std::string& path, std::string* leaf) {
+  const size_t slash = path.rfind('/');
+  if (path.empty() || path[0] != '/' || slash == std::string::npos) return -EINVAL;
+  *leaf = path.substr(slash + 1);
+  // The last component is acted on by the *at call itself: it must be a name.
+  if (leaf->empty() || *leaf == "." || *leaf == "..") return -EINVAL;
+  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
+  if (cached_fd_ >= 0 && parent == cached_parent_) return cached_fd_;
+  const int fd = OpenWorkerDirectory(parent, O_PATH);
+  if (fd < 0) return fd;
+  if (cached_fd_ >= 0) ::close(cached_fd_);
+  cached_fd_ = fd;
+  cached_parent_ = parent;
+  return fd;
+}
+
+int ConfinedTree::MakeDirectory(const std::string& path, mode_t mode) {
+  std::string leaf;
+  const int dir = Parent(path, &leaf);
+  return dir < 0 ? dir : Result(::mkdirat(dir, leaf.c_str(), mode));
+}
+
+int ConfinedTree::RemoveDirectory(const std::string& path) {
+  std::string leaf;
+  const int dir = Parent(path, &leaf);
+  return dir < 0 ? dir : Result(::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR));
+}
+
+int ConfinedTree::Unlink(const std::string& path) {
+  std::string leaf;
+  const int dir = Parent(path, &leaf);
+  return dir < 0 ? dir : Result(::unlinkat(dir, leaf.c_str(), 0));
+}
+
+int ConfinedTree::Rename(const std::string& from, const std::string& to) {
+  std::string from_leaf, to_leaf;
+  int from_dir = Parent(from, &from_leaf);
+  if (from_dir < 0) return from_dir;
+  const size_t from_slash = from.rfind('/'), to_slash = to.rfind('/');
+  if (to_slash == from_slash && to.compare(0, to_slash, from, 0, from_slash) == 0) {
+    // The same directory (mdtest renames in place): one descriptor serves both names.
+    to_leaf = to.substr(to_slash + 1);
+    if (to_leaf.empty() || to_leaf == "." || to_leaf == "..") return -EINVAL;
+    return Result(::renameat(from_dir, from_leaf.c_str(), from_dir, to_leaf.c_str()));
+  }
+  // Different directories: the source's descriptor is duplicated before the cache moves on.
+  from_dir = ::fcntl(from_dir, F_DUPFD_CLOEXEC, 0);
+  if (from_dir < 0) return -errno;
+  const int to_dir = Parent(to, &to_leaf);
+  const int rc = to_dir < 0 ? to_dir : Result(::renameat(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str()));
+  ::close(from_dir);
+  return rc;
+}
+
+int ConfinedTree::Stat(const std::string& path, struct stat* st) {
+  if (!Roots().empty()) {
+    if (const Root* root = RootOf(path); root != nullptr && root->path == path) return Result(::fstat(root->fd, st));
+  }
+  std::string leaf;
+  const int dir = Parent(path, &leaf);
+  return dir < 0 ? dir : Result(::fstatat(dir, leaf.c_str(), st, AT_SYMLINK_NOFOLLOW));
+}
+
+int ConfinedTree::Open(const std::string& path, int flags, mode_t mode) {
+  std::string leaf;
+  const int dir = Parent(path, &leaf);
+  if (dir < 0) return dir;
+  const int fd = ::openat(dir, leaf.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  return fd >= 0 ? fd : -errno;
+}
+
+int ConfinedTree::OpenDirectory(const std::string& path) { return OpenWorkerDirectory(path, O_RDONLY); }
+
+int ConfinedTree::MakeNode(const std::string& path, mode_t mode) {
+  std::string leaf;
+  const int dir = Parent(path, &leaf);
+  return dir < 0 ? dir : Result(::mknodat(dir, leaf.c_str(), mode, 0));
+}
+
+std::string ConfinedPathReason(int error) {
+  if (error == EXDEV) return "it leads outside the worker's allowed roots (a symlink or '..' pointing out)";
+  if (error == ELOOP) {
+    return "a part of the path is a symlink where the worker made a directory or file (the tree was changed under the run); "
+           "refused, not followed";
+  }
+  if (error == EACCES && !Roots().empty()) return "permission denied, or it is not under the worker's allowed roots";
+  return "";
+}
+
+absl::Status ConfinedPathError(int negative_errno, const std::string& what, const std::string& path) {
+  const int err = -negative_errno;
+  const std::string why = ConfinedPathReason(err);
+  return ErrnoStatus(err, absl::StrCat(what, " ", path, why.empty() ? "" : ": ", why));
+}
+
+}  // namespace iofleet

@@ -1,0 +1,78 @@
+// Every path operation a worker makes, kept beneath its allowed roots (--allow-root) at the
+// moment it is made, even if the tree changes under it (another NFS client, another user):
+//
+// - Data files (OpenConfined): the kernel resolves the path with openat2(RESOLVE_BENEATH |
+//   RESOLVE_NO_MAGICLINKS) from a descriptor of the root that holds it, so a symlink or ".."
+//   pointing out of the root fails with EXDEV. Symlinks that stay inside the root work, as the
+//   user may name such a file (filename=link).
+// - Paths the worker built itself (its job directory resolved at Prepare, mdtest trees, the
+//   files it named): ConfinedTree opens the parent directory with openat2(RESOLVE_BENEATH |
+//   RESOLVE_NO_SYMLINKS) from the root's descriptor, then makes the *at call (mkdirat,
+//   unlinkat, renameat, fstatat without following, openat with O_NOFOLLOW) on the last
+//   component. Those paths were resolved when the run was prepared, so any symlink met later
+//   is a component swapped since: refused with ELOOP, never followed.
+//
+// The roots are process-wide (a worker has one set, given at start-up); until they are set,
+// the same calls work on plain paths, which is what tools and unit tests outside a worker get.
+#ifndef IOFLEET_COMMON_CONFINED_PATH_H_
+#define IOFLEET_COMMON_CONFINED_PATH_H_
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace iofleet {
+
+// Sets the roots (absolute, resolved directories; nfs:// roots are ignored). Call once, before
+// any IO thread starts. Fails if a root cannot be opened.
+absl::Status ConfineOpensBeneath(const std::vector<std::string>& roots);
+
+// open(2) of an absolute path, confined as above: a descriptor, or -errno (-EXDEV: the path
+// leads outside its root; -EACCES: it is under no root at all).
+int OpenConfined(const std::string& path, int flags, mode_t mode = 0644);
+
+// Metadata operations on absolute paths the worker built, for one thread. Each returns 0 (or a
+// descriptor) or -errno: -ELOOP when a component is a symlink, -EXDEV when the path leads out
+// of its root, -EACCES when it is under no root. The descriptor of the last parent directory is
+// kept, so operations on the items of one directory (mdtest) resolve it once; a directory
+// swapped for a symlink after that is never entered (the descriptor stays on the real one).
+class ConfinedTree {
+ public:
+  ConfinedTree() = default;
+  ~ConfinedTree();
+  ConfinedTree(const ConfinedTree&) = delete;
+  ConfinedTree& operator=(const ConfinedTree&) = delete;
+
+  int MakeDirectory(const std::string& path, mode_t mode = 0755);
+  int RemoveDirectory(const std::string& path);
+  int Unlink(const std::string& path);
+  int Rename(const std::string& from, const std::string& to);
+  // lstat(2): a final symlink is described, not followed.
+  int Stat(const std::string& path, struct stat* st);
+  // openat(2) of the last component with O_NOFOLLOW.
+  int Open(const std::string& path, int flags, mode_t mode = 0644);
+  // A descriptor of the directory itself (O_RDONLY | O_DIRECTORY), for fdopendir.
+  int OpenDirectory(const std::string& path);
+  // mknod(2) of a regular file (mdtest -k).
+  int MakeNode(const std::string& path, mode_t mode);
+
+ private:
+  // The parent of `path` (cached) and its last component, or -errno.
+  int Parent(const std::string& path, std::string* leaf);
+  std::string cached_parent_;
+  int cached_fd_ = -1;
+};
+
+// A message for a failed confined call, naming the path and, for EXDEV/ELOOP/EACCES, why;
+// those three are kPermissionDenied (the worker refused), other errors keep their errno's code.
+absl::Status ConfinedPathError(int negative_errno, const std::string& what, const std::string& path);
+// The message alone, for callers that keep an errno (mdtest operations).
+std::string ConfinedPathReason(int error);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_COMMON_CONFINED_PATH_H_

@@ -1,0 +1,100 @@
+#include "common/confined_path.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace iofleet {
+namespace {
+
+// Confinement is process-wide, so one test sets it and tries every escape.
+TEST(ConfinedPath, EveryEscapeFailsAndNothingOutsideIsTouched) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/confined";
+  const std::string root = base + "/root", outside = base + "/outside";
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(outside.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((root + "/sub").c_str(), 0755), 0);
+  const int secret = ::open((outside + "/secret").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(secret, 0);
+  ::close(secret);
+  ASSERT_EQ(::symlink((outside + "/secret").c_str(), (root + "/to-secret").c_str()), 0);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/to-outside").c_str()), 0);
+  ASSERT_EQ(::symlink("sub", (root + "/to-sub").c_str()), 0);
+  ASSERT_TRUE(ConfineOpensBeneath({root}).ok());
+
+  EXPECT_EQ(OpenConfined(root + "/to-secret", O_WRONLY | O_CREAT), -EXDEV) << "a symlink to a file outside";
+  EXPECT_EQ(OpenConfined(root + "/to-outside/new", O_WRONLY | O_CREAT), -EXDEV) << "a symlinked directory outside";
+  EXPECT_EQ(OpenConfined(root + "/sub/../../outside/new", O_WRONLY | O_CREAT), -EXDEV) << "'..' out of the root";
+  EXPECT_EQ(OpenConfined(outside + "/new", O_WRONLY | O_CREAT), -EACCES) << "a path under no root";
+  struct stat st;
+  EXPECT_NE(::stat((outside + "/new").c_str(), &st), 0) << "nothing was created outside";
+  ASSERT_EQ(::stat((outside + "/secret").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+
+  // Inside the root, symlinks and files work as usual.
+  const int fd = OpenConfined(root + "/to-sub/file", O_WRONLY | O_CREAT);
+  ASSERT_GE(fd, 0) << -fd;
+  ::close(fd);
+  EXPECT_EQ(::stat((root + "/sub/file").c_str(), &st), 0);
+  EXPECT_NE(ConfinedPathError(-EXDEV, "open", root + "/to-secret").message().find("outside the worker's allowed roots"), std::string::npos);
+
+  // Paths the worker built: every metadata call refuses a symlink anywhere beneath the root,
+  // even one that stays inside it, and acts on the last component without following it.
+  ConfinedTree tree;
+  ASSERT_EQ(tree.MakeDirectory(root + "/made"), 0);
+  ASSERT_EQ(tree.MakeDirectory(root + "/made/item"), 0);
+  const int made = tree.Open(root + "/made/file", O_CREAT | O_EXCL | O_WRONLY);
+  ASSERT_GE(made, 0) << -made;
+  ::close(made);
+  EXPECT_EQ(tree.Stat(root + "/made/file", &st), 0);
+  EXPECT_EQ(tree.Rename(root + "/made/item", root + "/made/item.renamed"), 0);
+  EXPECT_EQ(tree.Rename(root + "/made/item.renamed", root + "/sub/item"), 0) << "across directories";
+  EXPECT_EQ(tree.RemoveDirectory(root + "/sub/item"), 0);
+  const int listing = tree.OpenDirectory(root + "/made");
+  ASSERT_GE(listing, 0);
+  ::close(listing);
+
+  // The outside directory holds a file named like the one the worker made.
+  const int victim = ::open((outside + "/file").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(victim, 0);
+  ::close(victim);
+  ASSERT_EQ(::mkdir((outside + "/item").c_str(), 0755), 0);
+  ConfinedTree fresh;  // no cached descriptor: resolves the swapped path
+  EXPECT_EQ(fresh.Unlink(root + "/to-outside/file"), -ELOOP) << "unlink through a symlinked directory";
+  EXPECT_EQ(fresh.RemoveDirectory(root + "/to-outside/item"), -ELOOP) << "rmdir through a symlinked directory";
+  EXPECT_EQ(fresh.Stat(root + "/to-outside/file", &st), -ELOOP) << "stat through a symlinked directory";
+  EXPECT_EQ(fresh.Rename(root + "/to-outside/item", root + "/to-outside/item.renamed"), -ELOOP);
+  EXPECT_EQ(fresh.MakeDirectory(root + "/to-outside/new"), -ELOOP);
+  EXPECT_EQ(fresh.Open(root + "/to-outside/file", O_RDONLY), -ELOOP);
+  EXPECT_EQ(fresh.OpenDirectory(root + "/to-outside"), -ELOOP);
+  EXPECT_EQ(fresh.Unlink(root + "/to-sub/file"), -ELOOP) << "a symlink inside the root is refused too";
+  EXPECT_EQ(fresh.Unlink(root + "/sub/../../outside/file"), -EXDEV) << "'..' out of the root";
+  EXPECT_EQ(fresh.Unlink(outside + "/file"), -EACCES) << "a path under no root";
+  EXPECT_EQ(fresh.Open(root + "/to-secret", O_RDONLY), -ELOOP) << "a final symlink is not followed";
+  EXPECT_EQ(fresh.Unlink(root + "/made/."), -EINVAL);
+  EXPECT_EQ(::stat((outside + "/file").c_str(), &st), 0) << "the outside file was removed";
+  EXPECT_EQ(::stat((outside + "/item").c_str(), &st), 0) << "the outside directory was removed";
+  EXPECT_NE(::stat((outside + "/new").c_str(), &st), 0);
+
+  // A directory swapped for a symlink after its descriptor was taken: the calls stay in the
+  // real directory (now moved aside), never follow the link.
+  ConfinedTree cached;
+  ASSERT_EQ(cached.Stat(root + "/made/file", &st), 0);
+  ASSERT_EQ(::rename((root + "/made").c_str(), (root + "/made.moved").c_str()), 0);
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/made").c_str()), 0);
+  EXPECT_EQ(cached.Unlink(root + "/made/file"), 0);
+  EXPECT_NE(::stat((root + "/made.moved/file").c_str(), &st), 0) << "the worker's own file went";
+  EXPECT_EQ(::stat((outside + "/file").c_str(), &st), 0) << "the outside file stayed";
+  EXPECT_EQ(ConfinedPathError(-ELOOP, "unlink", root + "/made/file").code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(ConfinedPathError(-ELOOP, "unlink", root + "/made/file").message().find("symlink"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -1,0 +1,66 @@
+// The bounds every run is held to — one set of rules with two checkers: the controller applies
+// them when it reads its flags and job definition, and each worker applies them again to every
+// request it receives (a request may come from anything that holds the token), so a value out
+// of range is refused with a message naming it and the limit, never acted on.
+#ifndef IOFLEET_JOB_RUN_LIMITS_H_
+#define IOFLEET_JOB_RUN_LIMITS_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "proto/job.pb.h"
+
+namespace iofleet {
+
+// Interval reports: at least 10 ms (a worker cuts one per interval and job), at most 1 h.
+inline constexpr uint64_t kMinIntervalNs = 10'000'000;
+inline constexpr uint64_t kMaxIntervalNs = 3'600'000'000'000;
+// Leases: long enough to survive a busy controller, short enough that IO stops soon after
+// the controller is gone.
+inline constexpr uint64_t kMinLeaseNs = 500'000'000;
+inline constexpr uint64_t kMaxLeaseNs = 3'600'000'000'000;
+// A start instant may lie this far ahead of the worker's clock...
+inline constexpr int64_t kMaxStartLeadNs = 300'000'000'000;
+// ...or this far behind it: a start that arrives late (a slow network, a clock a little off)
+// begins at once, its intervals still counted from the common instant, so it ends with the
+// others. Further in the past the worker refuses it rather than replay the missed intervals.
+inline constexpr int64_t kMaxStartLagNs = 10'000'000'000;
+inline constexpr size_t kMaxRunIdLength = 128;
+inline constexpr uint32_t kMaxWorkerCount = 1 << 20;
+// Every duration in a job (runtime, startdelay, ramp_time, thinktime, delays, stonewall):
+// at most a year, so sums of them with clock readings never overflow.
+inline constexpr uint64_t kMaxDurationNs = 365ull * 24 * 3600 * 1'000'000'000;
+// Threads one worker runs for one run (the sum of numjobs over all jobs and phases), as fio's
+// limit on jobs.
+inline constexpr uint64_t kMaxThreadsPerRun = 4096;
+inline constexpr uint32_t kMaxFilesPerThread = 65536;
+inline constexpr uint64_t kMaxBlockSize = 1ull << 30;
+inline constexpr size_t kMaxNameLength = 255;   // a file-name component
+inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX
+// mdtest: items per task, tree directories, and bytes written/read per file.
+inline constexpr uint64_t kMaxItemsPerTask = 1ull << 40;
+inline constexpr uint64_t kMaxTreeDirectories = 1ull << 32;
+inline constexpr uint64_t kMaxMetadataIoBytes = 1ull << 30;
+// What a worker lets one run make it allocate, unless started with --max-run-memory.
+inline constexpr uint64_t kDefaultMaxRunMemory = 4ull << 30;
+
+// kInvalidArgument "<what> <value> is below the minimum of ..." / "above the maximum of ...".
+absl::Status CheckIntervalNs(uint64_t ns, absl::string_view what = "interval");
+absl::Status CheckLeaseNs(uint64_t ns, absl::string_view what = "lease");
+// `start_unix_ns` against the worker's wall clock `now_unix_ns`: OK (possibly late, within
+// kMaxStartLagNs), or kInvalidArgument saying how far off it is.
+absl::Status CheckStartInstant(int64_t start_unix_ns, int64_t now_unix_ns);
+absl::Status CheckRunId(absl::string_view run_id);
+absl::Status CheckWorkerPlace(uint32_t worker_index, uint32_t worker_count);
+
+// The memory a worker allocates for `spec` before and during the run: per-thread statistics,
+// IO buffers, write tracking for do_verify, mdtest data buffers. An upper estimate, checked
+// before anything is allocated.
+uint64_t EstimateRunMemory(const v1::RunSpec& spec);
+// kResourceExhausted naming the estimate, the limit and how to change it, when over.
+absl::Status CheckRunMemory(const v1::RunSpec& spec, uint64_t limit);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_JOB_RUN_LIMITS_H_
