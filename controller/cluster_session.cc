@@ -114,6 +114,7 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
   std::vector<std::string> failures;
   bool interrupted = false;
     std::vector<absl::Status> prepared(n);
+    for (auto& client : clients) client->ResetPrepare();
     ForEachWorker(n, [&](size_t i) {
       v1::PrepareRequest request;
       request.set_run_id(run_id);
@@ -124,6 +125,13 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
       request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
       auto response = clients[i]->Prepare(request, absl::Minutes(30));
       prepared[i] = response.status();
+      if (!response.ok() && response.status().code() != absl::StatusCode::kCancelled) {
+        // One worker failed (or was lost) while the others may be laying out gigabytes: give
+        // their preparation up at once rather than wait for it to finish.
+        for (size_t j = 0; j < n; ++j) {
+          if (j != i) clients[j]->CancelPrepare();
+        }
+      }
       if (response.ok() && static_cast<int>(i) < report->workers_size()) {
         // Host facts once, targets as each phase names them.
         std::lock_guard<std::mutex> lock(report_mu);
@@ -142,8 +150,13 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
         }
       }
     });
+    size_t given_up = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));
+      if (prepared[i].code() == absl::StatusCode::kCancelled) ++given_up;
+      else if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));
+    }
+    if (!failures.empty() && given_up > 0) {
+      failures.push_back(absl::StrCat("preparation stopped on ", given_up, " other worker(s) at once, so nothing runs"));
     }
     if (!failures.empty()) {
       ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "another worker failed to prepare", absl::Seconds(2)); });

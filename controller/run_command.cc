@@ -35,6 +35,7 @@
 #include "controller/run_aggregator.h"
 #include "controller/worker_client.h"
 #include "google/protobuf/util/json_util.h"
+#include "job/file_names.h"
 #include "job/fio_job_file.h"
 #include "job/job_phases.h"
 #include "job/job_validation.h"
@@ -231,12 +232,14 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                                  .metrics = options.metrics};
   if (local) {
     for (const v1::JobSpec& job : spec.jobs()) {
-      std::string dir = job.directory();
-      if (dir.empty()) dir = job.filename().substr(0, std::max<size_t>(job.filename().rfind('/'), 1));
-      std::error_code ignored;
-      if (!IsNfsUrl(dir)) std::filesystem::create_directories(dir, ignored);
-      auto& roots = session_options.local_roots;
-      if (std::find(roots.begin(), roots.end(), dir) == roots.end()) roots.push_back(dir);
+      std::vector<std::string> dirs = JobDirectories(job);
+      if (dirs.empty()) dirs.push_back(job.filename().substr(0, std::max<size_t>(job.filename().rfind('/'), 1)));
+      for (const std::string& dir : dirs) {
+        std::error_code ignored;
+        if (!IsNfsUrl(dir)) std::filesystem::create_directories(dir, ignored);
+        auto& roots = session_options.local_roots;
+        if (std::find(roots.begin(), roots.end(), dir) == roots.end()) roots.push_back(dir);
+      }
     }
   }
   report.set_tool("iofleet");

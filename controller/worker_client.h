@@ -24,7 +24,12 @@ class WorkerClient {
   // Handshake; kUnavailable/kDeadlineExceeded naming the worker when it cannot be reached
   // within `timeout`, kFailedPrecondition when its protocol is incompatible.
   absl::StatusOr<v1::HelloResponse> Hello(absl::Duration timeout);
+  // Prepare can be given up from another thread (CancelPrepare), e.g. when another worker is
+  // lost during a long layout: it then returns kCancelled at once.
   absl::StatusOr<v1::PrepareResponse> Prepare(const v1::PrepareRequest& request, absl::Duration timeout);
+  // Until the next ResetPrepare(), which each phase calls before it prepares.
+  void CancelPrepare();
+  void ResetPrepare();
   absl::StatusOr<v1::StartResponse> Start(const v1::StartRequest& request, absl::Duration timeout);
   absl::Status Stop(const std::string& run_id, const std::string& reason, absl::Duration timeout);
   absl::Status Heartbeat(const std::string& run_id, absl::Duration timeout);
@@ -57,6 +62,9 @@ class WorkerClient {
   const TransportSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkerService::Stub> stub_;
+  std::mutex prepare_mu_;
+  grpc::ClientContext* prepare_context_ = nullptr;  // the Prepare in flight, if any
+  bool prepare_cancelled_ = false;
   std::mutex stream_mu_;
   grpc::ClientContext* stream_context_ = nullptr;
   bool stream_cancelled_ = false;

@@ -16,9 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/nearest_name.h"
+#include "common/printable.h"
 #include "common/nfs_url.h"
 #include "common/status_macros.h"
 #include "job/block_sizes.h"
+#include "job/file_names.h"
 #include "job/fio_option_names.h"
 #include "common/units.h"
 #include "job/job_validation.h"
@@ -556,6 +558,8 @@ std::string FileLine(const SourceLine& l) {
 
 // Job files are small regular files: `include /dev/zero` or a FIFO must not hang the parser.
 constexpr off_t kMaxJobFileBytes = 16 << 20;
+// Lines longer than this are refused (fio itself reads lines of up to 8 KiB).
+constexpr size_t kMaxLineBytes = 64 << 10;
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   struct stat st;
@@ -576,6 +580,14 @@ absl::Status AppendLines(const std::string& text, const std::string& file_name, 
   int number = 0;
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
     ++number;
+    // A job file is text with lines of sane length; anything else is refused before parsing.
+    if (raw.find('\0') != absl::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", number, ": a NUL byte: this is not a text job file"));
+    }
+    if (raw.size() > kMaxLineBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(file_name, ":", number, ": the line is ", raw.size(), " bytes long, above the maximum of ",
+                                                     kMaxLineBytes));
+    }
     absl::string_view stripped = absl::StripAsciiWhitespace(raw);
     if (absl::StartsWith(stripped, "include") && (stripped.size() == 7 || absl::ascii_isspace(stripped[7]))) {
       const std::string where = absl::StrCat(file_name, ":", number);
@@ -642,7 +654,7 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
   JobSpec* current = nullptr;  // nullptr outside any section
   for (const SourceLine& source_line : lines) {
     auto fail = [&](absl::string_view message) {
-      return absl::InvalidArgumentError(absl::StrCat(FileLine(source_line), ": ", message));
+      return absl::InvalidArgumentError(absl::StrCat(FileLine(source_line), ": ", Printable(message, 400)));
     };
     absl::string_view line = absl::StripAsciiWhitespace(source_line.text);
     if (line.empty() || line[0] == ';' || line[0] == '#') continue;
@@ -711,9 +723,7 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
   }
   for (JobSpec& job : *spec.mutable_jobs()) {
     // fio: filename=a:b:c names the job's files; size defaults to nrfiles x filesize.
-    if (job.filename().find(':') != std::string::npos) {
-      job.set_nrfiles(static_cast<uint32_t>(std::count(job.filename().begin(), job.filename().end(), ':') + 1));
-    }
+    if (const size_t names = JobFileNames(job).size(); names > 1) job.set_nrfiles(static_cast<uint32_t>(names));
     if (job.size() == 0 && job.filesize() > 0) job.set_size(job.filesize() * std::max(1u, job.nrfiles()));
     if (!job.nfs_url().empty()) {
       // fio's nfs engine opens directory/filename inside the export nfs_url names.

@@ -5,8 +5,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
+#include "common/printable.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "job/file_names.h"
 #include "job/mdtest_tree.h"
 #include "job/run_limits.h"
 
@@ -18,7 +20,7 @@ std::string Where(const v1::JobSpec& job) {
   if (!job.location().file().empty()) {
     where = absl::StrCat(job.location().file(), ":", job.location().line(), ": ");
   }
-  return absl::StrCat(where, "job '", job.name(), "': ");
+  return absl::StrCat(where, "job '", Printable(job.name(), 64), "': ");
 }
 
 // A file-name component the worker will create or open: no '/', no NUL, not "." or "..", not
@@ -108,13 +110,14 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.has_metadata()) return ValidateMetadataJob(job);
   if (absl::Status s = CheckPath(job.directory(), "directory"); !s.ok()) return bad(s.message());
   if (absl::Status s = CheckPath(job.filename(), "filename"); !s.ok()) return bad(s.message());
-  if (!job.filename().empty()) {
-    // Each name of a colon-separated list must be a name (or an absolute path's last part).
-    for (absl::string_view name : absl::StrSplit(job.filename(), ':')) {
-      const absl::string_view base = name.substr(name.rfind('/') == absl::string_view::npos ? 0 : name.rfind('/') + 1);
-      if (name.empty()) return bad(absl::StrCat("filename '", job.filename(), "' has an empty name in its ':'-separated list"));
-      if (absl::Status s = CheckFileName(base, "a file name in filename="); !s.ok()) return bad(s.message());
-    }
+  // Each name of a ':'-separated list must be a name (or an absolute path's last part).
+  for (const std::string& name : JobFileNames(job)) {
+    if (name.empty()) return bad(absl::StrCat("filename '", job.filename(), "' has an empty name in its ':'-separated list"));
+    const absl::string_view base = absl::string_view(name).substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+    if (absl::Status s = CheckFileName(base, "a file name in filename="); !s.ok()) return bad(s.message());
+  }
+  for (const std::string& dir : JobDirectories(job)) {
+    if (dir.empty()) return bad(absl::StrCat("directory '", job.directory(), "' has an empty entry in its ':'-separated list"));
   }
   if (!job.files_of_job().empty()) {
     if (absl::Status s = CheckFileName(job.files_of_job(), "files_of_job"); !s.ok()) return bad(s.message());
@@ -219,10 +222,10 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     if (auto url = ParseNfsUrl(job.directory()); !url.ok()) return bad(url.status().message());
     if (job.filename().find('/') != std::string::npos) return bad("with ioengine=nfs, filename= names files inside nfs_url (no '/')");
   }
-  if (!nfs_directory && !job.directory().empty() && job.directory()[0] != '/') {
-    return bad(absl::StrCat("directory '", job.directory(), "' must be an absolute path (a path on the workers)"));
+  for (const std::string& dir : nfs_directory ? std::vector<std::string>{} : JobDirectories(job)) {
+    if (dir[0] != '/') return bad(absl::StrCat("directory '", dir, "' must be an absolute path (a path on the workers)"));
   }
-  for (absl::string_view name : absl::StrSplit(job.filename(), ':', absl::SkipEmpty())) {
+  for (const std::string& name : JobFileNames(job)) {
     if (name.find('/') != absl::string_view::npos && name[0] != '/') {
       return bad(absl::StrCat("filename '", name, "' must be an absolute path or a plain name in directory="));
     }

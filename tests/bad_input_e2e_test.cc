@@ -66,6 +66,16 @@ std::vector<BadInput> Cases() {
       {"verify_delay_alone", "[j]\nsize=1m\nverify_across_workers_delay=2s\ndirectory=DIR\n", "verify_across_workers_delay has no effect without verify_across_workers=1"},
       {"rate_process_bad", "[j]\nrate_process=burst\n", "'burst' is not linear or poisson"},
       {"thinktime_blocks_alone", "[j]\nthinktime_blocks=4\nsize=1m\ndirectory=DIR\n", "thinktime_blocks without thinktime has no effect"},
+      // Values that used to fail only on the worker (raw gRPC message, exit 1, files made):
+      {"filename_empty_entry", "[j]\nrw=write\nsize=64k\ndirectory=DIR\nfilename=f1:f2::f3\n", ":1: job 'j': filename 'f1:f2::f3' has an empty name"},
+      {"name_with_slash", "[../../x]\nrw=write\nsize=64k\ndirectory=DIR\n", ":1: job '../../x': the job name '../../x' holds a '/'"},
+      {"long_line", "[j]\nrw=write\nsize=64k\ndirectory=DIR\ndescription=" + std::string(8 << 20, 'x') + "\n",
+       ":5: the line is 8388620 bytes long, above the maximum of 65536"},
+      {"long_section_name", "[" + std::string(60000, 's') + "]\nrw=write\nsize=64k\ndirectory=DIR\n",
+       "the job name is 60000 bytes long, above the maximum of 255"},
+      {"nul_in_section_name", std::string("[ab\0cd]\nrw=write\nsize=64k\ndirectory=DIR\n", 40), ":1: a NUL byte: this is not a text job file"},
+      {"binary_file", std::string("\x01\x02\x1b[2J\x7f=\x03\n", 10), ":1: option '\\x01\\x02\\x1b[2J\\x7f=\\x03' outside of a section"},
+      {"bssplit_zero_size", "[j]\nbssplit=0/100\nsize=1m\ndirectory=DIR\n", "bssplit"},
   };
 }
 
@@ -83,6 +93,10 @@ TEST_P(BadInputs, SpecificMessageExitTwoNothingTouched) {
   TestProcess controller({Runfile("controller/iofleet"), "run", job, "--hosts", worker->address()}, TempDir() + "/bad-run-" + c.name);
   EXPECT_EQ(controller.Wait(std::chrono::seconds(20)).value_or(-1), 2) << controller.Stderr();
   EXPECT_THAT(controller.Stderr(), HasSubstr(c.message));
+  for (const char ch : controller.Stderr()) {
+    EXPECT_TRUE(ch == '\n' || static_cast<unsigned char>(ch) >= 0x20) << "a control byte of the job file reached the terminal";
+  }
+  EXPECT_LT(controller.Stderr().size(), 4096u) << "the message echoes the whole input";
   EXPECT_EQ(::iofleet::testing::DirectoryEntries(dir), 0) << "a file was created for a job that never ran";
 }
 

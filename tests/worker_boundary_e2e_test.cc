@@ -438,3 +438,40 @@ TEST_F(WorkerBoundary, APausedWorkerIsReportedAsLeaseExpiredNotRestarted) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// A worker killed while the workers lay out a large read job: the controller used to wait for
+// every other layout to finish (10 s for 3 GB) before saying anything. It must name the lost
+// worker at once and stop the others' layouts.
+TEST_F(WorkerBoundary, AWorkerLostDuringPrepareIsReportedAtOnceAndTheOthersStop) {
+  TestWorker a("boundary-prep-a", {"--allow-root", root_}), b("boundary-prep-b", {"--allow-root", root_});
+  ASSERT_FALSE(a.address().empty());
+  ASSERT_FALSE(b.address().empty());
+  const std::string job = base_ + "/layout.fio";
+  // A read job: each worker fills its 4 GiB file with data before the start.
+  std::ofstream(job) << "[big]\nrw=read\nbs=1m\nsize=4g\ndirectory=" << root_ << "/prep\n";
+  TestProcess run(Controller({"run", job, "--hosts", a.address() + "," + b.address()}), base_ + "/prep");
+  auto size_of = [&](const std::string& worker_index) {
+    struct stat st;
+    return ::stat((root_ + "/prep/big.w" + worker_index + ".0.0").c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  };
+  // Both layouts under way.
+  ASSERT_TRUE(WaitFor([&] { return size_of("0") > (64u << 20) && size_of("1") > (64u << 20); }, std::chrono::seconds(60)));
+  b.process().Signal(SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  const std::optional<int> code = run.Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(3)) << "the loss was not reported at once";
+  EXPECT_EQ(*code, 1) << run.Stderr();
+  EXPECT_THAT(run.Stderr(), HasSubstr(b.address())) << run.Stderr();
+  EXPECT_THAT(run.Stderr(), HasSubstr("preparation stopped on 1 other worker(s)")) << run.Stderr();
+  // The surviving worker's layout has stopped: its file no longer grows.
+  const uint64_t settled = size_of("0");
+  EXPECT_LT(settled, 4ull << 30) << "worker a finished its whole layout";
+  EXPECT_FALSE(WaitFor([&] { return size_of("0") > settled + (8u << 20); }, std::chrono::milliseconds(1500))) << "worker a kept laying out";
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -12,7 +12,7 @@ out=$(mktemp -d /tmp/iofleet-fuzz-XXXXXX)
 trap 'rm -rf "$out"' EXIT
 absl=$(pkg-config --libs grpc++ | tr ' ' '\n' | grep -- -labsl | awk '!s[$0]++' | tr '\n' ' ')
 flags=(-std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. -Ibazel-bin)
-common=(common/nearest_name.cc common/units.cc common/nfs_url.cc common/confined_path.cc common/errno_status.cc bazel-bin/proto/job.pb.cc)
+common=(common/nearest_name.cc common/units.cc common/nfs_url.cc common/confined_path.cc common/errno_status.cc common/printable.cc bazel-bin/proto/job.pb.cc)
 libs=(-lprotobuf $absl -luring -laio -lnfs -lcrypto -lpthread)
 
 build() {  # name sources...
@@ -20,7 +20,7 @@ build() {  # name sources...
   $clang "${flags[@]}" "$@" "${common[@]}" "${libs[@]}" -o "$out/$name"
 }
 build fio_job_file fuzz/fio_job_file_fuzzer.cc job/fio_job_file.cc job/fio_option_names.cc job/block_sizes.cc \
-  job/job_validation.cc job/run_limits.cc job/mdtest_tree.cc engines/engine_registry.cc engines/posix_files.cc engines/*_engine.cc nfs/nfs_connection.cc
+  job/job_validation.cc job/run_limits.cc job/file_names.cc job/mdtest_tree.cc engines/engine_registry.cc engines/posix_files.cc engines/*_engine.cc nfs/nfs_connection.cc
 build mdtest_options fuzz/mdtest_options_fuzzer.cc controller/mdtest_options.cc job/mdtest_tree.cc job/run_limits.cc job/block_sizes.cc
 
 failed=0

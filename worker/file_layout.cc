@@ -13,6 +13,7 @@
 #include "common/nfs_url.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "job/file_names.h"
 #include "worker/file_system.h"
 #include "worker/host_facts.h"
 
@@ -26,7 +27,8 @@ bool JobReads(const v1::JobSpec& job) {
 
 }  // namespace
 
-absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy) {
+absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy,
+                                         const std::function<bool()>& cancelled) {
   RunLayout layout;
   std::set<std::string> seen;
   for (const v1::JobSpec& requested : request.spec().jobs()) {
@@ -59,8 +61,11 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     // A path for a file name: in the job's directory, or its own (absolute) one.
     std::map<std::string, std::string> resolved_directories;
     std::map<std::string, std::unique_ptr<FileSystem>> file_systems;  // by resolved directory
-    auto path_of = [&](const std::string& name) -> absl::StatusOr<std::string> {
-      std::string directory = job.directory(), base = name;
+    // fio's directory=a:b spreads generated names over the directories by thread; named files
+    // (filename=) live in the first.
+    const std::vector<std::string> directories = JobDirectories(job);
+    auto path_of = [&](const std::string& name, uint32_t jobnum = 0) -> absl::StatusOr<std::string> {
+      std::string directory = directories.empty() ? "" : directories[jobnum % directories.size()], base = name;
       if (const size_t slash = name.rfind('/'); slash != std::string::npos) {
         directory = name.substr(0, std::max<size_t>(slash, 1));  // "/f" lives in "/"
         base = name.substr(slash + 1);
@@ -88,8 +93,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       }
       return *file_systems.begin()->second;
     };
-    const std::vector<std::string> shared_names =
-        job.filename().empty() ? std::vector<std::string>{} : absl::StrSplit(job.filename(), ':');
+    const std::vector<std::string> shared_names = JobFileNames(job);
     if (job.size_percent() > 0) {
       // fio's size=N%: a share of each existing file (the smallest, so every file has it).
       uint64_t smallest = UINT64_MAX;
@@ -125,7 +129,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         const std::string name = shared_names.empty()
                                      ? absl::StrCat(file_job, ".w", file_worker, ".", jobnum, ".", filenum)
                                      : shared_names[filenum % shared_names.size()];
-        auto path = path_of(name);
+        auto path = path_of(name, shared_names.empty() ? jobnum : 0);
         if (!path.ok()) return in_job(path.status());
         thread_paths.push_back(*path);
         if (!seen.insert(*path).second || job.create_on_open()) continue;
@@ -136,7 +140,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
           }
           continue;
         }
-        auto changed = fs_of(*path).EnsureFile(*path, file_size, fill, job.direct());
+        auto changed = fs_of(*path).EnsureFile(*path, file_size, fill, job.direct(), cancelled);
         if (!changed.ok()) return in_job(changed.status());
         if (job.invalidate()) {
           if (absl::Status dropped = fs_of(*path).DropCachedPages(*path); !dropped.ok()) return in_job(dropped);

@@ -4,6 +4,7 @@
 #ifndef IOFLEET_WORKER_FILE_LAYOUT_H_
 #define IOFLEET_WORKER_FILE_LAYOUT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,10 @@ struct RunLayout {
 // those files among all its threads on all workers; otherwise each thread gets nrfiles files
 // "<directory>/<job>.w<worker>.<jobnum>.<filenum>" — with verify_across_workers, a read job
 // takes the names of worker (worker+1) mod N instead, and of job files_of_job when set.
-absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy);
+// `cancelled` (may be empty): asked while files are filled; the layout stops with kCancelled
+// once it says so (the controller went away or gave the run up).
+absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, const PathPolicy& policy,
+                                         const std::function<bool()>& cancelled = nullptr);
 
 }  // namespace iofleet
 

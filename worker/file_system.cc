@@ -114,7 +114,8 @@ class PosixFileSystem final : public FileSystem {
     return n;
   }
 
-  absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) override {
+  absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
+                                  const std::function<bool()>& cancelled) override {
     struct stat existing;
     bool block_device = false;
     if (const int probe = OpenConfined(path, O_PATH); probe >= 0) {
@@ -146,6 +147,10 @@ class PosixFileSystem final : public FileSystem {
       if (fill) {
         const std::vector<char> chunk = LayoutChunk(size);
         for (uint64_t offset = st.st_size; offset < size && status.ok();) {
+          if (cancelled && cancelled()) {
+            status = absl::CancelledError(absl::StrCat("lay out ", path, ": the controller went away"));
+            break;
+          }
           const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - offset));
           const ssize_t w = ::pwrite(fd, chunk.data(), n, static_cast<off_t>(offset));
           if (w <= 0) status = ErrnoStatus(w < 0 ? errno : ENOSPC, absl::StrCat("lay out ", path));
@@ -275,7 +280,8 @@ class NfsFileSystem final : public FileSystem {
     return error != 0 ? -error : n;
   }
 
-  absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) override {
+  absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
+                                  const std::function<bool()>& cancelled) override {
     (void)direct;  // libnfs has no client cache: every IO goes to the server anyway
     nfs_context* context = nullptr;
     std::string inside;
@@ -298,6 +304,10 @@ class NfsFileSystem final : public FileSystem {
       if (fill) {
         const std::vector<char> chunk = LayoutChunk(size);
         for (uint64_t offset = st.nfs_size; offset < size && status.ok();) {
+          if (cancelled && cancelled()) {
+            status = absl::CancelledError(absl::StrCat("lay out ", path, ": the controller went away"));
+            break;
+          }
           const uint64_t n = std::min<uint64_t>(chunk.size(), size - offset);
           const int w = nfs_pwrite(context, handle, offset, n, chunk.data());
           if (w <= 0) status = failed(w < 0 ? w : -ENOSPC, "lay out");

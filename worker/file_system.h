@@ -7,6 +7,7 @@
 #define IOFLEET_WORKER_FILE_SYSTEM_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +38,10 @@ class FileSystem {
                                 size_t max_paths = SIZE_MAX) = 0;
 
   // Brings `path` to at least `size` bytes before a run: filled with data when `fill` (reads
-  // of holes measure nothing), else allocated. Returns whether anything changed.
-  virtual absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct) = 0;
+  // of holes measure nothing), else allocated. Returns whether anything changed. `cancelled`
+  // (may be empty) is asked between chunks: a layout whose caller went away stops (kCancelled).
+  virtual absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
+                                          const std::function<bool()>& cancelled = nullptr) = 0;
   // fio's invalidate=1: drop the file's cached pages on this host.
   virtual absl::Status DropCachedPages(const std::string& path) = 0;
 };

@@ -57,6 +57,26 @@ TEST(FileLayout, PerWorkerPerThreadFilesFilledForReads) {
   EXPECT_EQ(outside.status().code(), absl::StatusCode::kPermissionDenied);
 }
 
+// fio's lists: directory=a:b spreads the threads' generated files over the directories (thread
+// k in directory k mod n), named files live in the first, and '\:' is a colon in a name.
+TEST(FileLayout, DirectoryListsAndEscapedColonsAsFioReadsThem) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/lists";
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  ASSERT_TRUE(policy.ok());
+  v1::PrepareRequest spread = MakeRequest(base + "/a:" + base + "/b");
+  auto layout = LayOutRunFiles(spread, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->paths[0][0][0], base + "/a/reader.w3.0.0");
+  EXPECT_EQ(layout->paths[0][1][0], base + "/b/reader.w3.1.0");
+  v1::PrepareRequest escaped = MakeRequest(base + "/a");
+  escaped.mutable_spec()->mutable_jobs(0)->set_filename("c\\:foo");
+  layout = LayOutRunFiles(escaped, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->paths[0][0][0], base + "/a/c:foo");
+  struct stat st;
+  EXPECT_EQ(::stat((base + "/a/c:foo").c_str(), &st), 0);
+}
+
 TEST(WorkerRun, IntervalsAreAlignedAndAddUpToTheFinalTotals) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/run";
   auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});

@@ -189,7 +189,8 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
                                                                            " other run(s) this worker holds)")));
     }
   }
-  auto layout = LayOutRunFiles(*request, policy_);
+  // A long layout stops when the controller cancels the call (another worker was lost).
+  auto layout = LayOutRunFiles(*request, policy_, [context] { return context->IsCancelled(); });
   if (!layout.ok()) return ToGrpc(layout.status());
   // Host facts ride along with the targets the layout found.
   v1::HostFacts host = CollectHostFacts();
