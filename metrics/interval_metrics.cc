@@ -16,12 +16,26 @@ const prometheus::Histogram::BucketBoundaries& IntervalMetrics::LatencyBuckets()
   return *kBuckets;
 }
 
+namespace {
+
+constexpr int kServerThreads = 64;
+constexpr int kRequestTimeoutMs = 500;
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<IntervalMetrics>> IntervalMetrics::Serve(const std::string& listen, const std::string& prefix) {
   std::unique_ptr<IntervalMetrics> metrics(new IntervalMetrics());
   metrics->registry_ = std::make_shared<prometheus::Registry>();
   try {
     // civetweb (behind prometheus-cpp) throws when it cannot listen.
-    metrics->exposer_ = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
+    // A connection that opens and never sends its request holds one of civetweb's threads
+    // until request_timeout_ms: with one thread and civetweb's 30 s default, a few hundred
+    // half-open connections made /metrics unreachable. Here a request must arrive within a
+    // half second (a scraper sends it right after connecting), and enough threads serve that the
+    // queue behind such connections drains in seconds.
+    metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", listen, "num_threads", absl::StrCat(kServerThreads), "request_timeout_ms", absl::StrCat(kRequestTimeoutMs),
+        "enable_keep_alive", "no"});
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("--metrics-listen ", listen, ": cannot listen (", e.what(), ")"));
   }

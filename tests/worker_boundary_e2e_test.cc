@@ -2,7 +2,10 @@
 // changed under a run (a directory swapped for a symlink between and during phases) must not
 // take any removal, rename, stat or create outside --allow-root. Real worker and controller
 // processes over gRPC on 127.0.0.1, on the test's temporary directory.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -424,10 +427,10 @@ TEST_F(WorkerBoundary, APausedWorkerIsReportedAsLeaseExpiredNotRestarted) {
   // Both workers are doing IO once their files exist (create_on_open: made by the job threads).
   ASSERT_TRUE(WaitFor([&] { return DirectoryEntries(root_ + "/pause") == 2; }, std::chrono::seconds(30)));
   b.process().Signal(SIGSTOP);
-  // Paused well past the 1 s lease (the pause itself is what is tested, so it is a time): the
-  // controller gives the worker up after a lease without answers; the worker, once resumed,
-  // finds its lease expired and drops the run.
-  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  // The fault under test is a pause three times the 1 s lease (its length is the scenario, not a
+  // wait for something to happen): the controller gives the worker up after a lease without
+  // answers; the worker, once resumed, finds its lease expired and drops the run.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   b.process().Signal(SIGCONT);
   Outcome outcome = Wait(run);
   EXPECT_EQ(outcome.exit_code, 1) << outcome.err;
@@ -471,6 +474,58 @@ TEST_F(WorkerBoundary, AWorkerLostDuringPrepareIsReportedAtOnceAndTheOthersStop)
   const uint64_t settled = size_of("0");
   EXPECT_LT(settled, 4ull << 30) << "worker a finished its whole layout";
   EXPECT_FALSE(WaitFor([&] { return size_of("0") > settled + (8u << 20); }, std::chrono::milliseconds(1500))) << "worker a kept laying out";
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+int Connect(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Connections that open and never send a request used to hold the metrics server's only
+// thread for 30 s each: ~220 of them made /metrics unreachable. A scrape must still answer.
+TEST_F(WorkerBoundary, MetricsAnswerWhileHalfOpenConnectionsAreHeld) {
+  TestProcess worker({Runfile("worker/iofleet-worker"), "--listen", "127.0.0.1:0", "--allow-root", root_, "--metrics-listen", "127.0.0.1:0"},
+                     base_ + "/metrics-worker");
+  ASSERT_TRUE(worker.WaitForOutput("/metrics", std::chrono::seconds(10)));
+  const std::string out = worker.Stdout();
+  const size_t at = out.find("http://") + 7;
+  const std::string address = out.substr(at, out.find("/metrics", at) - at);
+  std::vector<int> held;
+  for (int i = 0; i < 220; ++i) {
+    const int fd = Connect(address);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    held.push_back(fd);
+  }
+  const auto began = std::chrono::steady_clock::now();
+  const int fd = Connect(address);
+  ASSERT_GE(fd, 0);
+  timeval timeout{.tv_sec = 15, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
+  ASSERT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, static_cast<size_t>(n));
+  ::close(fd);
+  const auto took = std::chrono::steady_clock::now() - began;
+  for (int h : held) ::close(h);
+  EXPECT_THAT(response, HasSubstr("200 OK")) << "no answer while half-open connections were held";
+  EXPECT_LT(took, std::chrono::seconds(5)) << "the scrape waited behind the half-open connections";
 }
 
 }  // namespace

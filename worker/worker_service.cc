@@ -13,6 +13,7 @@
 #include "job/job_validation.h"
 #include "job/run_limits.h"
 #include "worker/host_facts.h"
+#include "worker/request_validation.h"
 
 namespace iofleet {
 namespace {
@@ -20,20 +21,6 @@ namespace {
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
-// Everything in a PrepareRequest, by the rules the controller applies to what it sends.
-absl::Status ValidatePrepareRequest(const v1::PrepareRequest& request) {
-  if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
-  if (absl::Status s = CheckWorkerPlace(request.worker_index(), request.worker_count()); !s.ok()) return s;
-  // 0 is "the default" (1 s interval, 5 s lease) for older controllers.
-  if (request.interval_ns() != 0) {
-    if (absl::Status s = CheckIntervalNs(request.interval_ns(), "interval_ns"); !s.ok()) return s;
-  }
-  if (request.lease_ns() != 0) {
-    if (absl::Status s = CheckLeaseNs(request.lease_ns(), "lease_ns"); !s.ok()) return s;
-  }
-  return ValidateRunSpec(request.spec());
 }
 
 std::string Hostname() {
@@ -225,10 +212,7 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
 grpc::Status WorkerServiceImpl::Start(grpc::ServerContext* context, const v1::StartRequest* request,
                                       v1::StartResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  if (absl::Status id = CheckRunId(request->run_id()); !id.ok()) return ToGrpc(id);
-  if (absl::Status instant = CheckStartInstant(request->start_unix_ns(), absl::ToUnixNanos(absl::Now())); !instant.ok()) {
-    return ToGrpc(instant);
-  }
+  if (absl::Status valid = ValidateStartRequest(*request, absl::ToUnixNanos(absl::Now())); !valid.ok()) return ToGrpc(valid);
   auto run = FindRun(request->run_id());
   if (!run) return NoRun(request->run_id());
   run->RenewLease();
