@@ -145,6 +145,25 @@ TEST(TargetErrors, IoErrorMidRunAndReadOnlyTarget) {
   EXPECT_THAT(err, ::testing::HasSubstr("Read-only file system"));
 }
 
+// mdtest on a filesystem that fills up (files of 100000 bytes, so the last write that fits is
+// short): it says "No space left on device" (RESOURCE_EXHAUSTED), not the "Input/output error"
+// a short write used to become.
+TEST(TargetErrors, MdtestOnAFullFilesystemSaysNoSpace) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const std::string dir = TempDir() + "/tiny-md";
+  SmallTmpfs tiny(dir, "size=1m");
+  ASSERT_TRUE(tiny.mounted());
+  TestWorker worker("tiny-md-worker", {"--allow-root", dir});
+  TestProcess run({Runfile("controller/iofleet"), "mdtest", "-d", dir + "/md", "-n", "100", "-F", "-C", "-w", "100000", "--hosts",
+                   worker.address(), "--quiet", "--results-dir", "none"},
+                  TempDir() + "/tiny-md.run");
+  EXPECT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 1);
+  const std::string err = run.Stderr();
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+  EXPECT_NE(err.find("RESOURCE_EXHAUSTED"), std::string::npos) << err;
+  EXPECT_EQ(err.find("Input/output error"), std::string::npos) << err;
+}
+
 // A filesystem that fills up mid-run: the error reaches the controller with the worker, the
 // path and the errno; with continue_on_error the job keeps going and counts the failures.
 TEST(TargetErrors, NoSpaceLeftMidRun) {

@@ -131,6 +131,7 @@ TEST_F(WorkerBoundary, MdtestTreeSwappedBetweenPhasesIsRefused) {
   Outcome removed = Wait(remove);
   EXPECT_NE(removed.exit_code, 0) << "a removal phase went through a swapped directory";
   EXPECT_THAT(removed.err, HasSubstr("symlink")) << removed.err;
+  EXPECT_THAT(removed.err, HasSubstr("PERMISSION_DENIED")) << "a refusal comes back as a refusal: " << removed.err;
   ExpectOutsideUntouched(planted);
   EXPECT_EQ(DirectoryEntries(tree + ".moved"), 5) << "the run's own files are where it made them";
   EXPECT_TRUE(Exists(tree)) << "tree removal went through the symlink";
@@ -171,7 +172,7 @@ TEST_F(WorkerBoundary, UnlinkAfterTheDirectoryWasSwappedIsRefused) {
   SwapForSymlink(dir);
   Outcome outcome = Wait(run);
   EXPECT_NE(outcome.exit_code, 0) << "the run claimed success although its unlink was refused";
-  EXPECT_THAT(outcome.err, HasSubstr("unlink " + dir + "/victim.conf")) << outcome.err;
+  EXPECT_THAT(outcome.err, HasSubstr("PERMISSION_DENIED: unlink " + dir + "/victim.conf")) << outcome.err;
   EXPECT_THAT(outcome.err, HasSubstr("symlink")) << outcome.err;
   ExpectOutsideUntouched({"victim.conf"});
   EXPECT_TRUE(Exists(dir + ".moved/victim.conf")) << "the run's own file is where it made it";
@@ -526,6 +527,26 @@ TEST_F(WorkerBoundary, MetricsAnswerWhileHalfOpenConnectionsAreHeld) {
   for (int h : held) ::close(h);
   EXPECT_THAT(response, HasSubstr("200 OK")) << "no answer while half-open connections were held";
   EXPECT_LT(took, std::chrono::seconds(5)) << "the scrape waited behind the half-open connections";
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// A token over plaintext beyond loopback can be read by anyone on the path: the worker says so
+// loudly at start-up. Run in a network namespace of its own (nothing reaches it there).
+TEST_F(WorkerBoundary, ATokenOverPlaintextBeyondLoopbackIsWarnedAbout) {
+  if (::geteuid() != 0) GTEST_SKIP() << "a private network namespace (unshare -n) needs root";
+  const std::string token = base_ + "/token";
+  std::ofstream(token) << "s3cret\n";
+  TestProcess worker({"/usr/bin/unshare", "-n", Runfile("worker/iofleet-worker"), "--listen", "0.0.0.0:0", "--allow-root", root_,
+                      "--token-file", token},
+                     base_ + "/plaintext-worker");
+  ASSERT_TRUE(worker.WaitForOutput("listening on", std::chrono::seconds(10))) << worker.Stderr();
+  EXPECT_THAT(worker.Stderr(), HasSubstr("WARNING: listening on 0.0.0.0:0 in plaintext with --token-file"));
+  EXPECT_THAT(worker.Stderr(), HasSubstr("Use mutual TLS"));
 }
 
 }  // namespace

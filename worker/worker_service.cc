@@ -167,13 +167,20 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
     if (ended_.count(request->run_id())) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, absl::StrCat("run ", request->run_id(), " already ended on this worker"));
     }
+    // Runs that have finished (kept until their lease lapses) hold no IO buffers any more, so
+    // a run right after another (compare --repeat) is not refused for the previous one.
     v1::RunSpec held;
-    for (const auto& [id, run] : runs_) held.mutable_jobs()->MergeFrom(run->request().spec().jobs());
+    size_t others = 0;
+    for (const auto& [id, run] : runs_) {
+      if (run->finished()) continue;
+      held.mutable_jobs()->MergeFrom(run->request().spec().jobs());
+      ++others;
+    }
     held.mutable_jobs()->MergeFrom(request->spec().jobs());
     if (absl::Status fits = CheckRunMemory(held, max_run_memory_); !fits.ok()) {
-      return ToGrpc(runs_.empty() ? fits
-                                  : absl::Status(fits.code(), absl::StrCat(fits.message(), " (counting the ", runs_.size(),
-                                                                           " other run(s) this worker holds)")));
+      return ToGrpc(others == 0 ? fits
+                                : absl::Status(fits.code(), absl::StrCat(fits.message(), " (counting the ", others,
+                                                                         " other run(s) this worker is running)")));
     }
   }
   // A long layout stops when the controller cancels the call (another worker was lost).
