@@ -74,6 +74,7 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
   if (phase.task_first_step_size() > static_cast<int>(phase.task_count())) return bad("more wear-out start steps than tasks");
   if (absl::Status s = CheckDuration(phase.stonewall_ns(), "the stonewall time (-W)"); !s.ok()) return bad(s.message());
   if (phase.op() == v1::MetadataPhase::OP_UNSPECIFIED) return bad("no metadata operation");
+  if (!v1::MetadataPhase::Op_IsValid(phase.op())) return bad(absl::StrCat("unknown metadata operation ", static_cast<int>(phase.op())));
   if (phase.test_dirs().empty()) return bad("no test directory (-d)");
   const bool nfs = IsNfsUrl(phase.test_dirs(0));
   for (const std::string& dir : phase.test_dirs()) {
@@ -108,6 +109,11 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     if (absl::Status s = CheckDuration(ns, option); !s.ok()) return bad(s.message());
   }
   if (job.has_metadata()) return ValidateMetadataJob(job);
+  // Enumerations arrive as numbers: one no version of iofleet defines is refused, not guessed at.
+  if (!v1::ReadWrite_IsValid(job.rw())) return bad(absl::StrCat("unknown rw value ", static_cast<int>(job.rw())));
+  if (!v1::JobSpec::RateProcess_IsValid(job.rate_process())) return bad("unknown rate_process value");
+  if (!v1::JobSpec::FileService_IsValid(job.file_service())) return bad("unknown file_service_type value");
+  if (!v1::JobSpec::Verify_IsValid(job.verify())) return bad("unknown verify value");
   if (absl::Status s = CheckPath(job.directory(), "directory"); !s.ok()) return bad(s.message());
   if (absl::Status s = CheckPath(job.filename(), "filename"); !s.ok()) return bad(s.message());
   // Each name of a ':'-separated list must be a name (or an absolute path's last part).

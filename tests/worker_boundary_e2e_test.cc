@@ -319,6 +319,8 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
       {"name-dotdot", [](v1::JobSpec* j) { j->set_name("../../x"); }, "holds a '/'"},
       {"filename-empty-entry", [](v1::JobSpec* j) { j->set_filename("f1:f2::f3"); }, "empty name"},
       {"percentile-nan", [](v1::JobSpec* j) { j->add_percentile_list(NAN); }, "percentile"},
+      {"rw-unknown", [](v1::JobSpec* j) { j->set_rw(static_cast<v1::ReadWrite>(42)); }, "unknown rw value 42"},
+      {"verify-unknown", [](v1::JobSpec* j) { j->set_verify(static_cast<v1::JobSpec::Verify>(9)); }, "unknown verify value"},
       {"mdtest-write", [](v1::JobSpec* j) {
          j->mutable_metadata()->set_op(v1::MetadataPhase::FILE_CREATE);
          j->mutable_metadata()->add_test_dirs("/tmp");
