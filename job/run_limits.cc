@@ -71,6 +71,13 @@ absl::Status CheckStartInstant(int64_t start_unix_ns, int64_t now_unix_ns) {
   return absl::OkStatus();
 }
 
+absl::Status CheckReportRate(size_t jobs, uint64_t interval_ns) {
+  if (interval_ns == 0 || static_cast<double>(jobs) * 1e9 / static_cast<double>(interval_ns) <= kMaxReportsPerSecond) return absl::OkStatus();
+  const uint64_t shortest = (jobs * 1'000'000'000ull + kMaxReportsPerSecond - 1) / kMaxReportsPerSecond;
+  return absl::InvalidArgumentError(absl::StrCat(jobs, " jobs reported every ", Duration(interval_ns), " make more than ", kMaxReportsPerSecond,
+                                                 " interval reports a second: use an interval of at least ", Duration(shortest)));
+}
+
 absl::Status CheckRunId(absl::string_view run_id) {
   if (run_id.empty()) return absl::InvalidArgumentError("run_id is empty");
   if (run_id.size() > kMaxRunIdLength) {

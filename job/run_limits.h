@@ -19,7 +19,12 @@ inline constexpr uint64_t kMaxIntervalNs = 3'600'000'000'000;
 // Leases: long enough to survive a busy controller, short enough that IO stops soon after
 // the controller is gone.
 inline constexpr uint64_t kMinLeaseNs = 500'000'000;
-inline constexpr uint64_t kMaxLeaseNs = 3'600'000'000'000;
+inline constexpr uint64_t kMaxLeaseNs = 600'000'000'000;
+// Interval reports one run may make a worker produce per second (jobs / interval): the worker
+// cuts every job every interval, and a controller has to read them all.
+inline constexpr uint64_t kMaxReportsPerSecond = 10'000;
+// Reports a worker keeps for a controller that does not read them; past that it stops the run.
+inline constexpr size_t kMaxQueuedReports = 65'536;
 // A start instant may lie this far ahead of the worker's clock...
 inline constexpr int64_t kMaxStartLeadNs = 300'000'000'000;
 // ...or this far behind it: a start that arrives late (a slow network, a clock a little off)
@@ -52,6 +57,8 @@ absl::Status CheckLeaseNs(uint64_t ns, absl::string_view what = "lease");
 // kMaxStartLagNs), or kInvalidArgument saying how far off it is.
 absl::Status CheckStartInstant(int64_t start_unix_ns, int64_t now_unix_ns);
 absl::Status CheckRunId(absl::string_view run_id);
+// kInvalidArgument when `jobs` jobs cut every `interval_ns` exceed kMaxReportsPerSecond.
+absl::Status CheckReportRate(size_t jobs, uint64_t interval_ns);
 absl::Status CheckWorkerPlace(uint32_t worker_index, uint32_t worker_count);
 
 // The memory a worker allocates for `spec` before and during the run: per-thread statistics,

@@ -13,6 +13,8 @@ TEST(RunLimits, IntervalAndLeaseBoundsNameTheLimit) {
   EXPECT_THAT(CheckIntervalNs(1).message(), HasSubstr("below the minimum of 10ms"));
   EXPECT_THAT(CheckIntervalNs(UINT64_MAX).message(), HasSubstr("above the maximum of 1h"));
   EXPECT_THAT(CheckLeaseNs(0, "lease_ns").message(), HasSubstr("lease_ns 0 is below the minimum of 500ms"));
+  EXPECT_TRUE(CheckReportRate(100, 10'000'000).ok());
+  EXPECT_THAT(CheckReportRate(4096, 10'000'000).message(), HasSubstr("use an interval of at least 409.6ms"));
 }
 
 TEST(RunLimits, StartInstantWithinAWindowAroundNow) {

@@ -386,6 +386,55 @@ TEST_F(HostileRequests, ASecondStreamOfARunIsRefused) {
   first_context.TryCancel();
 }
 
+// A controller that starts a run and never reads its reports (stalled, connection held) used
+// to make the worker queue them without bound for as long as the lease was renewed. The worker
+// stops the run once 65,536 wait, and says why.
+TEST_F(HostileRequests, UnreadReportsAreBoundedAndStopTheRun) {
+  v1::PrepareRequest request = ValidPrepare("unread");
+  request.set_interval_ns(10'000'000);  // 100 jobs every 10 ms: 10,000 reports a second, the limit
+  request.set_lease_ns(60'000'000'000);
+  v1::JobSpec job = request.spec().jobs(0);
+  job.set_ioengine("null");
+  job.clear_directory();
+  job.set_time_based(true);
+  job.set_runtime_ns(120'000'000'000);
+  job.add_rate_iops(100);
+  job.add_rate_iops(100);
+  request.mutable_spec()->clear_jobs();
+  for (int i = 0; i < 100; ++i) {
+    job.set_name("j" + std::to_string(i));
+    *request.mutable_spec()->add_jobs() = job;
+  }
+  ASSERT_TRUE(Prepare(request).ok()) << Prepare(request).error_message();
+  ASSERT_TRUE(Start("unread", NowUnixNs() + 100'000'000).ok());
+  // Heartbeats keep the lease; nobody reads the stream. The run must end by itself.
+  bool active = true;
+  ASSERT_TRUE(WaitFor([&] {
+    grpc::ClientContext context;
+    v1::HeartbeatRequest beat;
+    beat.set_run_id("unread");
+    v1::HeartbeatResponse response;
+    if (stub_->Heartbeat(&context, beat, &response).ok()) active = response.run_active();
+    return !active;
+  }, std::chrono::seconds(60))) << "the run went on with its reports unread";
+  EXPECT_LT(WorkerRssKiB(), 400u * 1024) << "the queued reports grew without bound";
+  // The reports that were kept are delivered, the last ones saying why the run stopped.
+  grpc::ClientContext context;
+  v1::StreamIntervalsRequest stream_request;
+  stream_request.set_run_id("unread");
+  auto stream = stub_->StreamIntervals(&context, stream_request);
+  v1::IntervalReport report;
+  size_t reports = 0;
+  std::string reason;
+  while (stream->Read(&report)) {
+    ++reports;
+    if (report.final()) reason = report.stop_reason();
+  }
+  EXPECT_GE(reports, 65'536u);
+  EXPECT_LT(reports, 65'536u + 2'000) << "reports kept coming after the stop (a few intervals per job while the threads end)";
+  EXPECT_THAT(reason, HasSubstr("stopped reading interval reports"));
+}
+
 // mdtest with ten billion items per task used to abort with std::bad_alloc (a list of every
 // step); now it runs in bounded memory: a one-second stonewalled creation, then removal.
 TEST_F(HostileRequests, MdtestWithTenBillionItemsRunsInBoundedMemory) {

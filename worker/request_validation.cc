@@ -15,6 +15,11 @@ absl::Status ValidatePrepareRequest(const v1::PrepareRequest& request) {
   if (request.lease_ns() != 0) {
     if (absl::Status s = CheckLeaseNs(request.lease_ns(), "lease_ns"); !s.ok()) return s;
   }
+  if (absl::Status s = CheckReportRate(static_cast<size_t>(request.spec().jobs_size()),
+                                      request.interval_ns() ? request.interval_ns() : 1'000'000'000);
+      !s.ok()) {
+    return s;
+  }
   return ValidateRunSpec(request.spec());
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "job/mdtest_tree.h"
+#include "job/run_limits.h"
 #include "worker/metadata_task.h"
 
 namespace iofleet {
@@ -206,6 +207,13 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
 void WorkerRun::Publish(v1::IntervalReport report) {
   if (observer_) observer_(request_, report);
   reports_.push_back(std::move(report));
+  if (reports_.size() >= kMaxQueuedReports && !stop_) {
+    // Nobody reads them (a controller that stalls but holds its connection): stop rather than
+    // keep them without bound. Only the jobs' final reports are added after this.
+    Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", reports_.size(), " interval reports unread; stopping its IO"));
+    stop_reason_ = absl::StrCat("the controller stopped reading interval reports (", reports_.size(), " queued)");
+    stop_ = true;
+  }
   changed_.notify_all();
 }
 
