@@ -206,14 +206,22 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
 
 void WorkerRun::Publish(v1::IntervalReport report) {
   if (observer_) observer_(request_, report);
-  reports_.push_back(std::move(report));
-  if (reports_.size() >= kMaxQueuedReports && !stop_) {
+  if (reports_.size() >= kMaxQueuedReports) {
     // Nobody reads them (a controller that stalls but holds its connection): stop rather than
-    // keep them without bound. Only the jobs' final reports are added after this.
-    Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", reports_.size(), " interval reports unread; stopping its IO"));
-    stop_reason_ = absl::StrCat("the controller stopped reading interval reports (", reports_.size(), " queued)");
-    stop_ = true;
+    // keep them without bound. From here on only the jobs' final reports are queued; the
+    // intervals in between are dropped, and the final reports say so.
+    if (!stop_) {
+      Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", reports_.size(), " interval reports unread; stopping its IO"));
+      stop_reason_ = absl::StrCat("the controller stopped reading interval reports (", reports_.size(), " queued)");
+      stop_ = true;
+    }
+    if (!report.final()) {
+      ++dropped_reports_;
+      return;
+    }
+    if (dropped_reports_ > 0) report.add_notes(absl::StrCat(dropped_reports_, " interval report(s) were dropped: nobody read them"));
   }
+  reports_.push_back(std::move(report));
   changed_.notify_all();
 }
 

@@ -98,6 +98,7 @@ class WorkerRun {
   std::string stop_reason_;
   std::vector<JobState> jobs_;
   std::deque<v1::IntervalReport> reports_;
+  uint64_t dropped_reports_ = 0;  // past kMaxQueuedReports (nobody reads them)
   bool all_reports_produced_ = false;
   std::vector<std::thread> io_threads_;
   std::thread collector_;
