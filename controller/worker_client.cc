@@ -74,33 +74,18 @@ absl::StatusOr<v1::HelloResponse> WorkerClient::Hello(absl::Duration timeout) {
 }
 
 absl::StatusOr<v1::PrepareResponse> WorkerClient::Prepare(const v1::PrepareRequest& request, absl::Duration timeout) {
-  grpc::ClientContext context;
-  Authenticate(&context);
-  context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-  {
-    std::lock_guard<std::mutex> lock(prepare_mu_);
-    if (prepare_cancelled_) return absl::CancelledError(absl::StrCat("worker ", address_, ": prepare given up"));
-    prepare_context_ = &context;
-  }
-  v1::PrepareResponse response;
-  const grpc::Status status = stub_->Prepare(&context, request, &response);
-  {
-    std::lock_guard<std::mutex> lock(prepare_mu_);
-    prepare_context_ = nullptr;
-  }
-  if (!status.ok()) return Named(status, "prepare");
-  return response;
+  return Call(&v1::WorkerService::Stub::Prepare, request, timeout, "prepare", &prepare_);
 }
 
 void WorkerClient::ResetPrepare() {
-  std::lock_guard<std::mutex> lock(prepare_mu_);
-  prepare_cancelled_ = false;
+  std::lock_guard<std::mutex> lock(prepare_.mu);
+  prepare_.cancelled = false;
 }
 
 void WorkerClient::CancelPrepare() {
-  std::lock_guard<std::mutex> lock(prepare_mu_);
-  prepare_cancelled_ = true;
-  if (prepare_context_ != nullptr) prepare_context_->TryCancel();
+  std::lock_guard<std::mutex> lock(prepare_.mu);
+  prepare_.cancelled = true;
+  if (prepare_.context != nullptr) prepare_.context->TryCancel();
 }
 
 absl::StatusOr<v1::StartResponse> WorkerClient::Start(const v1::StartRequest& request, absl::Duration timeout) {

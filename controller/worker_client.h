@@ -42,16 +42,34 @@ class WorkerClient {
 
  private:
   absl::Status Named(const grpc::Status& status, absl::string_view call) const;
+  // A call another thread may give up: the context in flight, and whether it was given up.
+  struct Cancellable {
+    std::mutex mu;
+    grpc::ClientContext* context = nullptr;
+    bool cancelled = false;
+  };
   // One unary call with the token and a deadline; errors named by Named(). Every RPC but
-  // Hello (which also checks versions) and the stream goes through it.
+  // Hello (which also checks versions) and the stream goes through it. With `cancellable`,
+  // the call is registered there and returns kCancelled once it is (or was) given up.
   template <typename Request, typename Response>
   absl::StatusOr<Response> Call(grpc::Status (v1::WorkerService::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
-                                const Request& request, absl::Duration timeout, absl::string_view name) {
+                                const Request& request, absl::Duration timeout, absl::string_view name,
+                                Cancellable* cancellable = nullptr) {
     grpc::ClientContext context;
     Authenticate(&context);
     context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    if (cancellable != nullptr) {
+      std::lock_guard<std::mutex> lock(cancellable->mu);
+      if (cancellable->cancelled) return absl::CancelledError(absl::StrCat("worker ", address_, ": ", name, " given up"));
+      cancellable->context = &context;
+    }
     Response response;
-    absl::Status status = Named((stub_.get()->*method)(&context, request, &response), name);
+    const grpc::Status result = (stub_.get()->*method)(&context, request, &response);
+    if (cancellable != nullptr) {
+      std::lock_guard<std::mutex> lock(cancellable->mu);
+      cancellable->context = nullptr;
+    }
+    absl::Status status = Named(result, name);
     if (!status.ok()) return status;
     return response;
   }
@@ -62,9 +80,7 @@ class WorkerClient {
   const TransportSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkerService::Stub> stub_;
-  std::mutex prepare_mu_;
-  grpc::ClientContext* prepare_context_ = nullptr;  // the Prepare in flight, if any
-  bool prepare_cancelled_ = false;
+  Cancellable prepare_;
   std::mutex stream_mu_;
   grpc::ClientContext* stream_context_ = nullptr;
   bool stream_cancelled_ = false;

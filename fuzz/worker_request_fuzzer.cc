@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const int64_t now = absl::ToUnixNanos(absl::Now());
   if (!iofleet::ValidatePrepareRequest(prepare).ok()) return 0;
-  if (!iofleet::CheckRunMemory(prepare.spec(), kMemoryBudget).ok()) return 0;
+  if (!iofleet::CheckRunMemory(iofleet::EstimateRunMemory(prepare.spec()), kMemoryBudget).ok()) return 0;
   if (LayoutBytes(prepare.spec()) == UINT64_MAX) return 0;
   static const auto* policy = new iofleet::PathPolicy(*iofleet::PathPolicy::Create({kRoot}));
   auto layout = iofleet::LayOutRunFiles(prepare, *policy);

@@ -105,8 +105,7 @@ uint64_t EstimateRunMemory(const v1::RunSpec& spec) {
   return total;
 }
 
-absl::Status CheckRunMemory(const v1::RunSpec& spec, uint64_t limit) {
-  const uint64_t estimate = EstimateRunMemory(spec);
+absl::Status CheckRunMemory(uint64_t estimate, uint64_t limit) {
   if (estimate <= limit) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat("the run needs about ", Bytes(estimate), " of memory on this worker (",
                                                    "per job thread: statistics, IO buffers of iodepth x bs, do_verify's write list), above its limit of ",

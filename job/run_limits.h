@@ -65,8 +65,9 @@ absl::Status CheckWorkerPlace(uint32_t worker_index, uint32_t worker_count);
 // IO buffers, write tracking for do_verify, mdtest data buffers. An upper estimate, checked
 // before anything is allocated.
 uint64_t EstimateRunMemory(const v1::RunSpec& spec);
-// kResourceExhausted naming the estimate, the limit and how to change it, when over.
-absl::Status CheckRunMemory(const v1::RunSpec& spec, uint64_t limit);
+// kResourceExhausted naming the estimate (EstimateRunMemory, or a sum of them), the limit and
+// how to change it, when over.
+absl::Status CheckRunMemory(uint64_t estimate, uint64_t limit);
 
 }  // namespace iofleet
 

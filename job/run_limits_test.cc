@@ -50,8 +50,8 @@ TEST(RunLimits, MemoryEstimateGrowsWithThreadsAndBuffersAndSaturates) {
   EXPECT_EQ(EstimateRunMemory(spec), 4 * one);
   job->set_iodepth(4096);
   job->mutable_read_bs()->set_max(1ull << 30);
-  EXPECT_THAT(CheckRunMemory(spec, kDefaultMaxRunMemory).message(), HasSubstr("--max-run-memory"));
-  EXPECT_EQ(CheckRunMemory(spec, kDefaultMaxRunMemory).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(CheckRunMemory(EstimateRunMemory(spec), kDefaultMaxRunMemory).message(), HasSubstr("--max-run-memory"));
+  EXPECT_EQ(CheckRunMemory(EstimateRunMemory(spec), kDefaultMaxRunMemory).code(), absl::StatusCode::kResourceExhausted);
   job->set_numjobs(UINT32_MAX);
   EXPECT_EQ(EstimateRunMemory(spec), UINT64_MAX) << "saturates, never wraps";
 }

@@ -2,11 +2,8 @@
 // report exactly, a worker frozen mid-run (SIGSTOP) makes its intervals late — published
 // without it, marked incomplete, then amended when it resumes — and the progress line is
 // printed unless --quiet.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <dirent.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,16 +90,8 @@ std::string Command(const std::string& command, int* status) {
 
 // GET http://ADDRESS/metrics over a plain socket (the test talks to 127.0.0.1 only).
 std::string Scrape(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return "";
-  }
+  const int fd = ::iofleet::testing::ConnectTcp(address);
+  if (fd < 0) return "";
   const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
   (void)::write(fd, request.data(), request.size());
   std::string response;

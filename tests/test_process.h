@@ -55,6 +55,9 @@ class TestWorker {
 
 std::string TempDir();
 
+// A TCP connection to an IPv4 HOST:PORT (tests talk to 127.0.0.1 only), or -1.
+int ConnectTcp(const std::string& address);
+
 // Entries in a directory (not . and ..), or -1 if it cannot be read.
 int DirectoryEntries(const std::string& dir);
 // Their names, sorted (none if it cannot be read).

@@ -2,8 +2,6 @@
 // changed under a run (a directory swapped for a symlink between and during phases) must not
 // take any removal, rename, stat or create outside --allow-root. Real worker and controller
 // processes over gRPC on 127.0.0.1, on the test's temporary directory.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +24,7 @@
 namespace iofleet {
 namespace {
 
+using ::iofleet::testing::ConnectTcp;
 using ::iofleet::testing::DirectoryEntries;
 using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::Runfile;
@@ -537,20 +536,6 @@ TEST_F(WorkerBoundary, AWorkerLostDuringPrepareIsReportedAtOnceAndTheOthersStop)
 namespace iofleet {
 namespace {
 
-int Connect(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
-  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr);
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Connections that open and never send a request used to hold the metrics server's only
 // thread for 30 s each: ~220 of them made /metrics unreachable. A scrape must still answer.
 TEST_F(WorkerBoundary, MetricsAnswerWhileHalfOpenConnectionsAreHeld) {
@@ -562,12 +547,12 @@ TEST_F(WorkerBoundary, MetricsAnswerWhileHalfOpenConnectionsAreHeld) {
   const std::string address = out.substr(at, out.find("/metrics", at) - at);
   std::vector<int> held;
   for (int i = 0; i < 220; ++i) {
-    const int fd = Connect(address);
+    const int fd = ConnectTcp(address);
     ASSERT_GE(fd, 0) << "connection " << i;
     held.push_back(fd);
   }
   const auto began = std::chrono::steady_clock::now();
-  const int fd = Connect(address);
+  const int fd = ConnectTcp(address);
   ASSERT_GE(fd, 0);
   timeval timeout{.tv_sec = 15, .tv_usec = 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));

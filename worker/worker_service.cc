@@ -10,7 +10,6 @@
 #include "common/transport_security.h"
 #include "engines/engine_registry.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "job/job_validation.h"
 #include "job/run_limits.h"
 #include "worker/host_facts.h"
 #include "worker/request_validation.h"
@@ -99,6 +98,11 @@ void WorkerServiceImpl::RememberEnded(const std::string& run_id, const std::stri
   }
 }
 
+bool WorkerServiceImpl::Ended(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ended_.count(run_id) > 0;
+}
+
 grpc::Status WorkerServiceImpl::NoRun(const std::string& run_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = ended_.find(run_id); it != ended_.end()) {
@@ -161,22 +165,20 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
     *response = existing->prepared();
     return grpc::Status::OK;
   }
+  if (Ended(request->run_id())) return NoRun(request->run_id());
   {
-    // The runs held together stay within --max-run-memory.
+    // The runs going at once stay within --max-run-memory. Runs that have finished (kept until
+    // their lease lapses) hold no IO buffers any more, so a run right after another (compare
+    // --repeat) is not refused for the previous one.
     std::lock_guard<std::mutex> lock(mu_);
-    if (ended_.count(request->run_id())) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, absl::StrCat("run ", request->run_id(), " already ended on this worker"));
-    }
-    // Runs that have finished (kept until their lease lapses) hold no IO buffers any more, so
-    // a run right after another (compare --repeat) is not refused for the previous one.
-    v1::RunSpec held;
+    uint64_t held = EstimateRunMemory(request->spec());
     size_t others = 0;
     for (const auto& [id, run] : runs_) {
       if (run->finished()) continue;
-      held.mutable_jobs()->MergeFrom(run->request().spec().jobs());
+      const uint64_t estimate = EstimateRunMemory(run->request().spec());
+      held = held > UINT64_MAX - estimate ? UINT64_MAX : held + estimate;
       ++others;
     }
-    held.mutable_jobs()->MergeFrom(request->spec().jobs());
     if (absl::Status fits = CheckRunMemory(held, max_run_memory_); !fits.ok()) {
       return ToGrpc(others == 0 ? fits
                                 : absl::Status(fits.code(), absl::StrCat(fits.message(), " (counting the ", others,
@@ -240,20 +242,12 @@ grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext* context, const v1::Sto
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
                                           v1::HeartbeatResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  {
-    // A run dropped because its lease expired is not revived by a late heartbeat: say why.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (ended_.count(request->run_id())) return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                                                             absl::StrCat("run ", request->run_id(), " ended on this worker: ", ended_[request->run_id()]));
-  }
   auto run = FindRun(request->run_id());
-  if (!run) return NoRun(request->run_id());
   // An expired lease is not renewed, even when the watchdog has not got to it yet (a worker
-  // resumed from a pause may find a heartbeat queued from before).
-  if (run->LeaseExpired(WorkerRun::Clock::now())) {
-    ExpireLease(request->run_id(), *run);
-    return NoRun(request->run_id());
-  }
+  // resumed from a pause may find a heartbeat queued from before); a run dropped for it is
+  // not revived by a late heartbeat, which is told why.
+  if (run && run->LeaseExpired(WorkerRun::Clock::now())) ExpireLease(request->run_id(), *run);
+  if (!run || Ended(request->run_id())) return NoRun(request->run_id());
   run->RenewLease();
   response->set_run_active(!run->finished());
   return grpc::Status::OK;

@@ -49,6 +49,8 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   // NOT_FOUND for a run this worker never had (or forgot: it was restarted), FAILED_PRECONDITION
   // saying why for one it dropped (its lease expired, say).
   grpc::Status NoRun(const std::string& run_id);
+  // Whether a run ended here for a reason NoRun tells (its lease expired).
+  bool Ended(const std::string& run_id);
   // Stops a run whose lease has expired and remembers why (without mu_ held).
   void ExpireLease(const std::string& run_id, WorkerRun& run);
   // Remembers why a run went away (called with mu_ held).
