@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
 #include "engines/engine_registry.h"
 #include "nfs/nfs_connection.h"
+#include "nfs/nfs_tree.h"
 
 namespace iofleet {
 namespace {
@@ -43,6 +45,7 @@ class NfsEngine final : public IoEngine {
     for (nfsfh* handle : handles_) {
       if (handle != nullptr && in_flight_ == 0 && !broken_) nfs_close(connection_->context(), handle);
     }
+    tree_.reset();
     connection_.reset();
   }
 
@@ -57,15 +60,19 @@ class NfsEngine final : public IoEngine {
       directory.path = directory.path.substr(0, std::max<size_t>(directory.path.rfind('/'), 1));
       auto connected = NfsConnection::Connect(directory);
       if (!connected.ok()) return connected.status();
+      auto tree = NfsTree::Open(connected->get());
+      if (!tree.ok()) return tree.status();
       connection_ = std::move(*connected);
+      tree_ = std::move(*tree);
       if (options.direct) notes_.push_back("nfs: direct=1 changes nothing (libnfs has no client cache; every IO goes to the server)");
     }
     auto inside = connection_->PathOf(path);
     if (!inside.ok()) return inside.status();
     const int access = options.read && options.write ? O_RDWR : options.write ? O_WRONLY : O_RDONLY;
     nfsfh* handle = nullptr;
-    int rc = nfs_open(connection_->context(), inside->c_str(), access, &handle);
-    if (rc == -ENOENT && options.create) rc = nfs_create(connection_->context(), inside->c_str(), access, 0644, &handle);
+    // Reached by file handle with no symlink followed, then opened (see nfs/nfs_tree.h).
+    const int rc = tree_->OpenFile(*inside, access, options.create, &handle);
+    if (rc == -ELOOP || rc == -EXDEV) return ConfinedPathError(rc, "open", path);
     if (rc != 0) return connection_->Error(rc, absl::StrCat("open ", path));
     handles_.push_back(handle);
     writable_.push_back(options.write);
@@ -195,6 +202,7 @@ class NfsEngine final : public IoEngine {
 
   std::vector<Slot> slots_;
   std::unique_ptr<NfsConnection> connection_;
+  std::unique_ptr<NfsTree> tree_;  // on connection_
   std::vector<nfsfh*> handles_;
   std::vector<bool> writable_;  // opened for writing, per handle
   std::vector<IoRequest*> queued_;

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "common/errno_status.h"
 
 namespace iofleet {
@@ -23,6 +22,7 @@ absl::StatusOr<std::unique_ptr<NfsConnection>> NfsConnection::Connect(const NfsU
     if (context == nullptr) return absl::ResourceExhaustedError("cannot create a libnfs context");
     std::unique_ptr<NfsConnection> connection(new NfsConnection(context, directory));
     connection->export_path_ = export_path;
+    connection->timeout_ms_ = timeout_ms;
     // libnfs applies the URL's arguments (ports, uid/gid, ...) to the context as it parses it.
     nfs_url* parsed = nfs_parse_url_dir(context, directory.ToString().c_str());
     if (parsed == nullptr) {
@@ -68,22 +68,6 @@ std::string NfsConnection::LastError() const {
 
 absl::Status NfsConnection::Error(int result, absl::string_view what) const {
   return ErrnoStatus(-result, absl::StrCat(what, " on ", root_.server, " (", LastError(), ")"));
-}
-
-absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory) {
-  auto connection = NfsConnection::Connect(existing);
-  if (!connection.ok()) return connection.status();
-  auto tail = (*connection)->PathOf(directory.ToString());
-  if (!tail.ok()) return tail.status();
-  std::string path;
-  for (absl::string_view part : absl::StrSplit(*tail, '/', absl::SkipEmpty())) {
-    absl::StrAppend(&path, "/", part);
-    const int rc = nfs_mkdir((*connection)->context(), path.c_str());
-    if (rc != 0 && rc != -EEXIST) {
-      return (*connection)->Error(rc, absl::StrCat("mkdir ", existing.Location(), path));
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace iofleet

@@ -29,6 +29,9 @@ class NfsConnection {
 
   nfs_context* context() const { return context_; }
   const NfsUrl& root() const { return root_; }
+  // The directory the server mounted: root().path or the nearest exported one above it.
+  const std::string& export_path() const { return export_path_; }
+  int timeout_ms() const { return timeout_ms_; }
   // The path inside the mount of a URL at or under root() ("/" for the root itself);
   // kPermissionDenied for any other URL.
   absl::StatusOr<std::string> PathOf(absl::string_view url) const;
@@ -45,11 +48,8 @@ class NfsConnection {
   nfs_context* context_;
   NfsUrl root_;
   std::string export_path_;  // what was mounted: root_.path or a directory above it
+  int timeout_ms_ = 30000;
 };
-
-// mkdir -p of `directory` through a connection at `existing` (a directory at or above it that
-// exists), component by component; directories already there are fine.
-absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory);
 
 }  // namespace iofleet
 

@@ -20,6 +20,7 @@
 #include "common/nfs_url.h"
 #include "common/status_macros.h"
 #include "nfs/nfs_connection.h"
+#include "nfs/nfs_tree.h"
 
 namespace iofleet {
 namespace {
@@ -190,92 +191,64 @@ class PosixFileSystem final : public FileSystem {
   ConfinedTree tree_;
 };
 
-// libnfs's synchronous calls, one connection per root. Paths are nfs:// URLs.
+// NFS roots through libnfs, one connection per root. Every path goes through the
+// connection's NfsTree: walked by file handle with no symlink followed (nfs/nfs_tree.h), the
+// counterpart of ConfinedTree. Paths are nfs:// URLs.
 class NfsFileSystem final : public FileSystem {
  public:
   absl::Status Add(const std::string& root) {
     auto url = ParseNfsUrl(root);
     if (!url.ok()) return url.status();
-    for (const auto& c : connections_) {
-      if (url->IsUnder(c->root())) return absl::OkStatus();
+    for (const Root& r : roots_) {
+      if (url->IsUnder(r.connection->root())) return absl::OkStatus();
     }
     auto connection = NfsConnection::Connect(*url);
     if (!connection.ok()) return connection.status();
-    connections_.push_back(std::move(*connection));
+    auto tree = NfsTree::Open(connection->get());
+    if (!tree.ok()) return tree.status();
+    roots_.push_back(Root{std::move(*connection), std::move(*tree)});
     return absl::OkStatus();
   }
 
   int MakeDirectory(const std::string& path) override {
-    return Call(path, [](nfs_context* c, const char* p) { return nfs_mkdir(c, p); });
+    return Call(path, [](NfsTree& t, const std::string& p) { return t.MakeDirectory(p); });
   }
   int RemoveDirectory(const std::string& path) override {
-    return Call(path, [](nfs_context* c, const char* p) { return nfs_rmdir(c, p); });
+    return Call(path, [](NfsTree& t, const std::string& p) { return t.RemoveDirectory(p); });
   }
   int Stat(const std::string& path, uint64_t* size) override {
-    return Call(path, [size](nfs_context* c, const char* p) {
-      struct nfs_stat_64 st;
-      const int rc = nfs_stat64(c, p, &st);
-      if (rc == 0 && size != nullptr) *size = st.nfs_size;
+    return Call(path, [size](NfsTree& t, const std::string& p) {
+      NfsObject object;
+      const int rc = t.Stat(p, &object);
+      if (rc == 0 && size != nullptr) *size = object.size;
       return rc;
     });
   }
   int Rename(const std::string& from, const std::string& to) override {
-    nfs_context* context = nullptr;
+    Root* root = nullptr;
     std::string a, b;
-    if (!Resolve(from, &context, &a) || !Resolve(to, &context, &b)) return EXDEV;
-    return -nfs_rename(context, a.c_str(), b.c_str());
+    if (!Resolve(from, &root, &a) || !Resolve(to, &root, &b)) return EXDEV;
+    return -root->tree->Rename(a, b);
   }
   int Unlink(const std::string& path) override {
-    return Call(path, [](nfs_context* c, const char* p) { return nfs_unlink(c, p); });
+    return Call(path, [](NfsTree& t, const std::string& p) { return t.Unlink(p); });
   }
-
   int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
-    return Call(path, [&](nfs_context* c, const char* p) {
-      if (node) {
-        const int rc = nfs_mknod(c, p, S_IFREG | 0644, 0);
-        return rc == -EEXIST && shared ? 0 : rc;
-      }
-      nfsfh* handle = nullptr;
-      int rc = nfs_create(c, p, O_WRONLY | (shared ? 0 : O_EXCL), 0644, &handle);
-      if (rc != 0) return rc;
-      if (!data.empty()) {
-        const int n = nfs_pwrite(c, handle, 0, data.size(), data.data());
-        if (n != static_cast<int>(data.size())) rc = n < 0 ? n : -EIO;
-      }
-      if (rc == 0 && sync) rc = nfs_fsync(c, handle);
-      const int closed = nfs_close(c, handle);
-      return rc != 0 ? rc : closed;
-    });
+    return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, sync, node, shared); });
   }
-
   int ReadFile(const std::string& path, absl::Span<char> buffer) override {
-    return Call(path, [&](nfs_context* c, const char* p) {
-      nfsfh* handle = nullptr;
-      int rc = nfs_open(c, p, O_RDONLY, &handle);
-      if (rc != 0) return rc;
-      if (!buffer.empty()) {
-        const int n = nfs_pread(c, handle, 0, buffer.size(), buffer.data());
-        if (n != static_cast<int>(buffer.size())) rc = n < 0 ? n : -EIO;
-      }
-      nfs_close(c, handle);
-      return rc;
-    });
+    return Call(path, [&](NfsTree& t, const std::string& p) { return t.ReadFile(p, buffer); });
   }
 
   int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths, size_t max_paths) override {
     int64_t n = 0;
-    const int error = Call(dir, [&](nfs_context* c, const char* p) {
-      nfsdir* listing = nullptr;
-      const int rc = nfs_opendir(c, p, &listing);
-      if (rc != 0) return rc;
-      while (nfsdirent* e = nfs_readdir(c, listing)) {
-        const absl::string_view name = e->name;
-        if (name == "." || name == ".." || !absl::StartsWith(name, prefix)) continue;
+    const int error = Call(dir, [&](NfsTree& t, const std::string& p) {
+      return t.List(p, [&](absl::string_view name) {
+        if (!absl::StartsWith(name, prefix)) return true;
         ++n;
         if (paths != nullptr && paths->size() < max_paths) paths->push_back(absl::StrCat(dir, "/", name));
-      }
-      nfs_closedir(c, listing);
-      return 0;
+        return true;
+      });
     });
     return error != 0 ? -error : n;
   }
@@ -283,16 +256,16 @@ class NfsFileSystem final : public FileSystem {
   absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
                                   const std::function<bool()>& cancelled) override {
     (void)direct;  // libnfs has no client cache: every IO goes to the server anyway
-    nfs_context* context = nullptr;
+    Root* root = nullptr;
     std::string inside;
-    if (!Resolve(path, &context, &inside)) return absl::PermissionDeniedError(absl::StrCat(path, " is outside the NFS directories of the job"));
+    if (!Resolve(path, &root, &inside)) return absl::PermissionDeniedError(absl::StrCat(path, " is outside the NFS directories of the job"));
+    nfs_context* context = root->connection->context();
     auto failed = [&](int rc, absl::string_view what) {
-      const char* reason = nfs_get_error(context);
-      return ErrnoStatus(-rc, absl::StrCat(what, " ", path, " (", reason != nullptr ? reason : "", ")"));
+      if (rc == -ELOOP || rc == -EXDEV) return ConfinedPathError(rc, std::string(what), path);
+      return ErrnoStatus(-rc, absl::StrCat(what, " ", path, " (", root->connection->LastError(), ")"));
     };
     nfsfh* handle = nullptr;
-    int rc = nfs_open(context, inside.c_str(), O_RDWR, &handle);
-    if (rc == -ENOENT) rc = nfs_create(context, inside.c_str(), O_RDWR, 0644, &handle);
+    int rc = root->tree->OpenFile(inside, O_RDWR, /*create=*/true, &handle);
     if (rc != 0) return failed(rc, "create");
     struct nfs_stat_64 st;
     absl::Status status;
@@ -330,28 +303,32 @@ class NfsFileSystem final : public FileSystem {
   }
 
  private:
-  // The connection whose root holds `url`, and the path inside it.
-  bool Resolve(const std::string& url, nfs_context** context, std::string* inside) {
-    for (const auto& c : connections_) {
-      auto path = c->PathOf(url);
+  struct Root {
+    std::unique_ptr<NfsConnection> connection;
+    std::unique_ptr<NfsTree> tree;
+  };
+  // The root that holds `url` (the same one as *root when that is set), and the path inside it.
+  bool Resolve(const std::string& url, Root** root, std::string* inside) {
+    for (Root& r : roots_) {
+      auto path = r.connection->PathOf(url);
       if (!path.ok()) continue;
-      if (*context != nullptr && *context != c->context()) return false;
-      *context = c->context();
+      if (*root != nullptr && *root != &r) return false;
+      *root = &r;
       *inside = std::move(*path);
       return true;
     }
     return false;
   }
-  // Runs a libnfs call (returning 0 or -errno) on the path inside its connection; 0 or errno.
+  // Runs a tree call (returning 0 or -errno) on the path inside its root; 0 or errno.
   template <typename F>
   int Call(const std::string& url, F call) {
-    nfs_context* context = nullptr;
+    Root* root = nullptr;
     std::string inside;
-    if (!Resolve(url, &context, &inside)) return EACCES;
-    return -call(context, inside.c_str());
+    if (!Resolve(url, &root, &inside)) return EACCES;
+    return -call(*root->tree, inside);
   }
 
-  std::vector<std::unique_ptr<NfsConnection>> connections_;
+  std::vector<Root> roots_;
 };
 
 }  // namespace

@@ -13,7 +13,7 @@
 #include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
-#include "nfs/nfs_connection.h"
+#include "nfs/nfs_tree.h"
 
 namespace iofleet {
 namespace {
