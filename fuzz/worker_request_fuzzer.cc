@@ -5,16 +5,22 @@
 //
 // Input: a 4-byte little-endian length, that many bytes of PrepareRequest, the rest a
 // StartRequest (its instant is taken relative to now, so a start within the window happens).
+// Mutation is structure-aware (fuzz/proto_mutation.h): most inputs are decoded, one field of
+// one message changed through reflection and encoded again, so hostile values reach every
+// field; the rest are mutated as bytes, which exercises the decoding.
 #include <sys/stat.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "fuzz/proto_mutation.h"
+#include "google/protobuf/stubs/logging.h"
 #include "common/confined_path.h"
 #include "job/block_sizes.h"
 #include "job/run_limits.h"
@@ -46,23 +52,55 @@ uint64_t LayoutBytes(const iofleet::v1::RunSpec& spec) {
 
 }  // namespace
 
+// Splits an input into its two messages; false when the first does not decode.
+static bool Decode(const uint8_t* data, size_t size, iofleet::v1::PrepareRequest* prepare, iofleet::v1::StartRequest* start) {
+  if (size < 4) return false;
+  uint32_t prepare_size;
+  std::memcpy(&prepare_size, data, 4);
+  data += 4;
+  size -= 4;
+  if (prepare_size > size) prepare_size = static_cast<uint32_t>(size);
+  if (!prepare->ParseFromArray(data, static_cast<int>(prepare_size))) return false;
+  (void)start->ParseFromArray(data + prepare_size, static_cast<int>(size - prepare_size));
+  return true;
+}
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  std::mt19937_64 rng(seed);
+  iofleet::v1::PrepareRequest prepare;
+  iofleet::v1::StartRequest start;
+  if (rng() % 8 == 0 || !Decode(data, size, &prepare, &start)) return LLVMFuzzerMutate(data, size, max_size);
+  const int changes = 1 + static_cast<int>(rng() % 3);
+  for (int i = 0; i < changes; ++i) {
+    if (rng() % 6 == 0) {
+      iofleet::fuzz::MutateMessage(&start, rng, &LLVMFuzzerMutate);
+    } else {
+      iofleet::fuzz::MutateMessage(&prepare, rng, &LLVMFuzzerMutate);
+    }
+  }
+  const std::string p = prepare.SerializeAsString(), s = start.SerializeAsString();
+  if (4 + p.size() + s.size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
+  const uint32_t prepare_size = static_cast<uint32_t>(p.size());
+  std::memcpy(data, &prepare_size, 4);
+  std::memcpy(data + 4, p.data(), p.size());
+  std::memcpy(data + 4 + p.size(), s.data(), s.size());
+  return 4 + p.size() + s.size();
+}
+
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Byte-mutated inputs often hold invalid UTF-8, which protobuf refuses with a log line each.
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel, const char*, int, const std::string&) {});
   ::mkdir(kRoot, 0755);
   (void)iofleet::ConfineOpensBeneath({kRoot});
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 4) return 0;
-  uint32_t prepare_size;
-  std::memcpy(&prepare_size, data, 4);
-  data += 4;
-  size -= 4;
-  if (prepare_size > size) prepare_size = static_cast<uint32_t>(size);
   iofleet::v1::PrepareRequest prepare;
   iofleet::v1::StartRequest start;
-  if (!prepare.ParseFromArray(data, static_cast<int>(prepare_size))) return 0;
-  (void)start.ParseFromArray(data + prepare_size, static_cast<int>(size - prepare_size));
+  if (!Decode(data, size, &prepare, &start)) return 0;
 
   const int64_t now = absl::ToUnixNanos(absl::Now());
   if (!iofleet::ValidatePrepareRequest(prepare).ok()) return 0;

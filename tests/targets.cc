@@ -98,6 +98,11 @@ NfsServer::NfsServer(const std::string& base) : base_(base) {
   ::mkdir((base_ + "/recovery").c_str(), 0755);
   netns_ = "iofleet-nfs-" + std::to_string(::getpid());
   bool failed = false;
+  // A test process that died without its destructors (an abort) left its namespace and server
+  // behind: remove those whose process is gone.
+  Shell("for ns in $(ip netns list | awk '{print $1}' | grep -E '^iofleet-nfs-[0-9]+$'); do "
+        "[ -d /proc/${ns#iofleet-nfs-} ] || { ip netns pids $ns | xargs -r kill -9; ip netns del $ns; }; done",
+        &failed);
   std::string out = Shell("command -v ganesha.nfsd && command -v rpcbind && command -v nfs-ls", &failed);
   if (failed) {
     error_ = "nfs-ganesha, rpcbind or libnfs-utils is not installed (tools/install_deps.sh installs them)";
