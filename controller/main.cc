@@ -98,8 +98,23 @@ absl::Status SplitArguments(const std::vector<std::string>& args, std::vector<st
   std::vector<std::string> fio_names = KnownFioOptions();
   fio_names.insert(fio_names.end(), FioOptionNames().begin(), FioOptionNames().end());
   fio_names.push_back("name");
+  auto known = [&](const std::string& name) {
+    return std::find(fio_names.begin(), fio_names.end(), name) != fio_names.end() ||
+           std::any_of(kRunOptions.begin(), kRunOptions.end(), [&](const OptionSpec& s) { return s.name == name; });
+  };
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
+    std::string arg = args[i];
+    // fio takes every long option with one dash too (`fio -rw=write -bs=4k -name=x`), and that
+    // is how fio lines circulate in runbooks: `-name[=value]` means `--name[=value]`.
+    if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-') {
+      const std::string name = arg.substr(1, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 1);
+      if (!known(name)) {
+        std::vector<std::string> all = fio_names;
+        for (const OptionSpec& s : kRunOptions) all.push_back(s.name);
+        return absl::InvalidArgumentError(absl::StrCat("unknown option ", arg.substr(0, arg.find('=')), DidYouMean(name, all, "-")));
+      }
+      arg = "-" + arg;
+    }
     if (!absl::StartsWith(arg, "--") || arg == "--") {
       ours->push_back(arg);
       continue;

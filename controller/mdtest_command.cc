@@ -327,7 +327,6 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
     bool renamed = false;
     for (Op::Op op : PhasesOf(o)) {
       if (op == Op::DIR_RENAME) renamed = true;
-      const bool creation = op == Op::DIR_CREATE || op == Op::FILE_CREATE;
       const bool looks = op == Op::DIR_STAT || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::READDIR;
       for (bool wear_out : {false, true}) {
         if (wear_out && (looks || o.phase.stonewall_ns() == 0)) break;
@@ -390,7 +389,10 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
       const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, {static_cast<size_t>(k)},
                                                         absl::StrCat(run_id, "-i", iteration, "-", k), &aggregator, &phase_report);
+      // The phase's own problems now; those found while its results are read (incomplete
+      // workers) after them, below — each once.
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
+      const int phase_problems_seen = phase_report.problems_size();
       *run_report.mutable_workers() = phase_report.workers();
       *report.mutable_workers() = run_report.workers();
       if (!outcome.prepared) {
@@ -461,7 +463,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
       for (const auto& w : result.workers()) {
         if (!w.error().empty()) report.add_problems(absl::StrCat(job->name(), " on ", w.worker(), ": ", w.error()));
       }
-      for (const auto& problem : phase_report.problems()) report.add_problems(problem);
+      for (int i = phase_problems_seen; i < phase_report.problems_size(); ++i) report.add_problems(phase_report.problems(i));
       if (!report.problems().empty() || outcome.interrupted) {
         if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
         if (outcome.interrupted) report.add_problems("interrupted by the user: later phases were not run");

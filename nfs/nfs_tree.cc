@@ -5,11 +5,9 @@
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -18,78 +16,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "common/confined_path.h"
+#include "nfs/nfs_rpc.h"
 
 namespace iofleet {
 namespace {
-
-// One raw RPC in flight. Its reply is decoded by libnfs and valid only inside the callback, so
-// `on_reply` copies what the caller needs there. Heap-allocated: a call abandoned after its
-// deadline (the server never answered, not even with libnfs's own timeout) is left allocated
-// with `on_reply` cleared, so a late reply writes nothing freed.
-struct Pending {
-  bool done = false;
-  int status = RPC_STATUS_ERROR;
-  std::string error;
-  absl::FunctionRef<void(void*)>* on_reply = nullptr;
-};
-
-void OnRpcReply(rpc_context* /*rpc*/, int status, void* data, void* private_data) {
-  auto* pending = static_cast<Pending*>(private_data);
-  pending->done = true;
-  pending->status = status;
-  if (status == RPC_STATUS_SUCCESS && pending->on_reply != nullptr) {
-    (*pending->on_reply)(data);
-  } else if (status == RPC_STATUS_ERROR && data != nullptr) {
-    pending->error = static_cast<const char*>(data);
-  }
-}
-
-// Queues a call with `send(pending)` and services `rpc` until its reply: 0, or -errno (-ETIMEDOUT
-// when the server did not answer in time, -EIO when the call failed), with the reason in *error.
-int Run(rpc_context* rpc, int timeout_ms, absl::FunctionRef<int(rpc_cb, void*)> send, absl::FunctionRef<void(void*)> on_reply,
-        std::string* error) {
-  auto* pending = new Pending;
-  pending->on_reply = &on_reply;
-  if (send(&OnRpcReply, pending) != 0) {
-    *error = rpc_get_error(rpc) != nullptr ? rpc_get_error(rpc) : "the call could not be queued";
-    delete pending;
-    return -EIO;
-  }
-  // libnfs times the call out itself (RPC_STATUS_TIMEOUT) when rpc_service runs; this bound is
-  // only for a context that has no timeout.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms) + std::chrono::seconds(5);
-  while (!pending->done) {
-    pollfd fd{rpc_get_fd(rpc), static_cast<short>(rpc_which_events(rpc)), 0};
-    const int ready = ::poll(&fd, 1, 100);
-    if (ready < 0 && errno != EINTR) break;
-    if (rpc_service(rpc, ready > 0 ? fd.revents : 0) < 0 && !pending->done) {
-      *error = rpc_get_error(rpc) != nullptr ? rpc_get_error(rpc) : "connection failed";
-      break;
-    }
-    if (!pending->done && std::chrono::steady_clock::now() > deadline) {
-      *error = "no reply from the server";
-      break;
-    }
-  }
-  if (!pending->done) {
-    pending->on_reply = nullptr;  // abandoned: see Pending
-    return -ETIMEDOUT;
-  }
-  const int status = pending->status;
-  if (status != RPC_STATUS_SUCCESS && error->empty()) {
-    *error = pending->error.empty() ? (status == RPC_STATUS_TIMEOUT ? "no reply from the server" : "the call failed") : pending->error;
-  }
-  delete pending;
-  if (status == RPC_STATUS_SUCCESS) return 0;
-  return status == RPC_STATUS_TIMEOUT ? -ETIMEDOUT : -EIO;
-}
-
-// -errno for an NFS3 status (libnfs's table; its sign is normalised).
-int StatusErrno(int nfs_status) {
-  if (nfs_status == NFS3_OK) return 0;
-  const int e = nfsstat3_to_errno(nfs_status);
-  return e > 0 ? -e : (e < 0 ? e : -EIO);
-}
 
 void CopyAttributes(const fattr3& a, NfsObject* object) {
   object->fsid = a.fsid;
@@ -148,7 +78,7 @@ absl::StatusOr<std::unique_ptr<NfsTree>> NfsTree::Open(NfsConnection* connection
   std::string error;
   const std::string host = HostOf(url.server);
   const int port = MountPortOf(url.query);
-  int rc = Run(
+  int rc = RunRpc(
       rpc, connection->timeout_ms(),
       [&](rpc_cb cb, void* p) {
         return port > 0 ? rpc_connect_port_async(rpc, host.c_str(), port, MOUNT_PROGRAM, MOUNT_V3, cb, p)
@@ -159,7 +89,7 @@ absl::StatusOr<std::unique_ptr<NfsTree>> NfsTree::Open(NfsConnection* connection
   Handle root;
   if (rc == 0) {
     std::string export_path = connection->export_path();
-    rc = Run(
+    rc = RunRpc(
         rpc, connection->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_mount3_mnt_async(rpc, cb, export_path.data(), p); },
         [&](void* data) {
           const auto* result = static_cast<const mountres3*>(data);
@@ -186,20 +116,14 @@ int NfsTree::Lookup(const Handle& directory, const std::string& name, Handle* ob
   args.what.name = const_cast<char*>(name.c_str());
   int status = NFS3_OK;
   bool have_attributes = false;
-  std::string error;
-  const int rc = Run(
-      nfs_get_rpc_context(connection_->context()), connection_->timeout_ms(),
-      [&](rpc_cb cb, void* p) { return rpc_nfs3_lookup_async(nfs_get_rpc_context(connection_->context()), cb, &args, p); },
-      [&](void* data) {
-        const auto* result = static_cast<const LOOKUP3res*>(data);
-        status = result->status;
-        if (status != NFS3_OK) return;
-        const LOOKUP3resok& ok = result->LOOKUP3res_u.resok;
-        object->bytes.assign(ok.object.data.data_val, ok.object.data.data_len);
-        have_attributes = ok.obj_attributes.attributes_follow != 0;
-        if (have_attributes) CopyAttributes(ok.obj_attributes.post_op_attr_u.attributes, attributes);
-      },
-      &error);
+  const int rc = CallNfs3<LOOKUP3res>(*connection_, rpc_nfs3_lookup_async, args, [&](const LOOKUP3res& result) {
+    status = result.status;
+    if (status != NFS3_OK) return;
+    const LOOKUP3resok& ok = result.LOOKUP3res_u.resok;
+    object->bytes.assign(ok.object.data.data_val, ok.object.data.data_len);
+    have_attributes = ok.obj_attributes.attributes_follow != 0;
+    if (have_attributes) CopyAttributes(ok.obj_attributes.post_op_attr_u.attributes, attributes);
+  });
   if (rc != 0) return rc;
   if (status != NFS3_OK) return StatusErrno(status);
   return have_attributes ? 0 : GetAttributes(*object, attributes);
@@ -209,16 +133,10 @@ int NfsTree::GetAttributes(const Handle& object, NfsObject* attributes) {
   GETATTR3args args;
   args.object = Fh(object.bytes);
   int status = NFS3_OK;
-  std::string error;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-  const int rc = Run(
-      rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_getattr_async(rpc, cb, &args, p); },
-      [&](void* data) {
-        const auto* result = static_cast<const GETATTR3res*>(data);
-        status = result->status;
-        if (status == NFS3_OK) CopyAttributes(result->GETATTR3res_u.resok.obj_attributes, attributes);
-      },
-      &error);
+  const int rc = CallNfs3<GETATTR3res>(*connection_, rpc_nfs3_getattr_async, args, [&](const GETATTR3res& result) {
+    status = result.status;
+    if (status == NFS3_OK) CopyAttributes(result.GETATTR3res_u.resok.obj_attributes, attributes);
+  });
   return rc != 0 ? rc : StatusErrno(status);
 }
 
@@ -263,13 +181,7 @@ int NfsTree::MakeDirectory(const std::string& path, uint32_t mode) {
   args.where.dir = Fh(parent.bytes);
   args.where.name = leaf.data();
   args.attributes = ModeOnly(mode);
-  int status = NFS3_OK;
-  std::string error;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-  const int rc = Run(
-      rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_mkdir_async(rpc, cb, &args, p); },
-      [&](void* data) { status = static_cast<const MKDIR3res*>(data)->status; }, &error);
-  return rc != 0 ? rc : StatusErrno(status);
+  return StatusOnly<MKDIR3res>(*connection_, rpc_nfs3_mkdir_async, args);
 }
 
 int NfsTree::RemoveDirectory(const std::string& path) {
@@ -280,13 +192,7 @@ int NfsTree::RemoveDirectory(const std::string& path) {
   RMDIR3args args;
   args.object.dir = Fh(parent.bytes);
   args.object.name = leaf.data();
-  int status = NFS3_OK;
-  std::string error;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-  const int rc = Run(
-      rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_rmdir_async(rpc, cb, &args, p); },
-      [&](void* data) { status = static_cast<const RMDIR3res*>(data)->status; }, &error);
-  return rc != 0 ? rc : StatusErrno(status);
+  return StatusOnly<RMDIR3res>(*connection_, rpc_nfs3_rmdir_async, args);
 }
 
 int NfsTree::Unlink(const std::string& path) {
@@ -296,13 +202,7 @@ int NfsTree::Unlink(const std::string& path) {
   REMOVE3args args;
   args.object.dir = Fh(parent.bytes);
   args.object.name = leaf.data();
-  int status = NFS3_OK;
-  std::string error;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-  const int rc = Run(
-      rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_remove_async(rpc, cb, &args, p); },
-      [&](void* data) { status = static_cast<const REMOVE3res*>(data)->status; }, &error);
-  return rc != 0 ? rc : StatusErrno(status);
+  return StatusOnly<REMOVE3res>(*connection_, rpc_nfs3_remove_async, args);
 }
 
 int NfsTree::Rename(const std::string& from, const std::string& to) {
@@ -316,13 +216,7 @@ int NfsTree::Rename(const std::string& from, const std::string& to) {
   args.from.name = from_leaf.data();
   args.to.dir = Fh(to_parent.bytes);
   args.to.name = to_leaf.data();
-  int status = NFS3_OK;
-  std::string error;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-  const int rc = Run(
-      rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_rename_async(rpc, cb, &args, p); },
-      [&](void* data) { status = static_cast<const RENAME3res*>(data)->status; }, &error);
-  return rc != 0 ? rc : StatusErrno(status);
+  return StatusOnly<RENAME3res>(*connection_, rpc_nfs3_rename_async, args);
 }
 
 int NfsTree::Stat(const std::string& path, NfsObject* object) {
@@ -334,7 +228,6 @@ int NfsTree::Stat(const std::string& path, NfsObject* object) {
 }
 
 int NfsTree::Write(const Handle& file, absl::Span<const char> data, bool sync) {
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
   const uint64_t chunk = std::max<uint64_t>(4096, connection_->write_max());
   for (uint64_t offset = 0; offset < data.size();) {
     WRITE3args args;
@@ -347,15 +240,10 @@ int NfsTree::Write(const Handle& file, absl::Span<const char> data, bool sync) {
     args.data.data_val = const_cast<char*>(data.data() + offset);
     int status = NFS3_OK;
     count3 written = 0;
-    std::string error;
-    const int rc = Run(
-        rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_write_async(rpc, cb, &args, p); },
-        [&](void* data) {
-          const auto* result = static_cast<const WRITE3res*>(data);
-          status = result->status;
-          if (status == NFS3_OK) written = result->WRITE3res_u.resok.count;
-        },
-        &error);
+    const int rc = CallNfs3<WRITE3res>(*connection_, rpc_nfs3_write_async, args, [&](const WRITE3res& result) {
+      status = result.status;
+      if (status == NFS3_OK) written = result.WRITE3res_u.resok.count;
+    });
     if (rc != 0) return rc;
     if (status != NFS3_OK) return StatusErrno(status);
     if (written == 0) return -ENOSPC;  // the call that wrote nothing says why: no room
@@ -369,51 +257,40 @@ int NfsTree::Commit(const Handle& file) {
   args.file = Fh(file.bytes);
   args.offset = 0;
   args.count = 0;
+  return StatusOnly<COMMIT3res>(*connection_, rpc_nfs3_commit_async, args);
+}
+
+int NfsTree::Create(const Handle& parent, const std::string& leaf, bool exclusive, Handle* file) {
+  CREATE3args args;
+  std::memset(&args, 0, sizeof(args));
+  args.where.dir = Fh(parent.bytes);
+  args.where.name = const_cast<char*>(leaf.c_str());
+  args.how.mode = exclusive ? GUARDED : UNCHECKED;
+  args.how.createhow3_u.obj_attributes = ModeOnly(0644);
   int status = NFS3_OK;
-  std::string error;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-  const int rc = Run(
-      rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_commit_async(rpc, cb, &args, p); },
-      [&](void* data) { status = static_cast<const COMMIT3res*>(data)->status; }, &error);
+  file->bytes.clear();
+  const int rc = CallNfs3<CREATE3res>(*connection_, rpc_nfs3_create_async, args, [&](const CREATE3res& result) {
+    status = result.status;
+    if (status != NFS3_OK || result.CREATE3res_u.resok.obj.handle_follows == 0) return;
+    const nfs_fh3& fh = result.CREATE3res_u.resok.obj.post_op_fh3_u.handle;
+    file->bytes.assign(fh.data.data_val, fh.data.data_len);
+  });
   return rc != 0 ? rc : StatusErrno(status);
 }
 
 int NfsTree::CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) {
-  Handle parent;
+  Handle parent, file;
   std::string leaf;
   if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-  int status = NFS3_OK;
-  std::string error;
-  Handle file;
   // mknod(S_IFREG) on a kernel NFS mount is a CREATE3 and nothing else (NFSv3 makes regular
   // files only with CREATE): mdtest -k is that, with no data written.
   if (node) {
     data = {};
     sync = false;
   }
-  CREATE3args args;
-  std::memset(&args, 0, sizeof(args));
-  args.where.dir = Fh(parent.bytes);
-  args.where.name = leaf.data();
-  args.how.mode = shared ? UNCHECKED : GUARDED;
-  args.how.createhow3_u.obj_attributes = ModeOnly(0644);
-  bool have_handle = false;
-  const int rc = Run(
-      rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_create_async(rpc, cb, &args, p); },
-      [&](void* data) {
-        const auto* result = static_cast<const CREATE3res*>(data);
-        status = result->status;
-        if (status != NFS3_OK || result->CREATE3res_u.resok.obj.handle_follows == 0) return;
-        const nfs_fh3& fh = result->CREATE3res_u.resok.obj.post_op_fh3_u.handle;
-        file.bytes.assign(fh.data.data_val, fh.data.data_len);
-        have_handle = true;
-      },
-      &error);
-  if (rc != 0) return rc;
-  if (status != NFS3_OK) return StatusErrno(status);
+  if (const int rc = Create(parent, leaf, /*exclusive=*/!shared, &file); rc != 0) return rc;
   if (data.empty() && !sync) return 0;
-  if (!have_handle) {
+  if (file.bytes.empty()) {  // the server did not return the handle
     NfsObject object;
     if (const int found = Lookup(parent, leaf, &file, &object); found != 0) return found;
   }
@@ -428,7 +305,6 @@ int NfsTree::ReadFile(const std::string& path, absl::Span<char> buffer) {
   if (const int rc = Lookup(parent, leaf, &file, &object); rc != 0) return rc;
   if (object.symlink) return -ELOOP;
   if (object.directory) return -EISDIR;
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
   const uint64_t chunk = std::max<uint64_t>(4096, connection_->read_max());
   for (uint64_t offset = 0; offset < buffer.size();) {
     READ3args args;
@@ -437,18 +313,13 @@ int NfsTree::ReadFile(const std::string& path, absl::Span<char> buffer) {
     args.count = static_cast<count3>(std::min<uint64_t>(chunk, buffer.size() - offset));
     int status = NFS3_OK;
     uint64_t got = 0;
-    std::string error;
-    const int rc = Run(
-        rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_read_async(rpc, cb, &args, p); },
-        [&](void* data) {
-          const auto* result = static_cast<const READ3res*>(data);
-          status = result->status;
-          if (status != NFS3_OK) return;
-          const READ3resok& ok = result->READ3res_u.resok;
-          got = std::min<uint64_t>({ok.count, ok.data.data_len, buffer.size() - offset});
-          std::memcpy(buffer.data() + offset, ok.data.data_val, got);
-        },
-        &error);
+    const int rc = CallNfs3<READ3res>(*connection_, rpc_nfs3_read_async, args, [&](const READ3res& result) {
+      status = result.status;
+      if (status != NFS3_OK) return;
+      const READ3resok& ok = result.READ3res_u.resok;
+      got = std::min<uint64_t>({ok.count, ok.data.data_len, buffer.size() - offset});
+      std::memcpy(buffer.data() + offset, ok.data.data_val, got);
+    });
     if (rc != 0) return rc;
     if (status != NFS3_OK) return StatusErrno(status);
     if (got == 0) return -EIO;  // the file is shorter than mdtest wrote: as mdtest, an error
@@ -468,7 +339,6 @@ int NfsTree::List(const std::string& path, absl::FunctionRef<bool(absl::string_v
     if (object.symlink) return -ELOOP;
     if (!object.directory) return -ENOTDIR;
   }
-  rpc_context* rpc = nfs_get_rpc_context(connection_->context());
   READDIR3args args;
   std::memset(&args, 0, sizeof(args));
   args.dir = Fh(directory.bytes);
@@ -477,24 +347,19 @@ int NfsTree::List(const std::string& path, absl::FunctionRef<bool(absl::string_v
   while (!eof && !stop) {
     int status = NFS3_OK;
     bool any = false;
-    std::string error;
-    const int rc = Run(
-        rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_readdir_async(rpc, cb, &args, p); },
-        [&](void* data) {
-          const auto* result = static_cast<const READDIR3res*>(data);
-          status = result->status;
-          if (status != NFS3_OK) return;
-          const READDIR3resok& ok = result->READDIR3res_u.resok;
-          std::memcpy(args.cookieverf, ok.cookieverf, NFS3_COOKIEVERFSIZE);
-          eof = ok.reply.eof != 0;
-          for (const entry3* e = ok.reply.entries; e != nullptr && !stop; e = e->nextentry) {
-            any = true;
-            args.cookie = e->cookie;
-            const absl::string_view name = e->name;
-            if (name != "." && name != ".." && !entry(name)) stop = true;
-          }
-        },
-        &error);
+    const int rc = CallNfs3<READDIR3res>(*connection_, rpc_nfs3_readdir_async, args, [&](const READDIR3res& result) {
+      status = result.status;
+      if (status != NFS3_OK) return;
+      const READDIR3resok& ok = result.READDIR3res_u.resok;
+      std::memcpy(args.cookieverf, ok.cookieverf, NFS3_COOKIEVERFSIZE);
+      eof = ok.reply.eof != 0;
+      for (const entry3* e = ok.reply.entries; e != nullptr && !stop; e = e->nextentry) {
+        any = true;
+        args.cookie = e->cookie;
+        const absl::string_view name = e->name;
+        if (name != "." && name != ".." && !entry(name)) stop = true;
+      }
+    });
     if (rc != 0) return rc;
     if (status != NFS3_OK) return StatusErrno(status);
     if (!any && !eof) return -EIO;  // a server that neither lists nor ends: do not loop forever
@@ -508,20 +373,8 @@ int NfsTree::Identify(const std::string& path, bool create, NfsObject* object) {
   if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
   int rc = Lookup(parent, leaf, &file, object);
   if (rc == -ENOENT && create) {
-    // UNCHECKED: another thread or worker making the same file at once is fine (fio's O_CREAT).
-    CREATE3args args;
-    std::memset(&args, 0, sizeof(args));
-    args.where.dir = Fh(parent.bytes);
-    args.where.name = leaf.data();
-    args.how.mode = UNCHECKED;
-    args.how.createhow3_u.obj_attributes = ModeOnly(0644);
-    int status = NFS3_OK;
-    std::string error;
-    rpc_context* rpc = nfs_get_rpc_context(connection_->context());
-    rc = Run(
-        rpc, connection_->timeout_ms(), [&](rpc_cb cb, void* p) { return rpc_nfs3_create_async(rpc, cb, &args, p); },
-        [&](void* data) { status = static_cast<const CREATE3res*>(data)->status; }, &error);
-    if (rc == 0) rc = StatusErrno(status);
+    // Not exclusive: another thread or worker making the same file at once is fine (O_CREAT).
+    rc = Create(parent, leaf, /*exclusive=*/false, &file);
     if (rc == 0) rc = Lookup(parent, leaf, &file, object);
   }
   if (rc != 0) return rc;

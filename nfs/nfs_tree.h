@@ -87,6 +87,9 @@ class NfsTree {
   // Drops the cached parent when it is `path` or lies below it (removed or renamed).
   void Forget(const std::string& path);
   int GetAttributes(const Handle& object, NfsObject* attributes);
+  // CREATE3 of `leaf` in `parent` (GUARDED when `exclusive`); *file gets its handle when the
+  // server returns one (else it is left empty).
+  int Create(const Handle& parent, const std::string& leaf, bool exclusive, Handle* file);
   int Write(const Handle& file, absl::Span<const char> data, bool sync);
   int Commit(const Handle& file);
 

@@ -327,6 +327,26 @@ TEST_F(EndToEnd, JobGivenOnTheCommandLineAsInFio) {
   EXPECT_THAT(typo.err, HasSubstr("unknown option --bz (did you mean --bs?)"));
 }
 
+// fio's single-dash long options, as fio lines are pasted from runbooks (the line from the
+// issue, with fewer jobs and smaller files); iofleet's own options work with one dash too.
+TEST_F(EndToEnd, FioLinesWithSingleDashOptionsRun) {
+  TestWorker a("worker-dash", {"--allow-root", data_});
+  ControllerRun run = RunJson({"run", absl::StrCat("-directory=", data_), "-ioengine=libaio", "-iodepth=1", "-direct=1", "-fsync=1",
+                               "-bs=4K", "-filesize=256k", "--rw=write", "-numjobs=3", "-name=fiotest", "-group_reporting", "-hosts",
+                               a.address()},
+                              "dash");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ASSERT_EQ(run.report.jobs_size(), 1);
+  EXPECT_EQ(run.report.jobs(0).name(), "fiotest");
+  EXPECT_EQ(FindDirection(run.report.jobs(0).directions(), "write")->ops(), 3u * 64) << "3 jobs x 256 KiB / 4 KiB";
+  // fsync=1: one after every write but the last, which ends the pass (fio 3.33 counts 63 for
+  // the same job).
+  EXPECT_EQ(FindDirection(run.report.jobs(0).directions(), "sync")->ops(), 3u * 63);
+  ControllerRun typo = RunController({"run", "-name=x", "-rw=read", "-bz=4k", "--hosts", a.address()}, "dash-typo");
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_THAT(typo.err, HasSubstr("unknown option -bz (did you mean -bs?)"));
+}
+
 TEST_F(EndToEnd, BadJobFileGivesFileLineBeforeTouchingWorkers) {
   // The host is unreachable: the job error must come first, without waiting for it.
   const std::string job = WriteJob("bad.fio", "[global]\nbs=4k\n\n[j]\nrw=randread\nszie=1m\n");

@@ -10,9 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
+#include "common/protocol_version.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
+#include "proto/worker_service.grpc.pb.h"
 #include "tests/test_process.h"
 
 namespace iofleet {
@@ -61,7 +64,9 @@ class MdtestEndToEnd : public ::testing::Test {
     run.exit_code = process.Wait(std::chrono::seconds(60)).value_or(-1);
     run.out = process.Stdout();
     run.err = process.Stderr();
-    if (json) EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &run.report).ok()) << run.err;
+    if (json) {
+      EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &run.report).ok()) << run.err;
+    }
     return run;
   }
 
@@ -95,9 +100,15 @@ TEST_F(MdtestEndToEnd, TreeWithUniqueDirectoriesEveryPhaseAndCount) {
     EXPECT_GE(static_cast<double>(slowest.latency_ns()), p90) << op;
     EXPECT_THAT(slowest.file(), ::testing::StartsWith(dir_ + "/test-dir.0-0/mdtest_tree.")) << op;
     const std::string name = slowest.file().substr(slowest.file().rfind('/') + 1);
-    if (absl::StartsWith(op, "File")) EXPECT_THAT(name, ::testing::StartsWith("file.mdtest.")) << op;
-    if (absl::StartsWith(op, "Directory ") && std::string(op) != "Directory listing") EXPECT_THAT(name, ::testing::StartsWith("dir.mdtest.")) << op;
-    if (std::string(op) == "Directory removal") EXPECT_THAT(name, ::testing::EndsWith(".renamed")) << op;
+    if (absl::StartsWith(op, "File")) {
+      EXPECT_THAT(name, ::testing::StartsWith("file.mdtest.")) << op;
+    }
+    if (absl::StartsWith(op, "Directory ") && std::string(op) != "Directory listing") {
+      EXPECT_THAT(name, ::testing::StartsWith("dir.mdtest.")) << op;
+    }
+    if (std::string(op) == "Directory removal") {
+      EXPECT_THAT(name, ::testing::EndsWith(".renamed")) << op;
+    }
     EXPECT_THAT(slowest.worker(), ::testing::AnyOf(a_->address(), b_->address())) << op;
   }
   EXPECT_EQ(Phase(run.report, "Tree creation")->items(), 4u * 13);
@@ -154,7 +165,9 @@ TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
     ASSERT_NE(p, nullptr) << later;
     EXPECT_EQ(p->errors(), 0u) << later;
     EXPECT_LT(p->seconds(), 2.5) << later << ": stops at the stonewall too";
-    if (!p->stonewalled()) EXPECT_EQ(p->items(), evened) << later;
+    if (!p->stonewalled()) {
+      EXPECT_EQ(p->items(), evened) << later;
+    }
   }
   const auto* removal = Phase(run.report, "File removal");
   EXPECT_EQ(removal->items() + removal->wear_out_items(), evened) << "removal finished what the stonewall cut";
@@ -273,6 +286,57 @@ TEST_F(MdtestEndToEnd, ReadOnlyTargetIsAClearError) {
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.err, HasSubstr("Read-only file system"));
   EXPECT_THAT(run.err, HasSubstr(ro));
+}
+
+}  // namespace
+}  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// A worker that accepts a run and then refuses to start it: the one way a phase's own
+// problem (not a worker's error) arises, as a worker whose clock is far off would.
+class RefusingWorker final : public v1::WorkerService::Service {
+ public:
+  grpc::Status Hello(grpc::ServerContext*, const v1::HelloRequest*, v1::HelloResponse* response) override {
+    response->set_protocol_version(kProtocolVersion);
+    response->set_min_compatible_version(kMinCompatibleProtocolVersion);
+    response->set_hostname("refusing");
+    response->set_cores(1);
+    response->add_allowed_roots("/");
+    return grpc::Status::OK;
+  }
+  grpc::Status Prepare(grpc::ServerContext*, const v1::PrepareRequest*, v1::PrepareResponse*) override { return grpc::Status::OK; }
+  grpc::Status Start(grpc::ServerContext*, const v1::StartRequest*, v1::StartResponse*) override {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "start refused by the test's worker");
+  }
+  grpc::Status Stop(grpc::ServerContext*, const v1::StopRequest*, v1::StopResponse*) override { return grpc::Status::OK; }
+  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*, v1::HeartbeatResponse*) override { return grpc::Status::OK; }
+  grpc::Status StreamIntervals(grpc::ServerContext*, const v1::StreamIntervalsRequest*, grpc::ServerWriter<v1::IntervalReport>*) override {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such run");
+  }
+};
+
+TEST_F(MdtestEndToEnd, EachProblemOfAPhaseIsReportedOnce) {
+  RefusingWorker service;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(port, 0);
+  TestProcess process({Runfile("controller/iofleet"), "mdtest", "-d", dir_, "-n", "5", "-F", "--hosts",
+                       absl::StrCat(a_->address(), ",127.0.0.1:", port), "--results-dir", "none"},
+                      TempDir() + "/md-refused");
+  EXPECT_EQ(process.Wait(std::chrono::seconds(60)).value_or(-1), 1);
+  const std::string err = process.Stderr();
+  size_t times = 0;
+  for (size_t at = err.find("start refused by the test's worker"); at != std::string::npos;
+       at = err.find("start refused by the test's worker", at + 1)) {
+    ++times;
+  }
+  EXPECT_EQ(times, 1u) << err;
+  server->Shutdown();
 }
 
 }  // namespace
