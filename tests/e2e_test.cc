@@ -267,11 +267,10 @@ TEST_F(EndToEnd, VerifyAcrossWorkersCatchesCorruptionWithinOneRun) {
   const std::string job = WriteJob("xv1.fio", absl::StrCat("[y]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=1m\nverify=crc32c\n"
                                                            "verify_across_workers=1\nverify_across_workers_delay=4s\ndirectory=", data_, "\n"));
   TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(a.address(), ",", b.address())}, TempDir() + "/xv1");
-  // The file exists from layout on; 1 MiB of writes is done well within a second after that.
+  // The verify phase begins (its progress line) once the write phase has ended on every
+  // worker; its reads wait out the 4 s delay, the window to corrupt a block in.
   const std::string victim = data_ + "/y.w1.0.0";
-  struct stat st;
-  for (int i = 0; i < 100 && ::stat(victim.c_str(), &st) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(run.WaitForOutput("phase 2/2 (y-verify)", std::chrono::seconds(30), /*in_stderr=*/true)) << run.Stderr();
   const int fd = ::open(victim.c_str(), O_WRONLY);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::pwrite(fd, "corrupt", 7, 100 * 4096 + 2000), 7);

@@ -38,6 +38,7 @@ using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
+using ::iofleet::testing::WaitFor;
 using ::testing::HasSubstr;
 
 std::string ExportUrl() { return std::getenv("IOFLEET_TEST_NFS_URL"); }
@@ -48,15 +49,6 @@ bool Exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-template <typename F>
-bool WaitFor(F condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
 
 // Each test works in a directory of its own on the export: `allowed` (the worker's root) and
 // `other` beside it (outside the root, holding files named like the run's), changed through a
@@ -254,6 +246,18 @@ TEST_F(NfsBoundary, UnlinkAfterTheDirectoryWasSwappedIsRefused) {
   EXPECT_THAT(run.Stderr(), HasSubstr("symlink")) << run.Stderr();
   ExpectOtherUntouched();
   EXPECT_TRUE(Exists(Local("/allowed/job.moved/victim.conf"))) << "the run's own file is where it made it";
+}
+
+// unlink=1 with the nfs engine removes the run's files through NFS (it used to call
+// ::unlink on the nfs:// URL, fail with ENOENT and say nothing).
+TEST_F(NfsBoundary, UnlinkRemovesTheRunsFilesThroughNfs) {
+  TestWorker worker("nfs-boundary-unlink-ok-worker", {"--allow-root", Url("/allowed")});
+  ASSERT_FALSE(worker.address().empty());
+  const std::string job = Base() + ".fio";
+  std::ofstream(job) << "[j]\nioengine=nfs\nrw=write\nbs=4k\nsize=64k\nnumjobs=2\nunlink=1\nnfs_url=" << Url("/allowed/job") << "\n";
+  TestProcess run(Controller({"run", job, "--hosts", worker.address()}), Base() + "-run");
+  ASSERT_EQ(run.Wait(std::chrono::seconds(90)).value_or(-1), 0) << run.Stderr();
+  EXPECT_EQ(DirectoryEntries(Local("/allowed/job")), 0) << "unlink=1 left the run's files on the export";
 }
 
 // A job whose directory is already a symlink out of the allowed directory is refused before

@@ -312,9 +312,9 @@ TEST(NfsTarget, ServerLossEndsTheRunWithItsReason) {
   std::ofstream(job) << "[w]\nioengine=nfs\nnfs_url=" << server.url() << "\nrw=randwrite\nbs=4k\nsize=8m\niodepth=8\nruntime=300\ntime_based\n";
   TestProcess run(InNamespace(server.netns(), {Runfile("controller/iofleet"), "run", job}), TempDir() + "/nfs-loss-run");
   // Both local workers' files appear on the export at layout; then let IO run a while.
-  for (int i = 0; i < 300 && DirectoryEntries(server.export_dir()) < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Kill the server once IO is under way: the first interval's progress line says so.
+  ASSERT_TRUE(run.WaitForOutput("write ", std::chrono::seconds(30), /*in_stderr=*/true)) << run.Stderr();
   ASSERT_EQ(DirectoryEntries(server.export_dir()), 2) << run.Stderr();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
   server.Kill();
   const auto killed = std::chrono::steady_clock::now();
   const std::optional<int> code = run.Wait(std::chrono::seconds(90));

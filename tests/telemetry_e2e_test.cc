@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <regex>
 #include <map>
 #include <optional>
 #include <set>
@@ -141,7 +142,10 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
     running = Scrape(metrics_address);
   }
   EXPECT_THAT(running, HasSubstr("\niofleet_cluster_workers_up 2\n"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // some intervals from both
+  // Some intervals from both in the log, then b freezes.
+  ASSERT_TRUE(::iofleet::testing::WaitFor(
+      [&] { return ::iofleet::testing::CountInFile(ndjson, a.address()) >= 2 && ::iofleet::testing::CountInFile(ndjson, b.address()) >= 2; },
+      std::chrono::seconds(10)));
   b.process().Signal(SIGSTOP);  // frozen: its reports stop, well within the 5 s lease
   const auto frozen_at = std::chrono::steady_clock::now();
   // Its heartbeats (1 s timeout, one a second) go unanswered: Prometheus sees one worker up.
@@ -225,7 +229,8 @@ TEST(Telemetry, SlowestRequestsAreNamed) {
   TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(a.address(), ",", b.address()), "--interval", "500ms",
                    "--interval-log", ndjson, "--output-format", "iofleet-json", "--output", json, "--quiet", "--results-dir", "none"},
                   TempDir() + "/slowest-run");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
+  // Once b's intervals are in the log, freeze it for 400 ms (the fault: a request that long).
+  ASSERT_TRUE(::iofleet::testing::WaitFor([&] { return ::iofleet::testing::CountInFile(ndjson, b.address()) >= 2; }, std::chrono::seconds(10)));
   b.process().Signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   b.process().Signal(SIGCONT);
@@ -316,12 +321,13 @@ TEST(Telemetry, PrometheusOnWorkerAndControllerMatchesTheReport) {
                   TempDir() + "/prometheus-run");
   ASSERT_TRUE(run.WaitForOutput("/metrics", std::chrono::seconds(10), /*in_stderr=*/true)) << run.Stderr();
   const std::string controller_metrics = MetricsAddress(run.Stderr());
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  const double early = Sample(Scrape(controller_metrics), "iofleet_cluster_operations_total", "write");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  const double later = Sample(Scrape(controller_metrics), "iofleet_cluster_operations_total", "write");
-  EXPECT_GT(early, 0);
-  EXPECT_GT(later, early) << "the counters grow while the run goes on";
+  double early = -1, later = -1;
+  EXPECT_TRUE(::iofleet::testing::WaitFor(
+      [&] { return (early = Sample(Scrape(controller_metrics), "iofleet_cluster_operations_total", "write")) > 0; }, std::chrono::seconds(10)));
+  EXPECT_TRUE(::iofleet::testing::WaitFor(
+      [&] { return (later = Sample(Scrape(controller_metrics), "iofleet_cluster_operations_total", "write")) > early; },
+      std::chrono::seconds(10)))
+      << "the counters grow while the run goes on";
   ASSERT_TRUE(run.WaitForOutput("serving the final metrics", std::chrono::seconds(20), /*in_stderr=*/true)) << run.Stderr();
 
   v1::RunReport report;
@@ -339,6 +345,29 @@ TEST(Telemetry, PrometheusOnWorkerAndControllerMatchesTheReport) {
                                                "\",le=\"+Inf\"} ", report.jobs(0).directions(0).ops())),
             std::string::npos)
       << "the histogram holds every operation";
+
+  // Every metric the Grafana dashboard queries is one of these two scrapes (configs/).
+  std::set<std::string> exported;
+  for (const std::string& metrics : {final_controller, final_worker}) {
+    std::istringstream in(metrics);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line[0] != '#') exported.insert(line.substr(0, line.find_first_of("{ ")));
+    }
+  }
+  google::protobuf::Struct dashboard;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(Runfile("configs/grafana-iofleet.json")), &dashboard).ok());
+  int queries = 0;
+  for (const auto& panel : dashboard.fields().at("panels").list_value().values()) {
+    for (const auto& target : panel.struct_value().fields().at("targets").list_value().values()) {
+      const std::string expr = target.struct_value().fields().at("expr").string_value();
+      ++queries;
+      const std::regex metric("iofleet_[a-z_]+");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
+        EXPECT_TRUE(exported.count(it->str())) << "the dashboard queries " << it->str() << ", which neither scrape has: " << expr;
+      }
+    }
+  }
+  EXPECT_GE(queries, 8);
 
   // promtool (Debian's prometheus package) checks the exposition format and naming rules.
   ASSERT_EQ(::access("/usr/bin/promtool", X_OK), 0) << "promtool missing (tools/install_deps.sh installs prometheus)";

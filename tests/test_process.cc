@@ -155,4 +155,11 @@ int ConnectTcp(const std::string& address) {
   return fd;
 }
 
+size_t CountInFile(const std::string& path, const std::string& text) {
+  const std::string content = ReadFile(path);
+  size_t count = 0;
+  for (size_t at = content.find(text); !text.empty() && at != std::string::npos; at = content.find(text, at + text.size())) ++count;
+  return count;
+}
+
 }  // namespace iofleet::testing

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace iofleet::testing {
@@ -54,6 +55,21 @@ class TestWorker {
 };
 
 std::string TempDir();
+
+// Polls `condition` every 10 ms until it holds (true) or `timeout` passes (false): tests wait
+// for what they need, never for a fixed time.
+template <typename Condition>
+bool WaitFor(Condition condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// How often `text` occurs in the file at `path` (0 when it cannot be read).
+size_t CountInFile(const std::string& path, const std::string& text);
 
 // A TCP connection to an IPv4 HOST:PORT (tests talk to 127.0.0.1 only), or -1.
 int ConnectTcp(const std::string& address);

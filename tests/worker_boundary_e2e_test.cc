@@ -31,6 +31,7 @@ using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
+using ::iofleet::testing::WaitFor;
 using ::testing::HasSubstr;
 
 struct Outcome {
@@ -56,16 +57,6 @@ bool Exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-// Polls `condition` every 10 ms for up to `timeout`.
-template <typename F>
-bool WaitFor(F condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
 
 class WorkerBoundary : public ::testing::Test {
  protected:
