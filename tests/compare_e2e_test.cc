@@ -112,7 +112,7 @@ TEST(CompareEndToEnd, InterruptedComparisonKeepsWhatRan) {
                        "--results-dir", results, "--quiet"},
                       TempDir() + "/int-compare");
   ASSERT_TRUE(compare.WaitForOutput("run 1 of 1 on a", std::chrono::seconds(20), /*in_stderr=*/true)) << compare.Stderr();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_TRUE(::iofleet::testing::WaitForIo(worker.process().pid(), std::chrono::seconds(20)));
   compare.Signal(SIGINT);
   ASSERT_EQ(compare.Wait(std::chrono::seconds(30)).value_or(-1), 1) << compare.Stderr();
   EXPECT_THAT(compare.Stderr(), Not(HasSubstr("on b (")));

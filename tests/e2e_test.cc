@@ -396,7 +396,7 @@ TEST_F(EndToEnd, DeadWorkerIsReportedAndTheOthersResultsKept) {
                           WriteJob("dead.fio", absl::StrCat("[j]\nrw=randwrite\nsize=1m\nruntime=4s\ntime_based\ndirectory=", data_, "\n")),
                           "--hosts", absl::StrCat(a.address(), ",", dead), "--interval", "500ms", "--output-format", "json", "--output", json_path},
                          TempDir() + "/dead");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ASSERT_TRUE(controller.WaitForOutput("IOPS", std::chrono::seconds(30), /*in_stderr=*/true)) << controller.Stderr();  // IO under way
   b.reset();  // SIGKILL: the worker vanishes mid-run
   const auto exit_code = controller.Wait(std::chrono::seconds(20));
   ASSERT_TRUE(exit_code.has_value());
@@ -430,7 +430,7 @@ TEST_F(EndToEnd, WorkerRestartedMidRunIsNamedAndDoesNoIo) {
                           WriteJob("restart.fio", absl::StrCat("[j]\nrw=randwrite\nsize=1m\nruntime=5s\ntime_based\ndirectory=", data_, "\n")),
                           "--hosts", absl::StrCat(a.address(), ",", address)},
                          TempDir() + "/restart");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(controller.WaitForOutput("IOPS", std::chrono::seconds(30), /*in_stderr=*/true)) << controller.Stderr();  // IO under way
   b.reset();  // SIGKILL
   TestProcess again({Runfile("worker/iofleet-worker"), "--listen", address, "--allow-root", data_}, TempDir() + "/worker-restarted");
   ASSERT_TRUE(again.WaitForOutput("listening", std::chrono::seconds(10))) << again.Stderr();
@@ -451,7 +451,7 @@ TEST_F(EndToEnd, OnWorkerLossAbortStopsEveryWorker) {
                           WriteJob("abort.fio", absl::StrCat("[j]\nrw=randwrite\nsize=1m\nruntime=30s\ntime_based\ndirectory=", data_, "\n")),
                           "--hosts", absl::StrCat(a.address(), ",", b->address()), "--on-worker-loss", "abort"},
                          TempDir() + "/abort");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(controller.WaitForOutput("IOPS", std::chrono::seconds(30), /*in_stderr=*/true)) << controller.Stderr();  // IO under way
   const auto killed = std::chrono::steady_clock::now();
   b.reset();
   const auto exit_code = controller.Wait(std::chrono::seconds(20));
@@ -540,8 +540,8 @@ TEST_F(EndToEnd, WorkerStopsIoWhenItsControllerDies) {
   while (std::chrono::steady_clock::now() < deadline && ::stat(file.c_str(), &st) != 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  ASSERT_GT(BytesMovedDuring(a.process().pid(), std::chrono::milliseconds(500)), 1u << 20) << "the probe sees the load";
+  ASSERT_TRUE(::iofleet::testing::WaitFor([&] { return BytesMovedDuring(a.process().pid(), std::chrono::milliseconds(500)) > (1u << 20); }, std::chrono::seconds(10)))
+      << "the probe sees the load";
   controller.Signal(SIGKILL);
   ASSERT_TRUE(controller.Wait(std::chrono::seconds(5)).has_value());
   const auto killed = std::chrono::steady_clock::now();
@@ -572,7 +572,7 @@ TEST_F(EndToEnd, InterruptedRunStillReportsWhatWasMeasured) {
                           WriteJob("int.fio", absl::StrCat("[j]\nrw=randread\nsize=1m\nruntime=60s\ntime_based\ndirectory=", data_, "\n")),
                           "--hosts", absl::StrCat(a.address(), ",", b.address()), "--output-format", "json", "--output", json_path},
                          TempDir() + "/interrupted");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  ASSERT_TRUE(controller.WaitForOutput("IOPS", std::chrono::seconds(30), /*in_stderr=*/true)) << controller.Stderr();  // IO under way
   controller.Signal(SIGINT);
   const auto exit_code = controller.Wait(std::chrono::seconds(10));
   ASSERT_TRUE(exit_code.has_value());

@@ -227,10 +227,8 @@ TEST_F(MdtestEndToEnd, InterruptedRunCleansUpAfterItself) {
   std::vector<std::string> argv = {Runfile("controller/iofleet"), "mdtest", "-d", dir_, "-n", "3000000", "-F", "-u",
                                    "--hosts", absl::StrCat(a_->address(), ",", b_->address()), "--tasks-per-worker", "2"};
   TestProcess process(argv, TempDir() + "/md-interrupt");
-  // Let the file creation phase get going, then Ctrl-C.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline && DirectoryEntries(dir_) <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Once the file creation phase is under way (its progress line), Ctrl-C.
+  ASSERT_TRUE(process.WaitForOutput("(File creation)", std::chrono::seconds(30), /*in_stderr=*/true)) << process.Stderr();
   process.Signal(SIGINT);
   const auto exit_code = process.Wait(std::chrono::seconds(60));
   ASSERT_TRUE(exit_code.has_value());

@@ -62,7 +62,7 @@ TEST(NetworkCut, WorkerStopsIoAndControllerReportsItLost) {
   while (::stat((dir + "/long.w0.0.0").c_str(), &st) != 0 && std::chrono::steady_clock::now() - started < std::chrono::seconds(15)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(controller.WaitForOutput("IOPS", std::chrono::seconds(30), /*in_stderr=*/true)) << controller.Stderr();  // IO under way
   ASSERT_EQ(Sh("ip -n " + hosts.controller + " link set vc down"), 0);
   const auto cut = std::chrono::steady_clock::now();
   ASSERT_TRUE(worker.WaitForOutput("stopping its IO", std::chrono::seconds(10), /*in_stderr=*/true)) << worker.Stderr();

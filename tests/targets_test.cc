@@ -124,9 +124,7 @@ TEST(TargetErrors, IoErrorMidRunAndReadOnlyTarget) {
   std::ofstream(job) << "[w]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=8m\nfsync=16\nruntime=60s\ntime_based\ndirectory=" << xfs.path() << "\n";
   TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address()}, TempDir() + "/eio-run");
   const std::string file = xfs.path() + "/w.w0.0.0";
-  struct stat st;
-  for (int i = 0; i < 100 && ::stat(file.c_str(), &st) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(run.WaitForOutput("IOPS", std::chrono::seconds(30), /*in_stderr=*/true)) << run.Stderr();  // IO under way
   ASSERT_EQ(std::system(("PATH=/usr/sbin:/sbin:/usr/bin:/bin xfs_io -x -c shutdown " + xfs.path()).c_str()), 0);
   EXPECT_EQ(run.Wait(std::chrono::seconds(30)).value_or(-1), 1);
   std::string err = run.Stderr();

@@ -196,7 +196,9 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   EXPECT_EQ(cluster_ops, final_ops);
   for (const auto& w : report.jobs(0).workers()) {
     for (const auto& d : w.directions()) {
-      if (d.direction() == "write") EXPECT_EQ(worker_ops[w.worker()], d.ops()) << w.worker();
+      if (d.direction() == "write") {
+        EXPECT_EQ(worker_ops[w.worker()], d.ops()) << w.worker();
+      }
     }
   }
   // The CSV has the same rows (plus a header), with p90 and stddev per interval and scope.
@@ -495,7 +497,7 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
   std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=60s\ntime_based\ndirectory=" << data << "\n";
   TestProcess interrupted({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
                           TempDir() + "/results-interrupted");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ASSERT_TRUE(::iofleet::testing::WaitForIo(worker.process().pid(), std::chrono::seconds(20)));
   interrupted.Signal(SIGINT);
   ASSERT_EQ(interrupted.Wait(std::chrono::seconds(30)).value_or(-1), 1) << interrupted.Stderr();
   dirs = DirectoryNames(base);
