@@ -1,5 +1,5 @@
-// The one table of IO engines a worker offers (engine_registry.cc): greppable, explicit, and
-// the source of the "engines" list a worker announces in its handshake.
+// The factories of the IO engines (engine_registry.cc), one per entry of the engine catalog
+// (engine_catalog.h, which names them and says what they can do): greppable and explicit.
 #ifndef IOFLEET_ENGINES_ENGINE_REGISTRY_H_
 #define IOFLEET_ENGINES_ENGINE_REGISTRY_H_
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engines/engine_catalog.h"
 #include "engines/io_engine.h"
 
 namespace iofleet {
@@ -24,19 +25,8 @@ absl::StatusOr<std::unique_ptr<IoEngine>> MakeLibaioEngine(const EngineOptions& 
 absl::StatusOr<std::unique_ptr<IoEngine>> MakeIoUringEngine(const EngineOptions& options);
 absl::StatusOr<std::unique_ptr<IoEngine>> MakeNfsEngine(const EngineOptions& options);
 
-struct EngineInfo {
-  const char* name;
-  const char* description;
-  bool synchronous;  // completes every request inside Submit()
-  bool diskless;     // does no IO to files: nothing to lay out (fio's null)
-  bool nfs_urls;     // its files are nfs:// URLs reached by a userspace client (fio's nfs)
-  EngineFactory make;
-};
-
-const std::vector<EngineInfo>& RegisteredEngines();
-std::vector<std::string> EngineNames();
-// The engine's table entry; an unknown name is kInvalidArgument naming the nearest engine.
-absl::StatusOr<const EngineInfo*> FindEngine(absl::string_view name);
+// The engine the catalog names `name`, made with `options`; an unknown name is
+// kInvalidArgument naming the nearest engine.
 absl::StatusOr<std::unique_ptr<IoEngine>> CreateEngine(absl::string_view name,
                                                        const EngineOptions& options);
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
 #include "common/printable.h"
-#include "engines/engine_registry.h"
+#include "engines/engine_catalog.h"
 #include "job/block_sizes.h"
 #include "job/file_names.h"
 #include "job/mdtest_tree.h"

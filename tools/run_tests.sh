@@ -14,6 +14,16 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1  # a build error: no test could say so itself
   echo "bazel test failed (exit $rc) before tests could report" >&2
 fi
+# Layering: the parser and job model (//job/...) link no engine library, so the controller and
+# the fuzzers carry none of liburing, libaio or libnfs.
+if deps=$(bazel query 'deps(//job/...)' 2>/dev/null) && ! grep -qE '^//third_party/system:(uring|aio|nfs)$' <<< "$deps"; then
+  echo "layering: //job/... reaches no engine library"
+  passed=$((passed + 1))
+else
+  echo "layering: //job/... reaches an engine library (or bazel query failed)" >&2
+  failed=$((failed + 1))
+  [ "$rc" -ne 0 ] || rc=1
+fi
 # The parsers' fuzz targets, for a bounded time each (FUZZ_SECONDS, default 60).
 if tools/fuzz.sh 2>&1 | tee "$log.fuzz"; then
   passed=$((passed + $(grep -c "no failure" "$log.fuzz")))

@@ -11,7 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
-#include "engines/engine_registry.h"
+#include "engines/engine_catalog.h"
 #include "job/block_sizes.h"
 #include "job/file_names.h"
 #include "worker/file_system.h"
