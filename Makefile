@@ -1,12 +1,16 @@
 # The README's two commands: `make run` and `make test`. Each installs what is missing first.
-.PHONY: deps build run test bench clean
+.PHONY: deps deps-run build run test bench clean
 
 BAZEL ?= bazel
 
-deps:
-	@tools/install_deps.sh
+# What building and running need (make run), and that plus what the tests need (make test).
+deps-run:
+	@tools/install_deps.sh run
 
-build: deps
+deps:
+	@tools/install_deps.sh test
+
+build: deps-run
 	$(BAZEL) build //controller:iofleet //worker:iofleet-worker
 
 # Two local workers on 127.0.0.1, configs/quickstart.fio in a temporary directory.

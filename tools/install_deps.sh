@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# Installs the Debian packages iofleet builds and tests with, only those that are missing
-# (a machine that has them all is not touched and needs no network).
+# Installs the Debian packages iofleet needs, only those that are missing (a machine that has
+# them all is not touched and needs no network):
+#   tools/install_deps.sh run    what building and running need (`make run`)
+#   tools/install_deps.sh test   that and what the tests need (`make test`; the default)
 set -euo pipefail
+mode=${1:-test}
 
-packages=(
-  bazel-bootstrap          # Bazel 4, offline
+# Building and running: the compiler and Bazel, and the libraries the binaries link.
+run_packages=(
+  bazel-bootstrap          # Bazel 4, offline (brings build-essential: g++, make)
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev libgmock-dev libgtest-dev
+  libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev
   libnfs-dev               # the userspace NFS client behind ioengine=nfs and nfs:// paths
   pkg-config
+)
+# The tests: real peers, real targets, real tools to check the output with.
+test_packages=(
+  libgmock-dev libgtest-dev
   fio                      # the peer the equivalence tests and benchmarks compare against
   python3-pandas           # fio's fiologparser_hist.py (in the fio package) reads the hist logs in the tests
   xfsprogs bindfs fuse3    # real targets in the tests (xfs on a loop device, a FUSE mount)
@@ -18,6 +26,11 @@ packages=(
   iproute2 openssl         # network namespaces and test certificates in the tests
   clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
 )
+case "$mode" in
+  run) packages=("${run_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: tools/install_deps.sh [run|test]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -39,4 +52,8 @@ if [ ! -e "$policy" ]; then
   $sudo chmod +x "$policy"
   trap '$sudo rm -f "$policy"' EXIT
 fi
-$sudo apt-get install -y -q -o DPkg::Lock::Timeout=600 "${missing[@]}"
+# For running, only what is asked for: recommended packages (avahi-daemon, desktop bits...) are
+# left out. The tests' tools keep theirs (chromium's fonts, ganesha's helpers).
+recommends=()
+[ "$mode" = test ] || recommends=(--no-install-recommends)
+$sudo apt-get install -y -q "${recommends[@]}" -o DPkg::Lock::Timeout=600 "${missing[@]}"
