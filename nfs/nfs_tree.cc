@@ -173,6 +173,11 @@ void NfsTree::Forget(const std::string& path) {
   if (!cached_parent_.empty() && (cached_parent_ == path || absl::StartsWith(cached_parent_, path + "/"))) cached_parent_.clear();
 }
 
+int NfsTree::Resolve(const std::string& path, Handle* parent, std::string* leaf, Handle* object, NfsObject* attributes) {
+  if (const int rc = Parent(path, parent, leaf); rc != 0) return rc;
+  return Lookup(*parent, *leaf, object, attributes);
+}
+
 int NfsTree::MakeDirectory(const std::string& path, uint32_t mode) {
   Handle parent;
   std::string leaf;
@@ -223,8 +228,7 @@ int NfsTree::Stat(const std::string& path, NfsObject* object) {
   if (path == "/") return GetAttributes(root_, object);
   Handle parent, found;
   std::string leaf;
-  if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
-  return Lookup(parent, leaf, &found, object);
+  return Resolve(path, &parent, &leaf, &found, object);
 }
 
 int NfsTree::Write(const Handle& file, absl::Span<const char> data, bool sync) {
@@ -301,8 +305,7 @@ int NfsTree::ReadFile(const std::string& path, absl::Span<char> buffer) {
   Handle parent, file;
   std::string leaf;
   NfsObject object;
-  if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
-  if (const int rc = Lookup(parent, leaf, &file, &object); rc != 0) return rc;
+  if (const int rc = Resolve(path, &parent, &leaf, &file, &object); rc != 0) return rc;
   if (object.symlink) return -ELOOP;
   if (object.directory) return -EISDIR;
   const uint64_t chunk = std::max<uint64_t>(4096, connection_->read_max());
@@ -334,8 +337,7 @@ int NfsTree::List(const std::string& path, absl::FunctionRef<bool(absl::string_v
     Handle parent;
     std::string leaf;
     NfsObject object;
-    if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
-    if (const int rc = Lookup(parent, leaf, &directory, &object); rc != 0) return rc;
+    if (const int rc = Resolve(path, &parent, &leaf, &directory, &object); rc != 0) return rc;
     if (object.symlink) return -ELOOP;
     if (!object.directory) return -ENOTDIR;
   }
@@ -370,7 +372,8 @@ int NfsTree::List(const std::string& path, absl::FunctionRef<bool(absl::string_v
 int NfsTree::Identify(const std::string& path, bool create, NfsObject* object) {
   Handle parent, file;
   std::string leaf;
-  if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
+  // The parent first: only a missing last component is made.
+  if (const int walked = Parent(path, &parent, &leaf); walked != 0) return walked;
   int rc = Lookup(parent, leaf, &file, object);
   if (rc == -ENOENT && create) {
     // Not exclusive: another thread or worker making the same file at once is fine (O_CREAT).

@@ -82,6 +82,9 @@ class NfsTree {
   NfsTree(NfsConnection* connection, Handle root) : connection_(connection), root_(std::move(root)) {}
   // The handle of the parent directory of `path` (cached) and its last component.
   int Parent(const std::string& path, Handle* parent, std::string* leaf);
+  // The object at `path` (its parent walked, its last component looked up, not followed), with
+  // the parent's handle and the last component for calls that act on the name.
+  int Resolve(const std::string& path, Handle* parent, std::string* leaf, Handle* object, NfsObject* attributes);
   // LOOKUP of `name` in `directory`.
   int Lookup(const Handle& directory, const std::string& name, Handle* object, NfsObject* attributes);
   // Drops the cached parent when it is `path` or lies below it (removed or renamed).

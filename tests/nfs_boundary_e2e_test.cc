@@ -6,14 +6,10 @@
 // real worker and controller processes; the swaps are made through NFS, as another client would.
 #include <fcntl.h>
 #include <nfsc/libnfs.h>
-#include <sched.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -37,6 +33,7 @@ using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
+using ::iofleet::testing::PathExists;
 using ::iofleet::testing::TestWorker;
 using ::iofleet::testing::WaitFor;
 using ::testing::HasSubstr;
@@ -44,10 +41,6 @@ using ::testing::HasSubstr;
 std::string ExportUrl() { return std::getenv("IOFLEET_TEST_NFS_URL"); }
 std::string ExportDir() { return std::getenv("IOFLEET_TEST_NFS_EXPORT"); }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
 
 
 // Each test works in a directory of its own on the export: `allowed` (the worker's root) and
@@ -149,12 +142,12 @@ TEST_F(NfsBoundary, TreeCallsRefuseASymlinkedComponent) {
   ASSERT_EQ(tree.List(at("/allowed/d"), [&](absl::string_view n) { return names.insert(std::string(n)).second; }), 0);
   EXPECT_EQ(names, (std::set<std::string>{"f", "node"}));
   ASSERT_EQ(tree.Rename(at("/allowed/d/f"), at("/allowed/d/g")), 0);
-  EXPECT_TRUE(Exists(Local("/allowed/d/g")));
+  EXPECT_TRUE(PathExists(Local("/allowed/d/g")));
   ASSERT_EQ(tree.Unlink(at("/allowed/d/g")), 0);
   ASSERT_EQ(tree.Unlink(at("/allowed/d/node")), 0);
   EXPECT_EQ(tree.Unlink(at("/allowed/d/g")), -ENOENT);
   ASSERT_EQ(tree.RemoveDirectory(at("/allowed/d")), 0);
-  EXPECT_FALSE(Exists(Local("/allowed/d")));
+  EXPECT_FALSE(PathExists(Local("/allowed/d")));
   EXPECT_EQ(tree.Stat(at("/allowed") + "/../other", &object), -EXDEV) << "'..' never climbs";
 
   // Now through a swapped directory holding the run's names.
@@ -182,7 +175,7 @@ TEST_F(NfsBoundary, TreeCallsRefuseASymlinkedComponent) {
   ASSERT_EQ(walk.Stat(at("/allowed/run"), &object), 0);
   EXPECT_TRUE(object.symlink);
   ExpectOtherUntouched();
-  EXPECT_TRUE(Exists(Local("/allowed/run.moved/victim")));
+  EXPECT_TRUE(PathExists(Local("/allowed/run.moved/victim")));
 
   // A tree that cached the directory before the swap keeps using the real one.
   ASSERT_EQ(tree.CreateFile(at("/allowed/keep/before"), {}, false, false, false), -ENOENT);
@@ -190,7 +183,7 @@ TEST_F(NfsBoundary, TreeCallsRefuseASymlinkedComponent) {
   ASSERT_EQ(tree.CreateFile(at("/allowed/keep/before"), {}, false, false, false), 0);
   SwapForSymlink("/allowed/keep");
   ASSERT_EQ(tree.CreateFile(at("/allowed/keep/after"), {}, false, false, false), 0);
-  EXPECT_TRUE(Exists(Local("/allowed/keep.moved/after"))) << "the cached handle is the real directory";
+  EXPECT_TRUE(PathExists(Local("/allowed/keep.moved/after"))) << "the cached handle is the real directory";
   ExpectOtherUntouched();
 }
 
@@ -223,7 +216,7 @@ TEST_F(NfsBoundary, MdtestTreeSwappedBetweenPhasesIsRefused) {
   EXPECT_THAT(remove.Stderr(), HasSubstr(Url(tree))) << "the refusal names the path: " << remove.Stderr();
   ExpectOtherUntouched();
   EXPECT_EQ(DirectoryEntries(Local(tree + ".moved")), 5) << "the run's own files are where it made them";
-  EXPECT_TRUE(Exists(Local(tree))) << "tree removal went through the symlink";
+  EXPECT_TRUE(PathExists(Local(tree))) << "tree removal went through the symlink";
 }
 
 // fio unlink=1 with the nfs engine: the job's directory is swapped while the job runs; the
@@ -238,14 +231,14 @@ TEST_F(NfsBoundary, UnlinkAfterTheDirectoryWasSwappedIsRefused) {
                      << "create_on_open=1\nfilename=victim.conf\n"
                      << "nfs_url=" << Url("/allowed/job") << "\n";
   TestProcess run(Controller({"run", job, "--hosts", worker.address()}), Base() + "-unlink");
-  ASSERT_TRUE(WaitFor([&] { return Exists(Local("/allowed/job/victim.conf")); }, std::chrono::seconds(30))) << run.Stderr();
+  ASSERT_TRUE(WaitFor([&] { return PathExists(Local("/allowed/job/victim.conf")); }, std::chrono::seconds(30))) << run.Stderr();
   SwapForSymlink("/allowed/job");
   const int code = run.Wait(std::chrono::seconds(90)).value_or(-1);
   EXPECT_NE(code, 0) << "the run claimed success although its unlink was refused";
   EXPECT_THAT(run.Stderr(), HasSubstr("PERMISSION_DENIED: unlink " + Url("/allowed/job/victim.conf"))) << run.Stderr();
   EXPECT_THAT(run.Stderr(), HasSubstr("symlink")) << run.Stderr();
   ExpectOtherUntouched();
-  EXPECT_TRUE(Exists(Local("/allowed/job.moved/victim.conf"))) << "the run's own file is where it made it";
+  EXPECT_TRUE(PathExists(Local("/allowed/job.moved/victim.conf"))) << "the run's own file is where it made it";
 }
 
 // unlink=1 with the nfs engine removes the run's files through NFS (it used to call
@@ -283,27 +276,5 @@ TEST_F(NfsBoundary, AJobDirectoryThatIsASymlinkIsNotFollowed) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  if (::geteuid() != 0) {
-    std::fprintf(stderr, "SKIPPED: the NFS server's network namespace needs root\n");
-    return 0;
-  }
-  iofleet::testing::NfsServer server(iofleet::testing::TempDir() + "/nfs-boundary");
-  if (!server.error().empty()) {
-    std::fprintf(stderr, "could not start the NFS server: %s\n", server.error().c_str());
-    return 1;
-  }
-  const int home = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-  const int netns = ::open(("/run/netns/" + server.netns()).c_str(), O_RDONLY | O_CLOEXEC);
-  if (home < 0 || netns < 0 || ::setns(netns, CLONE_NEWNET) != 0) {
-    std::perror("join the NFS server's network namespace");
-    return 1;
-  }
-  ::close(netns);
-  ::setenv("IOFLEET_TEST_NFS_URL", server.url().c_str(), 1);
-  ::setenv("IOFLEET_TEST_NFS_EXPORT", server.export_dir().c_str(), 1);
-  const int result = RUN_ALL_TESTS();
-  // Back home, so that the server's clean-up can delete its namespace.
-  if (::setns(home, CLONE_NEWNET) != 0) std::perror("leave the NFS server's network namespace");
-  ::close(home);
-  return result;
+  return iofleet::testing::RunInNfsServerNamespace(iofleet::testing::TempDir() + "/nfs-boundary", [] { return RUN_ALL_TESTS(); });
 }

@@ -1,6 +1,7 @@
 #include "tests/targets.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -181,5 +182,30 @@ NfsServer::~NfsServer() {
 }
 
 std::string MountedTarget::expected_fs_type() const { return kind_ == "bindfs" || kind_ == "juicefs" ? "fuse" : kind_; }
+
+int RunInNfsServerNamespace(const std::string& base, const std::function<int()>& run) {
+  if (::geteuid() != 0) {
+    std::fprintf(stderr, "SKIPPED: the NFS server's network namespace needs root\n");
+    return 0;
+  }
+  NfsServer server(base);
+  if (!server.error().empty()) {
+    std::fprintf(stderr, "could not start the NFS server: %s\n", server.error().c_str());
+    return 1;
+  }
+  const int home = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  const int netns = ::open(("/run/netns/" + server.netns()).c_str(), O_RDONLY | O_CLOEXEC);
+  if (home < 0 || netns < 0 || ::setns(netns, CLONE_NEWNET) != 0) {
+    std::perror("join the NFS server's network namespace");
+    return 1;
+  }
+  ::close(netns);
+  ::setenv("IOFLEET_TEST_NFS_URL", server.url().c_str(), 1);
+  ::setenv("IOFLEET_TEST_NFS_EXPORT", server.export_dir().c_str(), 1);
+  const int result = run();
+  if (::setns(home, CLONE_NEWNET) != 0) std::perror("leave the NFS server's network namespace");
+  ::close(home);
+  return result;
+}
 
 }  // namespace iofleet::testing

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 
 namespace iofleet::testing {
@@ -57,6 +58,12 @@ class NfsServer {
   pid_t server_ = -1;
   bool netns_made_ = false;
 };
+
+// For test binaries whose every case talks to one NFS server through libnfs: starts an
+// NfsServer under `base`, moves this process into its namespace (so 127.0.0.1 is the server),
+// sets IOFLEET_TEST_NFS_URL and IOFLEET_TEST_NFS_EXPORT, runs `run` (RUN_ALL_TESTS) and comes
+// back so the server's clean-up can delete the namespace. Without root it skips (exit 0).
+int RunInNfsServerNamespace(const std::string& base, const std::function<int()>& run);
 
 }  // namespace iofleet::testing
 

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,6 +154,11 @@ int ConnectTcp(const std::string& address) {
     return -1;
   }
   return fd;
+}
+
+bool PathExists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
 }
 
 bool WaitForIo(pid_t pid, std::chrono::milliseconds timeout) {

@@ -74,6 +74,8 @@ size_t CountInFile(const std::string& path, const std::string& text);
 // A TCP connection to an IPv4 HOST:PORT (tests talk to 127.0.0.1 only), or -1.
 int ConnectTcp(const std::string& address);
 
+// Whether anything (a symlink included, not followed) is at `path`.
+bool PathExists(const std::string& path);
 // Entries in a directory (not . and ..), or -1 if it cannot be read.
 int DirectoryEntries(const std::string& dir);
 // Their names, sorted (none if it cannot be read).

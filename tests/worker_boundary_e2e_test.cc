@@ -30,6 +30,7 @@ using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
+using ::iofleet::testing::PathExists;
 using ::iofleet::testing::TestWorker;
 using ::iofleet::testing::WaitFor;
 using ::testing::HasSubstr;
@@ -52,10 +53,6 @@ std::vector<std::string> Controller(std::vector<std::string> args) {
   return args;
 }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
 
 
 class WorkerBoundary : public ::testing::Test {
@@ -124,7 +121,7 @@ TEST_F(WorkerBoundary, MdtestTreeSwappedBetweenPhasesIsRefused) {
   EXPECT_THAT(removed.err, HasSubstr("PERMISSION_DENIED")) << "a refusal comes back as a refusal: " << removed.err;
   ExpectOutsideUntouched(planted);
   EXPECT_EQ(DirectoryEntries(tree + ".moved"), 5) << "the run's own files are where it made them";
-  EXPECT_TRUE(Exists(tree)) << "tree removal went through the symlink";
+  EXPECT_TRUE(PathExists(tree)) << "tree removal went through the symlink";
 }
 
 // The tree directory is swapped while a long creation phase runs: what the task still creates
@@ -158,14 +155,14 @@ TEST_F(WorkerBoundary, UnlinkAfterTheDirectoryWasSwappedIsRefused) {
   std::ofstream(job) << "[j]\nrw=write\nbs=4k\nsize=1m\ntime_based=1\nruntime=2s\nunlink=1\ncreate_on_open=1\nfilename=victim.conf\n"
                      << "directory=" << dir << "\n";
   TestProcess run(Controller({"run", job, "--hosts", worker.address()}), base_ + "/unlink");
-  ASSERT_TRUE(WaitFor([&] { return Exists(dir + "/victim.conf"); }, std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitFor([&] { return PathExists(dir + "/victim.conf"); }, std::chrono::seconds(30)));
   SwapForSymlink(dir);
   Outcome outcome = Wait(run);
   EXPECT_NE(outcome.exit_code, 0) << "the run claimed success although its unlink was refused";
   EXPECT_THAT(outcome.err, HasSubstr("PERMISSION_DENIED: unlink " + dir + "/victim.conf")) << outcome.err;
   EXPECT_THAT(outcome.err, HasSubstr("symlink")) << outcome.err;
   ExpectOutsideUntouched({"victim.conf"});
-  EXPECT_TRUE(Exists(dir + ".moved/victim.conf")) << "the run's own file is where it made it";
+  EXPECT_TRUE(PathExists(dir + ".moved/victim.conf")) << "the run's own file is where it made it";
 }
 
 }  // namespace
