@@ -132,6 +132,11 @@ TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
   EXPECT_EQ(Phase(run.report, "File creation")->items(), 800u);
   EXPECT_EQ(Phase(run.report, "File read")->items(), 800u);
   EXPECT_EQ(DirectoryEntries(dir_), 0);
+  // Each worker's tasks say what CPU they used (creating 400 files with data costs some).
+  ASSERT_EQ(Phase(run.report, "File creation")->workers_size(), 2);
+  for (const auto& w : Phase(run.report, "File creation")->workers()) {
+    EXPECT_GT(w.usr_cpu() + w.sys_cpu(), 0.0) << w.worker() << ": mdtest tasks reported no CPU";
+  }
   // The text form carries mdtest's SUMMARY table.
   Mdtest text = Run({"-d", dir_, "-n", "50", "-F"}, "files-text", false);
   ASSERT_EQ(text.exit_code, 0) << text.err;

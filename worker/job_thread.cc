@@ -1,7 +1,6 @@
 #include "worker/job_thread.h"
 
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -771,14 +770,7 @@ JobThreadOutcome IoLoop::Run() {
 }  // namespace
 
 JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats) {
-  JobThreadOutcome outcome = IoLoop(plan, stop, stats).Run();
-  struct rusage usage;
-  if (::getrusage(RUSAGE_THREAD, &usage) == 0) {  // the thread exists for this job alone
-    outcome.cpu_user_ns = static_cast<uint64_t>(usage.ru_utime.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(usage.ru_utime.tv_usec) * 1000;
-    outcome.cpu_system_ns = static_cast<uint64_t>(usage.ru_stime.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(usage.ru_stime.tv_usec) * 1000;
-    outcome.context_switches = static_cast<uint64_t>(usage.ru_nvcsw + usage.ru_nivcsw);
-  }
-  return outcome;
+  return IoLoop(plan, stop, stats).Run();
 }
 
 }  // namespace iofleet

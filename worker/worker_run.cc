@@ -1,5 +1,7 @@
 #include "worker/worker_run.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -16,6 +18,16 @@ constexpr std::chrono::nanoseconds kDefaultInterval = std::chrono::seconds(1);
 // The slowest requests an interval report carries per direction (of the job's threads here).
 constexpr size_t kSlowestPerReport = 5;
 constexpr std::chrono::nanoseconds kDefaultLease = std::chrono::seconds(5);
+
+// The calling thread's CPU time and context switches so far (it exists for one job thread or
+// mdtest task alone, so that is the thread's or task's cost).
+void AddThreadUsage(JobThreadOutcome* outcome) {
+  struct rusage usage;
+  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return;
+  outcome->cpu_user_ns = static_cast<uint64_t>(usage.ru_utime.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(usage.ru_utime.tv_usec) * 1000;
+  outcome->cpu_system_ns = static_cast<uint64_t>(usage.ru_stime.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(usage.ru_stime.tv_usec) * 1000;
+  outcome->context_switches = static_cast<uint64_t>(usage.ru_nvcsw + usage.ru_nivcsw);
+}
 
 int64_t WallNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -94,6 +106,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
       ThreadStats* stats = jobs_[j].threads[t].get();
       io_threads_.emplace_back([this, plan, stats, j] {
         JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, stop_, stats) : RunJobThread(plan, stop_, stats);
+        AddThreadUsage(&outcome);  // IO threads and mdtest tasks alike
         std::lock_guard<std::mutex> inner(mu_);
         JobState& state = jobs_[j];
         ++state.threads_finished;
