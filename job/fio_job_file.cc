@@ -101,6 +101,10 @@ OptionSetter PerDirectionRate(google::protobuf::RepeatedField<uint64_t>* (JobSpe
   return [=](absl::string_view v, JobSpec* j) {
     std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
     if (parts.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts"));
+    // fio's third part limits trims, which iofleet never issues: refused, not dropped.
+    if (parts.size() == 3 && !absl::StripAsciiWhitespace(parts[2]).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", v, "': a rate for trims (the third part) is not supported (iofleet issues no trims)"));
+    }
     google::protobuf::RepeatedField<uint64_t>* rates = (j->*field)();
     rates->Resize(2, 0);
     for (size_t i = 0; i < 2; ++i) {
@@ -125,6 +129,9 @@ OptionSetter PerDirectionRate(google::protobuf::RepeatedField<uint64_t>* (JobSpe
 absl::Status SetBlockSizeSplit(absl::string_view v, JobSpec* j) {
   std::vector<absl::string_view> directions = absl::StrSplit(v, ',');
   if (directions.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts (read,write,trim)"));
+  if (directions.size() == 3 && !absl::StripAsciiWhitespace(directions[2]).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", v, "': a split for trims (the third part) is not supported (iofleet issues no trims)"));
+  }
   google::protobuf::RepeatedPtrField<v1::BlockSizeSplit>* targets[] = {j->mutable_read_bssplit(), j->mutable_write_bssplit()};
   for (size_t d = 0; d < 2; ++d) {
     const absl::string_view text = directions.size() == 1 ? directions[0] : (d < directions.size() ? directions[d] : "");
