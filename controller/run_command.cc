@@ -192,12 +192,16 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
       job.set_directory(temporary.path);
     }
   }
-  if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) {
-    if (!local && valid.message().find("no directory=") != absl::string_view::npos) {
-      return early(Fail(absl::InvalidArgumentError(absl::StrCat(valid.message(), "; with --hosts every job needs directory= (a path on the workers)")), 2));
+  if (!local) {
+    for (const v1::JobSpec& job : spec.jobs()) {
+      if (NeedsDirectory(job)) {
+        return early(Fail(absl::InvalidArgumentError(absl::StrCat("job '", job.name(), "': no directory= (where the job's files go); with --hosts ",
+                                                                  "every job needs directory= (a path on the workers)")),
+                          2));
+      }
     }
-    return early(Fail(valid, 2));
   }
+  if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return early(Fail(valid, 2));
 
   // fio's log windows (log_avg_msec, log_hist_msec) become the run's interval: the logs are
   // written from the intervals, one averaged entry per window.

@@ -779,11 +779,10 @@ absl::StatusOr<RunSpec> ParseFioCommandLine(const std::vector<std::string>& args
       lines.push_back({kCommandLine, argument, body});
     }
   }
-  auto spec = ParseLines(lines, kCommandLine, parse_options);
-  if (!spec.ok() && absl::StrContains(spec.status().message(), "no job sections")) {
+  if (std::none_of(options.begin(), options.end(), [](const std::string& o) { return absl::StartsWith(o, "--name="); })) {
     return absl::InvalidArgumentError("command line: job options need --name=JOB to start a job (as in fio)");
   }
-  return spec;
+  return ParseLines(lines, kCommandLine, parse_options);
 }
 
 }  // namespace iofleet

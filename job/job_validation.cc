@@ -239,9 +239,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.filename().find('/') != std::string::npos && !job.directory().empty()) {
     return bad("filename with a '/' cannot be combined with directory");
   }
-  if (!(*engine)->diskless && job.directory().empty() && job.filename().find('/') == std::string::npos) {
-    return bad("no directory= (where the job's files go)");
-  }
+  if (NeedsDirectory(job)) return bad("no directory= (where the job's files go)");
   if (job.hipri() && job.ioengine() == "io_uring" && !job.direct()) {
     return bad("hipri=1 with io_uring polls for completions, which needs direct=1");
   }
@@ -266,6 +264,12 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
     }
   }
   return absl::OkStatus();
+}
+
+bool NeedsDirectory(const v1::JobSpec& job) {
+  auto engine = FindEngine(job.ioengine());
+  const bool diskless = engine.ok() && (*engine)->diskless;
+  return !diskless && job.directory().empty() && job.filename().find('/') == std::string::npos;
 }
 
 }  // namespace iofleet

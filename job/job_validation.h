@@ -12,6 +12,10 @@ namespace iofleet {
 // kInvalidArgument naming the job, its file:line when known, the option and the problem.
 absl::Status ValidateRunSpec(const v1::RunSpec& spec);
 
+// Whether the job does file IO with no place named for its files (no directory=, a filename
+// that is not a path): a local run gives it a temporary directory, a run on --hosts refuses it.
+bool NeedsDirectory(const v1::JobSpec& job);
+
 }  // namespace iofleet
 
 #endif  // IOFLEET_JOB_JOB_VALIDATION_H_

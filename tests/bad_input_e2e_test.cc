@@ -76,6 +76,8 @@ std::vector<BadInput> Cases() {
       {"nul_in_section_name", std::string("[ab\0cd]\nrw=write\nsize=64k\ndirectory=DIR\n", 40), ":1: a NUL byte: this is not a text job file"},
       {"binary_file", std::string("\x01\x02\x1b[2J\x7f=\x03\n", 10), ":1: option '\\x01\\x02\\x1b[2J\\x7f=\\x03' outside of a section"},
       {"bssplit_zero_size", "[j]\nbssplit=0/100\nsize=1m\ndirectory=DIR\n", "bssplit"},
+      {"hosts_without_directory", "[data]\nrw=write\nsize=64k\n", "job 'data': no directory= (where the job's files go); with --hosts every job needs directory="},
+      {"rate_iops_trim", "[j]\nrw=randrw\nrate_iops=1,2,3\nsize=64k\ndirectory=DIR\n", ":3: bad value for rate_iops: '1,2,3': a rate for trims"},
   };
 }
 
