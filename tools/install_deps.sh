@@ -19,7 +19,7 @@ test_packages=(
   libgmock-dev libgtest-dev
   fio                      # the peer the equivalence tests and benchmarks compare against
   python3-pandas           # fio's fiologparser_hist.py (in the fio package) reads the hist logs in the tests
-  xfsprogs bindfs fuse3    # real targets in the tests (xfs on a loop device, a FUSE mount)
+  xfsprogs e2fsprogs bindfs fuse3  # real targets in the tests (xfs and ext4 on loop devices, a FUSE mount)
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils  # an NFS server for the tests (in a netns)
   prometheus               # promtool checks the /metrics exposition in the tests
   chromium                 # renders the HTML report headless in the tests

@@ -1,6 +1,8 @@
 #include "worker/host_facts.h"
 
+#include <linux/magic.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -98,6 +100,26 @@ v1::TargetFacts DescribeNfsTarget(const std::string& path) {
   return target;
 }
 
+// statfs(2)'s f_type as the name mountinfo would give ("" when unknown or unreadable).
+std::string FilesystemTypeOf(const std::string& path) {
+  struct statfs fs;
+  if (::statfs(path.c_str(), &fs) != 0) return "";
+  switch (static_cast<uint64_t>(fs.f_type)) {
+    case EXT4_SUPER_MAGIC: return "ext4";  // also ext2/ext3: one magic for the family
+    case XFS_SUPER_MAGIC: return "xfs";
+    case BTRFS_SUPER_MAGIC: return "btrfs";
+    case TMPFS_MAGIC: return "tmpfs";
+    case RAMFS_MAGIC: return "ramfs";
+    case NFS_SUPER_MAGIC: return "nfs";
+    case OVERLAYFS_SUPER_MAGIC: return "overlay";
+    case 0x65735546: return "fuse";  // FUSE_SUPER_MAGIC (not in linux/magic.h)
+    case 0x2fc12fc1: return "zfs";
+    case 0x00c36400: return "ceph";
+    case V9FS_MAGIC: return "9p";
+    default: return "";
+  }
+}
+
 }  // namespace
 
 v1::TargetFacts DescribeTarget(const std::string& path, const std::string& mountinfo_path, const std::string& sys_block) {
@@ -123,7 +145,12 @@ v1::TargetFacts DescribeTarget(const std::string& path, const std::string& mount
     target.set_mount_source(*(dash + 2));
     target.set_mount_options(absl::StrCat(fields[5], dash + 3 < fields.end() ? "," + *(dash + 3) : ""));
   }
-  if (!found) return target;
+  if (!found) {
+    // The mount is not visible from here (a chroot, some containers): the filesystem's magic
+    // number still names its type.
+    target.set_fs_type(FilesystemTypeOf(path));
+    return target;
+  }
   const std::string& options = target.mount_options();
   if (absl::StartsWith(target.fs_type(), "nfs")) {
     target.set_nfs_version(Option(options, "vers"));

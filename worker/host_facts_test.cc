@@ -53,6 +53,18 @@ TEST_F(HostFactsTest, NfsAndFuseMountsExplainThemselves) {
   EXPECT_EQ(fuse.fuse_daemon(), "bindfs");
 }
 
+// In a chroot or a container the mount holding the path may not be listed at all: the
+// filesystem's magic number still names it (TEST_TMPDIR's filesystem here).
+TEST(HostFacts, AMountThatIsNotListedIsNamedByItsMagicNumber) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const std::string empty = tmp + "/empty-mountinfo";
+  std::ofstream(empty) << "";
+  const v1::TargetFacts t = DescribeTarget(tmp, empty, tmp + "/no-sys");
+  EXPECT_FALSE(t.fs_type().empty()) << "the filesystem of " << tmp << " has no name";
+  EXPECT_EQ(t.fs_type(), DescribeTarget(tmp, "/proc/self/mountinfo", "/sys").fs_type().substr(0, t.fs_type().size()))
+      << "the magic number names what mountinfo names";
+}
+
 TEST(HostFacts, ThisHost) {
   v1::HostFacts facts = CollectHostFacts();
   EXPECT_FALSE(facts.hostname().empty());
