@@ -23,6 +23,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/fio_job_file.h"
+#include "job/run_limits.h"
 
 namespace iofleet {
 namespace {
@@ -244,7 +245,9 @@ int RunCompare(const std::vector<std::string>& args) {
     } else if (name == "results-dir") {
       results_dir = value;
     } else if (name == "local-workers") {
-      if (!absl::SimpleAtoi(value, &local_workers) || local_workers < 1) return Usage("--local-workers must be at least 1");
+      auto parsed = ParseLocalWorkers(value);
+      if (!parsed.ok()) return Usage(parsed.status().message());
+      local_workers = *parsed;
     } else if (name == "worker-binary") {
       worker_binary = value;
     } else if (name == "token-file" || name == "tls-cert" || name == "tls-key" || name == "tls-ca") {

@@ -181,9 +181,9 @@ int Run(const std::vector<std::string>& args) {
   }
   if (cl->Has("local-workers")) {
     if (!options.hosts.empty()) return UsageError("--local-workers applies only without --hosts/--hostfile");
-    if (!absl::SimpleAtoi(cl->Get("local-workers"), &options.local_workers) || options.local_workers < 1 || options.local_workers > 64) {
-      return UsageError("--local-workers must be a number from 1 to 64");
-    }
+    auto local_workers = ParseLocalWorkers(cl->Get("local-workers"));
+    if (!local_workers.ok()) return UsageError(local_workers.status().message());
+    options.local_workers = *local_workers;
   }
   options.output_format = cl->Get("output-format", "normal");
   options.output_file = cl->Get("output");

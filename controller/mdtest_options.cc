@@ -61,9 +61,9 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
           return absl::InvalidArgumentError("--tasks-per-worker must be from 1 to 4096");
         }
       } else if (name == "local-workers") {
-        if (!absl::SimpleAtoi(value, &o->local_workers) || o->local_workers < 1 || o->local_workers > 64) {
-          return absl::InvalidArgumentError("--local-workers must be from 1 to 64");
-        }
+        auto parsed = ParseLocalWorkers(value);
+        if (!parsed.ok()) return parsed.status();
+        o->local_workers = *parsed;
       } else if (name == "worker-binary") {
         o->worker_binary = value;
       } else if (name == "token-file") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -52,6 +53,14 @@ uint64_t ThreadMemory(const v1::JobSpec& job) {
 }  // namespace
 
 absl::Status CheckIntervalNs(uint64_t ns, absl::string_view what) { return CheckRange(ns, kMinIntervalNs, kMaxIntervalNs, what); }
+
+absl::StatusOr<int> ParseLocalWorkers(absl::string_view value) {
+  int n = 0;
+  if (!absl::SimpleAtoi(value, &n) || n < 1 || n > kMaxLocalWorkers) {
+    return absl::InvalidArgumentError(absl::StrCat("--local-workers must be a number from 1 to ", kMaxLocalWorkers, " (got '", value, "')"));
+  }
+  return n;
+}
 
 absl::Status CheckLeaseNs(uint64_t ns, absl::string_view what) { return CheckRange(ns, kMinLeaseNs, kMaxLeaseNs, what); }
 

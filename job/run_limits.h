@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "proto/job.pb.h"
 
@@ -49,9 +50,13 @@ inline constexpr uint64_t kMaxTreeDirectories = 1ull << 32;
 inline constexpr uint64_t kMaxMetadataIoBytes = 1ull << 30;
 // What a worker lets one run make it allocate, unless started with --max-run-memory.
 inline constexpr uint64_t kDefaultMaxRunMemory = 4ull << 30;
+// Local workers a controller starts on its own host when no hosts are given (one process each).
+inline constexpr int kMaxLocalWorkers = 64;
 
 // kInvalidArgument "<what> <value> is below the minimum of ..." / "above the maximum of ...".
 absl::Status CheckIntervalNs(uint64_t ns, absl::string_view what = "interval");
+// --local-workers N, the same for run, mdtest and compare: 1 to kMaxLocalWorkers.
+absl::StatusOr<int> ParseLocalWorkers(absl::string_view value);
 absl::Status CheckLeaseNs(uint64_t ns, absl::string_view what = "lease");
 // `start_unix_ns` against the worker's wall clock `now_unix_ns`: OK (possibly late, within
 // kMaxStartLagNs), or kInvalidArgument saying how far off it is.

@@ -126,3 +126,27 @@ TEST(CompareEndToEnd, InterruptedComparisonKeepsWhatRan) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// One rule for --local-workers in every command (compare had none: 100000 local workers were
+// accepted and started one by one).
+TEST(CompareEndToEnd, LocalWorkersHaveTheSameLimitInEveryCommand) {
+  const std::string job = TempDir() + "/many-local.fio";
+  std::ofstream(job) << "[l]\nrw=randread\nbs=4k\nsize=1m\n";
+  const std::vector<std::vector<std::string>> commands = {
+      {"compare", job, "--target", "a=" + TempDir() + "/many-a", "--local-workers", "100000"},
+      {"run", job, "--local-workers", "100000"},
+      {"mdtest", "-d", TempDir() + "/many-md", "-n", "5", "--local-workers", "100000"},
+  };
+  for (std::vector<std::string> args : commands) {
+    args.insert(args.begin(), ::iofleet::testing::Runfile("controller/iofleet"));
+    ::iofleet::testing::TestProcess process(args, TempDir() + "/many-local-" + args[1]);
+    EXPECT_EQ(process.Wait(std::chrono::seconds(20)).value_or(-1), 2) << args[1] << ": " << process.Stderr();
+    EXPECT_THAT(process.Stderr(), ::testing::HasSubstr("--local-workers must be a number from 1 to 64 (got '100000')")) << args[1];
+  }
+}
+
+}  // namespace
+}  // namespace iofleet
