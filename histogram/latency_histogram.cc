@@ -208,6 +208,28 @@ LatencyHistogram LiveLatencyHistogram::Snapshot() const {
                                      max_ns_.load(std::memory_order_relaxed));
 }
 
+LatencyHistogram LiveLatencyHistogram::Take() {
+  std::vector<uint64_t> counts;
+  uint64_t count = 0;
+  for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
+    const uint64_t n = buckets_[i].load(std::memory_order_acquire);
+    if (n == 0) continue;  // untouched cache lines stay clean
+    if (counts.empty()) counts.reserve(HistogramLayout::kBucketCount);
+    counts.resize(i + 1, 0);
+    counts[i] = n;
+    count += n;
+    buckets_[i].store(0, std::memory_order_relaxed);
+  }
+  LatencyHistogram taken = LatencyHistogram::FromParts(std::move(counts), count, sum_ns_.load(std::memory_order_relaxed),
+                                                       sum_squares_.load(std::memory_order_relaxed), min_ns_.load(std::memory_order_relaxed),
+                                                       max_ns_.load(std::memory_order_relaxed));
+  sum_ns_.store(0, std::memory_order_relaxed);
+  sum_squares_.store(0, std::memory_order_relaxed);
+  min_ns_.store(UINT64_MAX, std::memory_order_relaxed);
+  max_ns_.store(0, std::memory_order_relaxed);
+  return taken;
+}
+
 LatencyHistogram IntervalSampler::Next() {
   LatencyHistogram delta = live_->Snapshot().Since(reported_);
   reported_.Merge(delta);

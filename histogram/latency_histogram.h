@@ -129,6 +129,9 @@ class LiveLatencyHistogram {
   // those samples (maybe one more, whose bucket was not stored yet), and are exact once the
   // writer has stopped.
   LatencyHistogram Snapshot() const;
+  // Everything recorded, leaving the histogram empty. Only while no writer records into it
+  // (the worker's counters hand a histogram over to the collector before it takes it).
+  LatencyHistogram Take();
 
  private:
   static void Bump(std::atomic<uint64_t>& cell, uint64_t by) {

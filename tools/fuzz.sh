@@ -24,7 +24,7 @@ build fio_job_file fuzz/fio_job_file_fuzzer.cc job/fio_job_file.cc job/fio_optio
 # The worker's request validation and run preparation (layout, a WorkerRun started and stopped).
 build worker_request fuzz/worker_request_fuzzer.cc fuzz/proto_mutation.cc worker/request_validation.cc worker/file_layout.cc worker/file_system.cc \
   worker/path_policy.cc worker/host_facts.cc worker/worker_run.cc worker/job_thread.cc worker/metadata_task.cc \
-  worker/random_offsets.cc worker/block_verify.cc common/log.cc histogram/latency_histogram.cc \
+  worker/random_offsets.cc worker/block_verify.cc worker/interval_cut.cc common/log.cc histogram/latency_histogram.cc \
   job/job_validation.cc job/run_limits.cc job/file_names.cc job/mdtest_tree.cc job/block_sizes.cc \
   engines/engine_catalog.cc engines/engine_registry.cc engines/posix_files.cc engines/*_engine.cc nfs/nfs_connection.cc nfs/nfs_tree.cc nfs/nfs_rpc.cc \
   bazel-bin/proto/worker_service.pb.cc bazel-bin/proto/histogram.pb.cc bazel-bin/proto/host_facts.pb.cc

@@ -202,7 +202,6 @@ class IoLoop {
   absl::Status first_continued_error_;
   absl::Status first_verify_failure_;
   uint64_t record_from_ns_ = 0;   // after ramp_time
-  IntervalClock intervals_;  // for the slowest-requests lists
   uint64_t deadline_ns_ = UINT64_MAX;
   // Rate limiting per direction (read, write): interval per IO or per byte, and the time the
   // next IO is due. Latency is measured from that due time (no coordinated omission).
@@ -353,7 +352,7 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
     const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : kWriteIndex;
     stats_->directions[direction].Record(
         slot->issue_ns, slot->submit_ns, now_ns, slot->queued, data ? slot->done : 0, error != 0,
-        RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .interval = intervals_.IntervalOf(now_ns)});
+        RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .tracked = true});
   }
   if (error != 0) Fail(*slot, error);
   if (now_ns >= deadline_ns_ && !verifying_) stopping_ = true;  // read-back is not cut short by runtime
@@ -634,8 +633,7 @@ void IoLoop::Drain() {
 
 void IoLoop::RecordVerifyFailure(const absl::Status& failure, const Slot& slot) {
   ++verify_failures_;
-  stats_->directions[kReadIndex].errors.store(stats_->directions[kReadIndex].errors.load(std::memory_order_relaxed) + 1,
-                                              std::memory_order_relaxed);
+  stats_->directions[kReadIndex].AddError();
   if (first_verify_failure_.ok()) first_verify_failure_ = failure;
   if (job_.verify_fatal()) {
     stopping_ = true;
@@ -695,9 +693,6 @@ JobThreadOutcome IoLoop::Run() {
   const uint64_t start_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
   record_from_ns_ = start_ns + job_.ramp_time_ns();
-  intervals_ = IntervalClock(
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(plan_.start.time_since_epoch()).count()),
-      static_cast<uint64_t>(plan_.interval.count()));
   if (job_.runtime_ns()) deadline_ns_ = record_from_ns_ + job_.runtime_ns();
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
   bool go = (!job_.invalidate() || InvalidateFile()) && SleepUntil(job_start, stop_);

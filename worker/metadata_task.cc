@@ -156,9 +156,6 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   };
   bool more_leftovers = listed_cleanup && list_leftovers();
   const uint64_t start_ns = NowNs();
-  IntervalClock intervals(
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(plan.start.time_since_epoch()).count()),
-      static_cast<uint64_t>(plan.interval.count()));
   const uint64_t stonewall_at = phase.stonewall_ns() ? start_ns + phase.stonewall_ns() : UINT64_MAX;
   uint64_t done = 0, done_before_batch = 0;
   for (uint64_t step = 0;;) {
@@ -221,7 +218,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0,
                                          leftovers.empty() ? RequestIdentity{.offset = collective ? item_of(step).second : step,
                                                                              .file = whose,
-                                                                             .interval = intervals.IntervalOf(end)}
+                                                                             .tracked = true}
                                                            : RequestIdentity{});
     if (error != 0) {
       // mdtest stops at the first failure; so does the task, naming it (cleanup goes on).

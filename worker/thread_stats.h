@@ -1,7 +1,7 @@
 // Counters one IO thread writes and the run's collector reads: per direction the latency
-// histograms (fio's lat, slat and clat; ops are lat's count), bytes and errors. Single writer,
-// relaxed atomics, no locks and no allocation on the IO path; the collector turns cumulative
-// values into intervals.
+// histograms (fio's lat, slat and clat; ops are lat's count), bytes, errors and the slowest
+// requests, per interval. Single writer, relaxed atomics, no locks, no allocation and no waiting
+// on the IO path; the collector takes whole intervals (worker/interval_cut.h).
 #ifndef IOFLEET_WORKER_THREAD_STATS_H_
 #define IOFLEET_WORKER_THREAD_STATS_H_
 
@@ -17,104 +17,116 @@ namespace iofleet {
 // kMetaIndex: metadata operations (mkdir, stat, create...) of an mdtest-style phase.
 enum DirectionIndex { kReadIndex = 0, kWriteIndex = 1, kTrimIndex = 2, kSyncIndex = 3, kMetaIndex = 4, kDirectionCount = 5 };
 
-// Which request a Record is about, for the slowest-requests list of its interval (interval
-// counted from the run's start instant; < 0: not tracked, e.g. metadata operations).
+// Which request a Record is about, for the slowest-requests list of its interval (not tracked:
+// e.g. an mdtest task's clean-up of leftovers).
 struct RequestIdentity {
   uint64_t offset = 0;  // metadata: the item (or tree directory) number
   uint32_t file = 0;    // index into the thread's files; metadata: the task whose item it is
-  int64_t interval = -1;
-};
-
-// Which interval a completion falls in, counted from the run's start instant as the collector
-// counts them (steady-clock ns). IO thread only; one comparison per request.
-class IntervalClock {
- public:
-  IntervalClock() = default;
-  IntervalClock(uint64_t start_ns, uint64_t interval_ns) : start_ns_(start_ns), interval_ns_(interval_ns) {}
-  // -1 when no interval length is known (nothing is tracked).
-  int64_t IntervalOf(uint64_t now_ns) {
-    if (interval_ns_ == 0) return -1;
-    if (now_ns >= next_boundary_ns_) {
-      current_ = now_ns > start_ns_ ? static_cast<int64_t>((now_ns - start_ns_) / interval_ns_) : 0;
-      next_boundary_ns_ = start_ns_ + (static_cast<uint64_t>(current_) + 1) * interval_ns_;
-    }
-    return current_;
-  }
-
- private:
-  uint64_t start_ns_ = 0, interval_ns_ = 0, next_boundary_ns_ = 0;
-  int64_t current_ = 0;
+  bool tracked = false;
 };
 
 // The slowest requests of one interval of one thread and direction: which file and offset,
-// when, how slow. The IO thread fills them inside the seqlock window; the collector copies
-// them with the histograms. Two of them, by interval parity, so the thread can fill the next
-// interval's while the collector reads the last one's.
+// when, how slow.
 struct SlowestRequests {
   static constexpr int kSlots = 3;
   struct Slot {
     std::atomic<uint64_t> latency_ns{0}, complete_ns{0}, offset{0}, file{0};
   };
-  std::atomic<int64_t> interval{-1};
   Slot slots[kSlots];
 };
 
-struct DirectionCounters {
+// What one IO thread recorded for one direction during one interval: not cumulative, so an
+// interval is whatever the buffer holds when the collector takes it.
+struct IntervalBuffer {
   LiveLatencyHistogram latency;             // issue -> completion (fio lat)
   LiveLatencyHistogram submit_latency;      // issue -> submitted (fio slat), queued requests only
   LiveLatencyHistogram completion_latency;  // submitted -> completion (fio clat)
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> errors{0};
-  // A seqlock over one Record: odd while a request's latencies and bytes are being added, so
-  // the collector cuts an interval where every request is whole — its op and its bytes in the
-  // same interval (see WorkerRun::CutInterval). Without it an interval could show a request's
-  // bytes without the request (ops 0, bytes > 0) when the thread was preempted mid-Record.
-  std::atomic<uint64_t> sequence{0};
-  SlowestRequests slowest[2];  // [interval % 2]
+  SlowestRequests slowest;
+};
 
+// Makes the IO thread's "I am recording" store visible before it reads which buffer to record
+// into, against the collector's flip (see DirectionCounters). With membarrier(2) the collector
+// pays for that (one syscall per cut) and the IO path needs only a compiler barrier; without it
+// (an old kernel, a seccomp filter) the IO path takes a full fence.
+extern bool g_collector_has_membarrier;
+inline void IoPathBarrier() {
+  if (g_collector_has_membarrier) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+  }
+}
+
+// One IO thread's counters for one direction, double-buffered: the thread records into
+// buffers[epoch % 2]; the collector cuts an interval by advancing `epoch` and, once the Record
+// that may have been under way has ended (`sequence` odd while one is), takes the other buffer
+// whole (worker/interval_cut.h). The cut costs the same whatever the IO rate, the IO thread never
+// waits and takes no lock, and every request lands in exactly one interval, with its bytes.
+struct DirectionCounters {
   // IO thread only. `queued`: the request went through a submission queue, so it has a slat.
   void Record(uint64_t issue_ns, uint64_t submit_ns, uint64_t complete_ns, bool queued, uint64_t done_bytes, bool failed,
               const RequestIdentity& request = {}) {
-    const uint64_t s = sequence.load(std::memory_order_relaxed);
-    sequence.store(s + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    latency.Record(complete_ns - issue_ns);
-    completion_latency.Record(complete_ns - submit_ns);
-    if (queued) submit_latency.Record(submit_ns - issue_ns);
-    bytes.store(bytes.load(std::memory_order_relaxed) + done_bytes, std::memory_order_relaxed);
-    if (failed) errors.store(errors.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (request.interval >= 0 && (request.interval != slow_interval_ || complete_ns - issue_ns > slow_floor_)) {
-      NoteSlow(complete_ns - issue_ns, complete_ns, request);
+    uint64_t s;
+    IntervalBuffer& b = Begin(&s);
+    b.latency.Record(complete_ns - issue_ns);
+    b.completion_latency.Record(complete_ns - submit_ns);
+    if (queued) b.submit_latency.Record(submit_ns - issue_ns);
+    Bump(b.bytes, done_bytes);
+    if (failed) Bump(b.errors, 1);
+    if (request.tracked && (slow_epoch_ != epoch_seen_ || complete_ns - issue_ns > slow_floor_)) {
+      NoteSlow(b, complete_ns - issue_ns, complete_ns, request);
     }
-    sequence.store(s + 2, std::memory_order_release);
+    End(s);
+  }
+  // IO thread only: a failure found after its request was recorded (a verify mismatch).
+  void AddError() {
+    uint64_t s;
+    Bump(Begin(&s).errors, 1);
+    End(s);
   }
 
+  // Odd while a Record is under way (the collector waits that one out after a flip).
+  std::atomic<uint64_t> sequence{0};
+  // Intervals cut so far; written by the collector only.
+  std::atomic<uint64_t> epoch{0};
+  IntervalBuffer buffers[2];
+
  private:
+  static void Bump(std::atomic<uint64_t>& cell, uint64_t n) { cell.store(cell.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  IntervalBuffer& Begin(uint64_t* s) {
+    *s = sequence.load(std::memory_order_relaxed);
+    sequence.store(*s + 1, std::memory_order_release);
+    IoPathBarrier();
+    epoch_seen_ = epoch.load(std::memory_order_relaxed);
+    return buffers[epoch_seen_ & 1];
+  }
+  void End(uint64_t s) { sequence.store(s + 2, std::memory_order_release); }
   // Keeps the request if it is among the interval's kSlots slowest (IO thread, in Record).
-  void NoteSlow(uint64_t latency_ns, uint64_t complete_ns, const RequestIdentity& request) {
-    SlowestRequests& list = slowest[request.interval & 1];
-    if (request.interval != slow_interval_) {
-      // A new interval: its list starts empty (the collector has read what it held, two
-      // intervals ago, or missed it).
-      for (auto& slot : list.slots) slot.latency_ns.store(0, std::memory_order_relaxed);
-      list.interval.store(request.interval, std::memory_order_relaxed);
-      slow_interval_ = request.interval;
+  void NoteSlow(IntervalBuffer& b, uint64_t latency_ns, uint64_t complete_ns, const RequestIdentity& request) {
+    if (slow_epoch_ != epoch_seen_) {
+      // A new interval: the collector emptied this buffer's list when it took the buffer.
+      slow_epoch_ = epoch_seen_;
+      slow_floor_ = 0;
     }
+    auto& slots = b.slowest.slots;
     int fastest = 0;
     for (int i = 1; i < SlowestRequests::kSlots; ++i) {
-      if (list.slots[i].latency_ns.load(std::memory_order_relaxed) < list.slots[fastest].latency_ns.load(std::memory_order_relaxed)) fastest = i;
+      if (slots[i].latency_ns.load(std::memory_order_relaxed) < slots[fastest].latency_ns.load(std::memory_order_relaxed)) fastest = i;
     }
-    auto& slot = list.slots[fastest];
+    auto& slot = slots[fastest];
     slot.latency_ns.store(latency_ns, std::memory_order_relaxed);
     slot.complete_ns.store(complete_ns, std::memory_order_relaxed);
     slot.offset.store(request.offset, std::memory_order_relaxed);
     slot.file.store(request.file, std::memory_order_relaxed);
     slow_floor_ = latency_ns;
-    for (const auto& other : list.slots) slow_floor_ = std::min(slow_floor_, other.latency_ns.load(std::memory_order_relaxed));
+    for (const auto& other : slots) slow_floor_ = std::min(slow_floor_, other.latency_ns.load(std::memory_order_relaxed));
   }
-  // IO thread only: the interval being filled and the smallest latency its list holds (a
-  // request must beat it to get in: one comparison per request).
-  int64_t slow_interval_ = -1;
+  // IO thread only: the epoch of the Record under way, the interval whose list is being filled
+  // and the smallest latency it holds (a request must beat it to get in: one comparison).
+  uint64_t epoch_seen_ = 0;
+  uint64_t slow_epoch_ = UINT64_MAX;
   uint64_t slow_floor_ = 0;
 };
 

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "job/mdtest_tree.h"
 #include "job/run_limits.h"
+#include "worker/interval_cut.h"
 #include "worker/metadata_task.h"
 
 namespace iofleet {
@@ -43,7 +44,9 @@ WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserve
       layout_(std::move(layout)),
       interval_(request_.interval_ns() ? std::chrono::nanoseconds(request_.interval_ns()) : kDefaultInterval),
       lease_(request_.lease_ns() ? std::chrono::nanoseconds(request_.lease_ns()) : kDefaultLease),
-      last_heartbeat_(Clock::now()) {}
+      last_heartbeat_(Clock::now()) {
+  PrepareIntervalCuts();
+}
 
 WorkerRun::~WorkerRun() {
   Stop("worker shutting down");
@@ -57,10 +60,7 @@ bool WorkerRun::LeaseExpired(Clock::time_point now) const {
   return now - last_heartbeat_.load() > lease_;
 }
 
-bool WorkerRun::finished() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return all_reports_produced_;
-}
+bool WorkerRun::finished() const { return all_reports_produced_.load(); }
 
 int64_t WorkerRun::ToUnixNs(Clock::time_point t) const {
   return start_unix_ns_ + std::chrono::duration_cast<std::chrono::nanoseconds>(t - start_).count();
@@ -83,13 +83,10 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
   for (int j = 0; j < specs.size(); ++j) {
     JobState& state = jobs_[j];
     const uint32_t numjobs = specs[j].numjobs();
-    state.reported_bytes.assign(numjobs, {});
     state.task_items.assign(numjobs, 0);
-    state.reported_errors.assign(numjobs, {});
     for (uint32_t t = 0; t < numjobs; ++t) {
       state.threads.push_back(std::make_unique<ThreadStats>());
-      auto& samplers = state.samplers.emplace_back();
-      for (int d = 0; d < kDirectionCount; ++d) samplers.emplace_back(state.threads.back()->directions[d]);
+      for (DirectionCounters& counters : state.threads.back()->directions) state.counters.push_back(&counters);
     }
   }
   for (int j = 0; j < specs.size(); ++j) {
@@ -137,8 +134,7 @@ void WorkerRun::Stop(const std::string& reason) {
   changed_.notify_all();
 }
 
-v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_index,
-                                          Clock::time_point from, Clock::time_point to) {
+v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_index, Clock::time_point from, Clock::time_point to) {
   JobState& state = jobs_[job_index];
   v1::IntervalReport report;
   report.set_run_id(request_.run_id());
@@ -146,49 +142,26 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
   report.set_interval_index(interval_index);
   report.set_start_unix_ns(ToUnixNs(from));
   report.set_end_unix_ns(ToUnixNs(to));
+  // Every thread's and direction's interval closed at once (thread-major, direction-minor).
+  std::vector<DirectionCut> cuts = CutIntervals(state.counters);
+  const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(job_index));
   for (int d = 0; d < kDirectionCount; ++d) {
     LatencyHistogram merged, submit, completion;
     uint64_t bytes = 0, errors = 0;
     std::vector<v1::SlowRequest> slowest;
     for (size_t t = 0; t < state.threads.size(); ++t) {
-      DirectionSamplers& samplers = state.samplers[t][d];
-      const DirectionCounters& counters = state.threads[t]->directions[d];
-      uint64_t total_bytes, total_errors;
-      struct Slow {
-        uint64_t latency_ns, complete_ns, offset, file;
-      };
-      std::vector<Slow> thread_slowest;
-      // Read the histograms and counters between two equal, even sequence values: no Record
-      // was half done, so every request counted has its bytes here and vice versa. Samples
-      // taken by a retried pass are kept (Next() hands each sample out once).
-      while (true) {
-        const uint64_t before = counters.sequence.load(std::memory_order_acquire);
-        merged.Merge(samplers.latency.Next());
-        submit.Merge(samplers.submit.Next());
-        completion.Merge(samplers.completion.Next());
-        total_bytes = counters.bytes.load(std::memory_order_relaxed);
-        total_errors = counters.errors.load(std::memory_order_relaxed);
-        thread_slowest.clear();
-        const SlowestRequests& list = counters.slowest[interval_index & 1];
-        if (list.interval.load(std::memory_order_relaxed) == static_cast<int64_t>(interval_index)) {
-          for (const auto& slot : list.slots) {
-            const uint64_t latency = slot.latency_ns.load(std::memory_order_relaxed);
-            if (latency == 0) continue;
-            thread_slowest.push_back({latency, slot.complete_ns.load(std::memory_order_relaxed), slot.offset.load(std::memory_order_relaxed),
-                                      slot.file.load(std::memory_order_relaxed)});
-          }
-        }
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (before % 2 == 0 && counters.sequence.load(std::memory_order_relaxed) == before) break;
-        std::this_thread::yield();
-      }
-      // Name the file and place the completion in wall-clock time, outside the seqlock loop.
-      for (const Slow& s : thread_slowest) {
+      DirectionCut& cut = cuts[t * kDirectionCount + static_cast<size_t>(d)];
+      merged.Merge(cut.latency);
+      submit.Merge(cut.submit);
+      completion.Merge(cut.completion);
+      bytes += cut.bytes;
+      errors += cut.errors;
+      // Name the file and place the completion in wall-clock time.
+      for (const SlowSample& s : cut.slowest) {
         v1::SlowRequest& request = slowest.emplace_back();
         request.set_latency_ns(s.latency_ns);
         request.set_complete_unix_ns(ToUnixNs(Clock::time_point(std::chrono::nanoseconds(s.complete_ns))));
         request.set_offset(s.offset);
-        const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(job_index));
         if (spec.has_metadata()) {
           request.set_file(MdtestTree(spec.metadata()).OperationPath(static_cast<uint32_t>(s.file), s.offset));  // task, item
         } else if (job_index < layout_.paths.size() && t < layout_.paths[job_index].size() && s.file < layout_.paths[job_index][t].size()) {
@@ -196,10 +169,6 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
         }
         request.set_thread(static_cast<uint32_t>(t));
       }
-      bytes += total_bytes - state.reported_bytes[t][d];
-      errors += total_errors - state.reported_errors[t][d];
-      state.reported_bytes[t][d] = total_bytes;
-      state.reported_errors[t][d] = total_errors;
     }
     if (merged.count() == 0 && bytes == 0 && errors == 0) continue;
     v1::DirectionStats* stats = report.add_directions();
@@ -264,7 +233,10 @@ void WorkerRun::CollectorLoop() {
       if (ended_in_interval) {
         // Every thread has exited: the counters are complete and this report closes the job.
         const Clock::time_point end = std::max(state.last_end, interval_start);
+        // The cut runs without the run's lock: RPCs never wait for it.
+        lock.unlock();
         v1::IntervalReport report = CutInterval(j, interval, interval_start, std::max(end, start_));
+        lock.lock();
         report.set_final(true);
         // Run time counts from when the job's measured IO began (after startdelay and ramp_time).
         const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(j));
@@ -294,7 +266,12 @@ void WorkerRun::CollectorLoop() {
         Publish(std::move(report));
       } else {
         all_final = false;
-        if (now >= boundary) Publish(CutInterval(j, interval, interval_start, boundary));
+        if (now >= boundary) {
+          lock.unlock();
+          v1::IntervalReport report = CutInterval(j, interval, interval_start, boundary);
+          lock.lock();
+          Publish(std::move(report));
+        }
       }
     }
     if (all_final) break;

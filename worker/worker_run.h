@@ -53,17 +53,10 @@ class WorkerRun {
   bool NextReport(std::chrono::milliseconds timeout, v1::IntervalReport* report, bool* ended);
 
  private:
-  // Interval cutters for one direction of one thread: lat, slat, clat.
-  struct DirectionSamplers {
-    explicit DirectionSamplers(const DirectionCounters& c)
-        : latency(&c.latency), submit(&c.submit_latency), completion(&c.completion_latency) {}
-    IntervalSampler latency, submit, completion;
-  };
   struct JobState {
     std::vector<std::unique_ptr<ThreadStats>> threads;
-    // Per thread and direction: interval cutters and the bytes/errors already reported.
-    std::vector<std::vector<DirectionSamplers>> samplers;
-    std::vector<std::array<uint64_t, kDirectionCount>> reported_bytes, reported_errors;
+    // Every thread's counters, thread-major and direction-minor, as the collector cuts them.
+    std::vector<DirectionCounters*> counters;
     size_t threads_finished = 0;
     Clock::time_point last_end;
     absl::Status first_error;
@@ -99,7 +92,7 @@ class WorkerRun {
   std::vector<JobState> jobs_;
   std::deque<v1::IntervalReport> reports_;
   uint64_t dropped_reports_ = 0;  // past kMaxQueuedReports (nobody reads them)
-  bool all_reports_produced_ = false;
+  std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
   std::vector<std::thread> io_threads_;
   std::thread collector_;
 };
