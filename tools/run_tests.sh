@@ -14,6 +14,17 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1  # a build error: no test could say so itself
   echo "bazel test failed (exit $rc) before tests could report" >&2
 fi
+# The worker's and the aggregator's threads under ThreadSanitizer.
+if bazel test --config=tsan //worker:worker_test //controller:run_aggregator_test ${BAZEL_TEST_FLAGS:-} > "$log.tsan" 2>&1; then
+  echo "tsan: //worker:worker_test and //controller:run_aggregator_test pass under ThreadSanitizer"
+  passed=$((passed + 1))
+else
+  tail -60 "$log.tsan" >&2
+  echo "tsan: a test failed or a race was reported under ThreadSanitizer" >&2
+  failed=$((failed + 1))
+  [ "$rc" -ne 0 ] || rc=1
+fi
+rm -f "$log.tsan"
 # Layering: the parser and job model (//job/...) link no engine library, so the controller and
 # the fuzzers carry none of liburing, libaio or libnfs.
 if deps=$(bazel query 'deps(//job/...)' 2>/dev/null) && ! grep -qE '^//third_party/system:(uring|aio|nfs)$' <<< "$deps"; then
