@@ -1,4 +1,6 @@
-"""Generates C++ protobuf and gRPC code with the system protoc (Debian's), fully offline."""
+"""Generates C++ protobuf and gRPC code with the system protoc (Debian's), fully offline.
+
+protoc and grpc_cpp_plugin are the declared tools of @system (tools/system_repository.bzl)."""
 
 def iofleet_proto_library(name, src, deps = [], grpc = False):
     """A cc_library named `name` built from one .proto file.
@@ -11,14 +13,17 @@ def iofleet_proto_library(name, src, deps = [], grpc = False):
     """
     base = src[:-len(".proto")]
     outs = [base + ".pb.h", base + ".pb.cc"]
-    cmd = "/usr/bin/protoc --proto_path=. --cpp_out=$(GENDIR) "
+    cmd = "$(location @system//:protoc) --proto_path=. --cpp_out=$(GENDIR) "
+    tools = ["@system//:protoc"]
     if grpc:
         outs += [base + ".grpc.pb.h", base + ".grpc.pb.cc"]
-        cmd += "--grpc_out=$(GENDIR) --plugin=protoc-gen-grpc=/usr/bin/grpc_cpp_plugin "
+        cmd += "--grpc_out=$(GENDIR) --plugin=protoc-gen-grpc=$(location @system//:grpc_cpp_plugin) "
+        tools.append("@system//:grpc_cpp_plugin")
     native.genrule(
         name = name + "_gen",
         srcs = [src] + [d + "_srcs" for d in deps],
         outs = outs,
+        tools = tools,
         cmd = cmd + "$(location " + src + ")",
     )
     native.filegroup(
