@@ -19,7 +19,7 @@ build() {  # name sources...
   local name=$1; shift
   $clang "${flags[@]}" "$@" "${common[@]}" "${libs[@]}" -o "$out/$name"
 }
-build fio_job_file fuzz/fio_job_file_fuzzer.cc job/fio_job_file.cc job/fio_option_names.cc job/block_sizes.cc \
+build fio_job_file fuzz/fio_job_file_fuzzer.cc job/fio_job_file.cc job/fio_option_names.cc job/fio_options.cc job/block_sizes.cc \
   job/job_validation.cc job/run_limits.cc job/file_names.cc job/mdtest_tree.cc engines/engine_catalog.cc
 # The worker's request validation and run preparation (layout, a WorkerRun started and stopped).
 build worker_request fuzz/worker_request_fuzzer.cc fuzz/proto_mutation.cc worker/request_validation.cc worker/file_layout.cc worker/file_system.cc \

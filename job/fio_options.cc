@@ -1,0 +1,461 @@
+#include "job/fio_options.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/nearest_name.h"
+#include "common/nfs_url.h"
+#include "common/status_macros.h"
+#include "common/units.h"
+#include "job/block_sizes.h"
+#include "job/file_names.h"
+
+namespace iofleet {
+
+using v1::JobSpec;
+using v1::ReadWrite;
+
+namespace {
+
+absl::Status ParseBool(absl::string_view value, bool* out) {
+  if (value.empty() || value == "1" || value == "true") *out = true;
+  else if (value == "0" || value == "false") *out = false;
+  else return absl::InvalidArgumentError(absl::StrCat("'", value, "' is not 0 or 1"));
+  return absl::OkStatus();
+}
+
+// Setters for the common kinds of option, each writing one JobSpec field.
+OptionSetter BoolOption(void (JobSpec::*set)(bool)) {
+  return [set](absl::string_view v, JobSpec* j) {
+    bool b = false;
+    absl::Status s = ParseBool(v, &b);
+    if (s.ok()) (j->*set)(b);
+    return s;
+  };
+}
+
+// Takes the field's mutable_*() accessor (protobuf's string setters are templates).
+OptionSetter StringOption(std::string* (JobSpec::*field)()) {
+  return [field](absl::string_view v, JobSpec* j) {
+    *(j->*field)() = std::string(v);
+    return absl::OkStatus();
+  };
+}
+
+// A whole number in [min, max]; `transform` maps it to the stored value (e.g. 100 - x).
+OptionSetter UintOption(void (JobSpec::*set)(uint32_t), uint32_t min, uint32_t max,
+                        uint32_t (*transform)(uint32_t) = nullptr) {
+  return [=](absl::string_view v, JobSpec* j) {
+    uint32_t n;
+    if (!absl::SimpleAtoi(v, &n) || n < min || n > max) {
+      return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a whole number from ", min, " to ", max));
+    }
+    (j->*set)(transform ? transform(n) : n);
+    return absl::OkStatus();
+  };
+}
+
+OptionSetter SizeOption(void (JobSpec::*set)(uint64_t), uint64_t max) {
+  return [=](absl::string_view v, JobSpec* j) {
+    auto size = ParseSize(v);
+    if (!size.ok()) return size.status();
+    if (*size > max) return absl::InvalidArgumentError(absl::StrCat("'", v, "' is larger than ", max, " bytes"));
+    (j->*set)(*size);
+    return absl::OkStatus();
+  };
+}
+
+// A duration whose bare number is in `default_unit_ns` (seconds for most, microseconds for
+// thinktime, as in fio).
+OptionSetter DurationOption(void (JobSpec::*set)(uint64_t), uint64_t default_unit_ns) {
+  return [=](absl::string_view v, JobSpec* j) {
+    auto ns = ParseDurationNs(v, default_unit_ns);
+    if (ns.ok()) (j->*set)(*ns);
+    return ns.status();
+  };
+}
+
+// fio's rate=READ,WRITE (bytes/s with size suffixes) and rate_iops=READ,WRITE; one value
+// applies to both directions, an empty part leaves that direction unlimited.
+OptionSetter PerDirectionRate(google::protobuf::RepeatedField<uint64_t>* (JobSpec::*field)(), bool sizes) {
+  return [=](absl::string_view v, JobSpec* j) {
+    std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
+    if (parts.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts"));
+    // fio's third part limits trims, which iofleet never issues: refused, not dropped.
+    if (parts.size() == 3 && !absl::StripAsciiWhitespace(parts[2]).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("'", v, "': a rate for trims (the third part) is not supported (iofleet issues no trims)"));
+    }
+    google::protobuf::RepeatedField<uint64_t>* rates = (j->*field)();
+    rates->Resize(2, 0);
+    for (size_t i = 0; i < 2; ++i) {
+      const absl::string_view part = absl::StripAsciiWhitespace(parts.size() == 1 ? parts[0] : (i < parts.size() ? parts[i] : ""));
+      if (part.empty()) continue;
+      uint64_t value = 0;
+      if (sizes) {
+        auto size = ParseSize(part);
+        if (!size.ok()) return size.status();
+        value = *size;
+      } else if (!absl::SimpleAtoi(part, &value)) {
+        return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not a number of IOs per second"));
+      }
+      rates->Set(static_cast<int>(i), value);
+    }
+    return absl::OkStatus();
+  };
+}
+
+// fio's bssplit=4k/10:64k/50:32k/40[,WRITE SPLIT]: entries without a percentage share what
+// the others leave of 100 equally; the total must come to 100.
+absl::Status SetBlockSizeSplit(absl::string_view v, JobSpec* j) {
+  std::vector<absl::string_view> directions = absl::StrSplit(v, ',');
+  if (directions.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts (read,write,trim)"));
+  if (directions.size() == 3 && !absl::StripAsciiWhitespace(directions[2]).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", v, "': a split for trims (the third part) is not supported (iofleet issues no trims)"));
+  }
+  google::protobuf::RepeatedPtrField<v1::BlockSizeSplit>* targets[] = {j->mutable_read_bssplit(), j->mutable_write_bssplit()};
+  for (size_t d = 0; d < 2; ++d) {
+    const absl::string_view text = directions.size() == 1 ? directions[0] : (d < directions.size() ? directions[d] : "");
+    if (absl::StripAsciiWhitespace(text).empty()) continue;
+    google::protobuf::RepeatedPtrField<v1::BlockSizeSplit> split;
+    uint32_t given = 0;
+    int unweighted = 0;
+    for (absl::string_view entry : absl::StrSplit(text, ':')) {
+      const size_t slash = entry.find('/');
+      auto size = ParseSize(entry.substr(0, slash));
+      if (!size.ok()) return size.status();
+      if (*size == 0 || *size > (1ull << 30)) return absl::InvalidArgumentError(absl::StrCat("block size '", entry, "' is out of range"));
+      uint32_t percent = 0;
+      if (slash != absl::string_view::npos) {
+        if (!absl::SimpleAtoi(entry.substr(slash + 1), &percent) || percent > 100) {
+          return absl::InvalidArgumentError(absl::StrCat("'", entry, "' needs a percentage from 0 to 100 after '/'"));
+        }
+        given += percent;
+      } else {
+        ++unweighted;
+      }
+      v1::BlockSizeSplit* e = split.Add();
+      e->set_size(*size);
+      e->set_percent(slash == absl::string_view::npos ? UINT32_MAX : percent);
+    }
+    if (given > 100) return absl::InvalidArgumentError(absl::StrCat("percentages in '", text, "' add up to ", given, ", above 100"));
+    // The unweighted entries share what is left equally; the last one takes the rounding.
+    const uint32_t left = 100 - given;
+    const uint32_t share = unweighted ? left / static_cast<uint32_t>(unweighted) : 0;
+    uint32_t total = given;
+    for (v1::BlockSizeSplit& e : split) {
+      if (e.percent() != UINT32_MAX) continue;
+      e.set_percent(--unweighted == 0 ? 100 - total : share);
+      total += e.percent();
+    }
+    if (total != 100) {
+      return absl::InvalidArgumentError(absl::StrCat("percentages in '", text, "' add up to ", total, ", not 100"));
+    }
+    targets[d]->Swap(&split);
+  }
+  return absl::OkStatus();
+}
+
+// fio's file_service_type=roundrobin|sequential|random[:N].
+absl::Status SetFileService(absl::string_view v, JobSpec* j) {
+  const size_t colon = v.find(':');
+  const absl::string_view kind = v.substr(0, colon);
+  uint32_t every = 1;
+  if (colon != absl::string_view::npos && (!absl::SimpleAtoi(v.substr(colon + 1), &every) || every == 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", v.substr(colon + 1), "' is not a number of IOs above 0"));
+  }
+  if (kind == "roundrobin") j->set_file_service(v1::JobSpec::ROUNDROBIN);
+  else if (kind == "sequential") j->set_file_service(v1::JobSpec::SEQUENTIAL);
+  else if (kind == "random") j->set_file_service(v1::JobSpec::RANDOM_FILE);
+  else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown file_service_type '", kind, "'",
+                                                   DidYouMean(kind, {"roundrobin", "sequential", "random"}),
+                                                   "; use roundrobin, sequential or random"));
+  }
+  j->set_file_service_switch(every);
+  return absl::OkStatus();
+}
+
+// fio's random_distribution: random, zipf:THETA, pareto:H, normal:DEV (percent).
+absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
+  const size_t colon = v.find(':');
+  const absl::string_view kind = v.substr(0, colon);
+  double parameter = 0;
+  if (colon != absl::string_view::npos && !absl::SimpleAtod(v.substr(colon + 1), &parameter)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", v.substr(colon + 1), "' is not a number"));
+  }
+  v1::RandomDistribution* d = j->mutable_random_distribution();
+  d->set_parameter(parameter);
+  if (kind == "random") {
+    d->set_kind(v1::RandomDistribution::UNIFORM);
+  } else if (kind == "zipf") {
+    if (parameter <= 0 || parameter == 1.0) return absl::InvalidArgumentError("zipf needs a theta above 0 other than 1 (e.g. zipf:1.2)");
+    d->set_kind(v1::RandomDistribution::ZIPF);
+  } else if (kind == "pareto") {
+    if (parameter <= 0 || parameter >= 1) return absl::InvalidArgumentError("pareto needs h between 0 and 1 (e.g. pareto:0.2)");
+    d->set_kind(v1::RandomDistribution::PARETO);
+  } else if (kind == "normal" || kind == "gauss") {
+    if (parameter <= 0 || parameter > 100) return absl::InvalidArgumentError("normal needs a deviation in percent (e.g. normal:5)");
+    d->set_kind(v1::RandomDistribution::NORMAL);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown distribution '", kind, "'",
+                                                   DidYouMean(kind, {"random", "zipf", "pareto", "normal"}),
+                                                   "; use random, zipf:THETA, pareto:H or normal:DEV"));
+  }
+  if (d->kind() != v1::RandomDistribution::UNIFORM) j->set_norandommap(true);  // repeats are the point
+  return absl::OkStatus();
+}
+
+// fio's percentile_list=99:99.9:99.99 (up to 20 values in (0, 100]).
+absl::Status SetPercentileList(absl::string_view v, JobSpec* j) {
+  j->clear_percentile_list();
+  for (absl::string_view part : absl::StrSplit(v, ':')) {
+    double p;
+    if (!absl::SimpleAtod(part, &p) || p <= 0 || p > 100) {
+      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not a percentile in (0, 100]"));
+    }
+    j->add_percentile_list(p);
+  }
+  if (j->percentile_list_size() > 20) return absl::InvalidArgumentError("at most 20 percentiles");
+  return absl::OkStatus();
+}
+
+absl::Status SetReadWrite(absl::string_view value, JobSpec* j) {
+  // rw=randread:8 (IOs per random offset) or rw=write:4k (bytes skipped after each IO).
+  const size_t colon = value.find(':');
+  const absl::string_view v = value.substr(0, colon);
+  j->set_rw_modifier(0);
+  if (colon != absl::string_view::npos) {
+    auto modifier = ParseSize(value.substr(colon + 1));
+    if (!modifier.ok()) return modifier.status();
+    j->set_rw_modifier(*modifier);
+  }
+  static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
+      {"read", v1::SEQ_READ},      {"write", v1::SEQ_WRITE}, {"randread", v1::RAND_READ},
+      {"randwrite", v1::RAND_WRITE}, {"rw", v1::SEQ_MIXED},  {"readwrite", v1::SEQ_MIXED},
+      {"randrw", v1::RAND_MIXED}};
+  std::vector<std::string> names;
+  for (const auto& [name, mode] : kModes) {
+    if (v == name) {
+      j->set_rw(mode);
+      return absl::OkStatus();
+    }
+    names.push_back(name);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown rw mode '", v, "'", DidYouMean(v, names),
+                                                 "; use read, write, randread, randwrite, rw or randrw"));
+}
+
+// fio's bs=/bsrange= syntax: up to three comma-separated parts for reads, writes and trims;
+// each a size or a "min-max" range; an empty part leaves that direction as it was; a single
+// part applies to every direction.
+absl::Status SetBlockSizes(absl::string_view v, JobSpec* j) {
+  std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
+  if (parts.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts (read,write,trim)"));
+  v1::BlockSizeRange* ranges[] = {j->mutable_read_bs(), j->mutable_write_bs(), j->mutable_trim_bs()};
+  for (size_t i = 0; i < 3; ++i) {
+    const absl::string_view part = absl::StripAsciiWhitespace(parts.size() == 1 ? parts[0] : (i < parts.size() ? parts[i] : ""));
+    if (part.empty()) continue;
+    const size_t dash = part.find('-');
+    auto min = ParseSize(part.substr(0, dash));
+    if (!min.ok()) return min.status();
+    auto max = dash == absl::string_view::npos ? min : ParseSize(part.substr(dash + 1));
+    if (!max.ok()) return max.status();
+    if (*min == 0) return absl::InvalidArgumentError("a block size must be greater than 0");
+    if (*max > (1ull << 30)) return absl::InvalidArgumentError("block sizes above 1GiB are not supported");
+    if (*min > *max) return absl::InvalidArgumentError(absl::StrCat("range '", part, "' has its minimum above its maximum"));
+    ranges[i]->set_min(*min);
+    ranges[i]->set_max(*max);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const std::vector<FioOption>& FioOptions() {
+  static const std::vector<FioOption> kOptions = {
+      {"name", true, StringOption(&JobSpec::mutable_name)},
+      {"rw", true, &SetReadWrite},
+      {"rwmixread", true, UintOption(&JobSpec::set_rwmix_read, 0, 100)},
+      {"rwmixwrite", true, UintOption(&JobSpec::set_rwmix_read, 0, 100, [](uint32_t w) { return 100 - w; })},
+      {"bs", true, &SetBlockSizes},
+      {"bsrange", true, &SetBlockSizes},
+      {"size", true, [](absl::string_view v, JobSpec* j) {
+         if (absl::EndsWith(v, "%")) {
+           uint32_t percent;
+           if (!absl::SimpleAtoi(v.substr(0, v.size() - 1), &percent) || percent == 0 || percent > 100) {
+             return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a percentage from 1% to 100%"));
+           }
+           j->set_size_percent(percent);
+           j->set_size(0);
+           return absl::OkStatus();
+         }
+         auto size = ParseSize(v);
+         if (!size.ok()) return size.status();
+         j->set_size(*size);
+         j->set_size_percent(0);
+         return absl::OkStatus();
+       }},
+      {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
+      {"write_bw_log", true, StringOption(&JobSpec::mutable_write_bw_log)},
+      {"write_iops_log", true, StringOption(&JobSpec::mutable_write_iops_log)},
+      {"write_lat_log", true, StringOption(&JobSpec::mutable_write_lat_log)},
+      {"write_hist_log", true, StringOption(&JobSpec::mutable_write_hist_log)},
+      {"log_avg_msec", true, UintOption(&JobSpec::set_log_avg_msec, 0, 86'400'000)},
+      {"log_hist_msec", true, UintOption(&JobSpec::set_log_hist_msec, 0, 86'400'000)},
+      {"runtime", true, DurationOption(&JobSpec::set_runtime_ns, 1'000'000'000)},
+      {"time_based", false, BoolOption(&JobSpec::set_time_based)},
+      {"directory", true, StringOption(&JobSpec::mutable_directory)},
+      {"nfs_url", true,
+       [](absl::string_view v, JobSpec* j) {
+         auto url = ParseNfsUrl(v);
+         if (!url.ok()) return url.status();
+         j->set_nfs_url(url->ToString());
+         return absl::OkStatus();
+       }},
+      {"filename", true, StringOption(&JobSpec::mutable_filename)},
+      // Checked against the engine table in validation, where the worker's engines are known.
+      {"ioengine", true, StringOption(&JobSpec::mutable_ioengine)},
+      {"fsync", true, UintOption(&JobSpec::set_fsync_every, 0, UINT32_MAX)},
+      {"direct", false, BoolOption(&JobSpec::set_direct)},
+      {"invalidate", false, BoolOption(&JobSpec::set_invalidate)},
+      {"iodepth", true, UintOption(&JobSpec::set_iodepth, 1, 4096)},
+      {"hipri", false, BoolOption(&JobSpec::set_hipri)},
+      {"fixedbufs", false, BoolOption(&JobSpec::set_fixedbufs)},
+      {"registerfiles", false, BoolOption(&JobSpec::set_registerfiles)},
+      {"sqthread_poll", false, BoolOption(&JobSpec::set_sqthread_poll)},
+      {"buffered", false, [](absl::string_view v, JobSpec* j) {
+         bool b = true;
+         absl::Status s = ParseBool(v, &b);
+         if (s.ok()) j->set_direct(!b);
+         return s;
+       }},
+      {"loops", true, UintOption(&JobSpec::set_loops, 1, UINT32_MAX)},
+      {"startdelay", true, DurationOption(&JobSpec::set_startdelay_ns, 1'000'000'000)},
+      {"verify_across_workers_delay", true, DurationOption(&JobSpec::set_verify_across_workers_delay_ns, 1'000'000'000)},
+      {"ramp_time", true, DurationOption(&JobSpec::set_ramp_time_ns, 1'000'000'000)},
+      {"fdatasync", true, UintOption(&JobSpec::set_fdatasync_every, 0, UINT32_MAX)},
+      {"end_fsync", false, BoolOption(&JobSpec::set_end_fsync)},
+      {"fsync_on_close", false, BoolOption(&JobSpec::set_fsync_on_close)},
+      {"thinktime", true, DurationOption(&JobSpec::set_thinktime_ns, 1'000)},  // fio: microseconds
+      {"thinktime_blocks", true, UintOption(&JobSpec::set_thinktime_blocks, 1, UINT32_MAX)},
+      {"rate", true, PerDirectionRate(&JobSpec::mutable_rate_bytes, true)},
+      {"rate_iops", true, PerDirectionRate(&JobSpec::mutable_rate_iops, false)},
+      {"rate_process", true, [](absl::string_view v, JobSpec* j) {
+         if (v == "linear") j->set_rate_process(v1::JobSpec::RATE_LINEAR);
+         else if (v == "poisson") j->set_rate_process(v1::JobSpec::RATE_POISSON);
+         else return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not linear or poisson"));
+         return absl::OkStatus();
+       }},
+      {"norandommap", false, BoolOption(&JobSpec::set_norandommap)},
+      {"randrepeat", false, BoolOption(&JobSpec::set_randrepeat)},
+      {"randseed", true, [](absl::string_view v, JobSpec* j) {
+         uint64_t seed;
+         if (!absl::SimpleAtoi(v, &seed)) return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a number"));
+         j->set_randseed(seed);
+         return absl::OkStatus();
+       }},
+      {"zero_buffers", false, BoolOption(&JobSpec::set_zero_buffers)},
+      {"refill_buffers", false, BoolOption(&JobSpec::set_refill_buffers)},
+      {"scramble_buffers", false, BoolOption(&JobSpec::set_scramble_buffers)},
+      {"offset", true, SizeOption(&JobSpec::set_offset, UINT64_MAX)},
+      {"io_size", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
+      {"io_limit", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
+      {"unlink", false, BoolOption(&JobSpec::set_unlink)},
+      {"bssplit", true, &SetBlockSizeSplit},
+      {"nrfiles", true, UintOption(&JobSpec::set_nrfiles, 1, 65536)},
+      {"filesize", true, SizeOption(&JobSpec::set_filesize, UINT64_MAX)},
+      {"file_service_type", true, &SetFileService},
+      {"create_on_open", false, BoolOption(&JobSpec::set_create_on_open)},
+      {"overwrite", false, BoolOption(&JobSpec::set_overwrite)},
+      {"stonewall", false, BoolOption(&JobSpec::set_stonewall)},
+      {"wait_for_previous", false, BoolOption(&JobSpec::set_stonewall)},
+      {"new_group", false, BoolOption(&JobSpec::set_new_group)},
+      {"group_reporting", false, BoolOption(&JobSpec::set_group_reporting)},
+      {"verify", true, [](absl::string_view v, JobSpec* j) {
+         if (v == "crc32c" || v == "crc32c-intel") j->set_verify(v1::JobSpec::VERIFY_CRC32C);
+         else if (v == "md5") j->set_verify(v1::JobSpec::VERIFY_MD5);
+         else if (v == "0" || v == "null") j->set_verify(v1::JobSpec::VERIFY_NONE);
+         else return absl::InvalidArgumentError(absl::StrCat("verify='", v, "' is not implemented; use crc32c or md5"));
+         return absl::OkStatus();
+       }},
+      {"do_verify", false, BoolOption(&JobSpec::set_do_verify)},
+      {"verify_across_workers", false, BoolOption(&JobSpec::set_verify_across_workers)},
+      {"buffer_compress_percentage", true, UintOption(&JobSpec::set_buffer_compress_percentage, 0, 100)},
+      {"buffer_compress_chunk", true, UintOption(&JobSpec::set_buffer_compress_chunk, 16, 1u << 30)},
+      {"verify_fatal", false, BoolOption(&JobSpec::set_verify_fatal)},
+      {"description", true, StringOption(&JobSpec::mutable_description)},
+      {"continue_on_error", true, [](absl::string_view v, JobSpec* j) {
+         static const std::vector<std::pair<std::string, uint32_t>> kKinds = {
+             {"none", 0}, {"0", 0}, {"read", 1}, {"write", 2}, {"io", 3}, {"verify", 0}, {"all", 3}, {"1", 3}};
+         for (const auto& [name, bits] : kKinds) {
+           if (v == name) {
+             j->set_continue_on_error(bits);
+             return absl::OkStatus();
+           }
+         }
+         return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not none, read, write, io, verify or all"));
+       }},
+      // iofleet always runs job threads; fio's `thread` (threads instead of processes) is what
+      // it does anyway.
+      {"thread", false, [](absl::string_view v, JobSpec*) {
+         bool b = false;
+         return ParseBool(v, &b);
+       }},
+      {"kb_base", true, [](absl::string_view v, JobSpec*) {
+         if (v == "1024") return absl::OkStatus();
+         return absl::InvalidArgumentError("only kb_base=1024 (fio's default: k = 1024) is implemented");
+       }},
+      {"fallocate", true, [](absl::string_view v, JobSpec*) {
+         // Layout allocates with posix_fallocate, which is fio's default (native/posix).
+         if (v == "native" || v == "posix" || v == "1") return absl::OkStatus();
+         return absl::InvalidArgumentError(absl::StrCat("fallocate=", v, " is not implemented (layout uses posix_fallocate: native/posix)"));
+       }},
+      {"blockalign", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
+      {"random_distribution", true, &SetRandomDistribution},
+      {"iodepth_batch_submit", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
+      {"iodepth_batch", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
+      {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
+      {"iodepth_batch_complete", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
+      {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},
+      {"percentile_list", true, &SetPercentileList},
+      {"clat_percentiles", false, BoolOption(&JobSpec::set_clat_percentiles)},
+      {"lat_percentiles", false, BoolOption(&JobSpec::set_lat_percentiles)},
+  };
+  return kOptions;
+}
+
+// fio spells some options two ways.
+absl::string_view CanonicalFioName(absl::string_view name) {
+  if (name == "readwrite") return "rw";
+  if (name == "blocksize") return "bs";
+  return name;
+}
+
+// fio's defaults for what the file does not say.
+JobSpec DefaultJob() {
+  JobSpec job;
+  job.set_rw(v1::SEQ_READ);
+  job.set_rwmix_read(50);
+  SetFixedBlockSize(&job, 4096);
+  job.set_numjobs(1);
+  job.set_ioengine("psync");
+  job.set_iodepth(1);
+  job.set_invalidate(true);
+  job.set_loops(1);
+  job.set_thinktime_blocks(1);
+  job.set_randrepeat(true);
+  job.set_scramble_buffers(true);
+  job.set_iodepth_batch_submit(1);
+  job.set_iodepth_batch_complete_min(1);
+  job.set_clat_percentiles(true);
+  job.set_nrfiles(1);
+  job.set_file_service_switch(1);
+  job.set_do_verify(true);
+  return job;
+}
+
+}  // namespace iofleet
