@@ -24,6 +24,8 @@
 #include "controller/report_html.h"
 #include "controller/results_dir.h"
 #include "controller/mdtest_options.h"
+#include "controller/mdtest_plan.h"
+#include "controller/mdtest_render.h"
 #include "controller/run_aggregator.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/job_validation.h"
@@ -62,133 +64,6 @@ int Usage(absl::string_view message) {
   return 2;
 }
 
-const char* OperationName(Op::Op op) {
-  switch (op) {
-    case Op::DIR_CREATE: return "Directory creation";
-    case Op::DIR_STAT: return "Directory stat";
-    case Op::DIR_RENAME: return "Directory rename";
-    case Op::DIR_REMOVE: return "Directory removal";
-    case Op::FILE_CREATE: return "File creation";
-    case Op::FILE_STAT: return "File stat";
-    case Op::FILE_READ: return "File read";
-    case Op::FILE_REMOVE: return "File removal";
-    case Op::TREE_CREATE: return "Tree creation";
-    case Op::TREE_REMOVE: return "Tree removal";
-    case Op::READDIR: return "Directory listing";
-    default: return "?";
-  }
-}
-
-// mdtest's phase order for one iteration.
-std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
-  std::vector<Op::Op> ops;
-  if (o.create) ops.push_back(Op::TREE_CREATE);
-  if (o.dirs) {
-    if (o.create) ops.push_back(Op::DIR_CREATE);
-    if (o.readdir && !o.files) ops.push_back(Op::READDIR);
-    if (o.stat) ops.push_back(Op::DIR_STAT);
-    if (o.create && o.remove) ops.push_back(Op::DIR_RENAME);
-    if (o.remove) ops.push_back(Op::DIR_REMOVE);
-  }
-  if (o.files) {
-    if (o.create) ops.push_back(Op::FILE_CREATE);
-    if (o.readdir) ops.push_back(Op::READDIR);
-    if (o.stat) ops.push_back(Op::FILE_STAT);
-    if (o.read) ops.push_back(Op::FILE_READ);
-    if (o.remove) ops.push_back(Op::FILE_REMOVE);
-  }
-  if (o.remove) ops.push_back(Op::TREE_REMOVE);
-  return ops;
-}
-
-void SummaryRows(const std::vector<std::string>& order, const v1::MdtestReport& report, bool time,
-                 google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows) {
-  for (const std::string& operation : order) {
-    std::vector<double> values;
-    for (const auto& p : report.phases()) {
-      if (p.operation() == operation) values.push_back(time ? p.seconds() : p.rate());
-    }
-    if (values.empty()) continue;
-    v1::MdtestSummaryRow* row = rows->Add();
-    row->set_operation(operation);
-    row->set_max(*std::max_element(values.begin(), values.end()));
-    row->set_min(*std::min_element(values.begin(), values.end()));
-    double mean = 0, var = 0;
-    for (double v : values) mean += v;
-    mean /= static_cast<double>(values.size());
-    for (double v : values) var += (v - mean) * (v - mean);
-    row->set_mean(mean);
-    row->set_stddev(std::sqrt(var / static_cast<double>(values.size())));  // mdtest: population
-  }
-}
-
-std::string RenderText(const v1::MdtestReport& report) {
-  std::string out;
-  absl::StrAppendFormat(&out, "iofleet mdtest %s: %d tasks on %d workers, %d iteration(s)\n", report.tool_version(), report.tasks(),
-                        report.workers_size(), report.iterations());
-  absl::StrAppend(&out, "Command line used: ", report.command_line(), "\n");
-  absl::StrAppendFormat(&out, "%d tasks, %d items per task\n", report.tasks(), report.items_per_task());
-  for (int summary = 0; summary < 2; ++summary) {
-    const auto& rows = summary == 0 ? report.summary_rate() : report.summary_time();
-    absl::StrAppendFormat(&out, "\nSUMMARY %s: (of %d iterations)\n", summary == 0 ? "rate" : "time", report.iterations());
-    absl::StrAppend(&out, "   Operation                      Max            Min           Mean        Std Dev\n");
-    absl::StrAppend(&out, "   ---------                      ---            ---           ----        -------\n");
-    for (const auto& row : rows) {
-      absl::StrAppendFormat(&out, "   %-26s: %14.3f %14.3f %14.3f %14.3f\n", row.operation(), row.max(), row.min(), row.mean(), row.stddev());
-    }
-  }
-  absl::StrAppend(&out, "\nPer phase (iofleet): latency of single operations from merged histograms, items per task\n");
-  absl::StrAppendFormat(&out, "   %-4s %-20s %10s %10s %10s %10s %10s %10s  %s\n", "iter", "operation", "items", "p50", "p90", "p99", "p99.9", "max", "items/task min-max");
-  auto pct = [](const v1::LatencySummary& lat, double p) {
-    for (const auto& e : lat.percentiles()) {
-      if (e.percentile() == p) return FormatDurationNs(static_cast<double>(e.value_ns()));
-    }
-    return std::string("-");
-  };
-  for (const auto& p : report.phases()) {
-    absl::StrAppendFormat(&out, "   %-4d %-20s %10d %10s %10s %10s %10s %10s  %d-%d%s\n", p.iteration(), p.operation(), p.items(),
-                          pct(p.latency(), 50), pct(p.latency(), 90), pct(p.latency(), 99), pct(p.latency(), 99.9),
-                          FormatDurationNs(static_cast<double>(p.latency().max_ns())), p.task_items_min(), p.task_items_max(),
-                          !p.stonewalled()             ? ""
-                          : p.wear_out_seconds() > 0 ? absl::StrFormat("  STONEWALLED, then %d more in %.3f s (wear-out, not counted)",
-                                                                       p.wear_out_items(), p.wear_out_seconds())
-                                                     : "  STONEWALLED");
-  }
-  absl::StrAppend(&out, "\nSlowest operation per phase (the JSON has up to 10)\n");
-  for (const auto& p : report.phases()) {
-    if (p.slowest().empty()) continue;
-    const v1::SlowRequest& r = p.slowest(0);
-    absl::StrAppendFormat(&out, "   %-4d %-20s %10s at %s UTC  %s thread %d  %s\n", p.iteration(), p.operation(),
-                          FormatDurationNs(static_cast<double>(r.latency_ns())),
-                          absl::FormatTime("%H:%M:%E3S", absl::FromUnixNanos(r.complete_unix_ns()), absl::UTCTimeZone()), r.worker(), r.thread(),
-                          r.file());
-  }
-  absl::StrAppend(&out, "\nPer worker (items/s), a slow client shows here\n");
-  for (const auto& p : report.phases()) {
-    for (const auto& w : p.workers()) {
-      const double seconds = static_cast<double>(w.elapsed_ns()) / 1e9;
-      uint64_t items = 0;
-      for (const auto& d : w.directions()) items += d.ops();
-      absl::StrAppendFormat(&out, "   %-4d %-20s %-28s %14.3f\n", p.iteration(), p.operation(), w.worker(), seconds > 0 ? static_cast<double>(items) / seconds : 0.0);
-    }
-  }
-  if (!report.problems().empty()) {
-    absl::StrAppend(&out, "\nPROBLEMS:\n");
-    for (const auto& problem : report.problems()) absl::StrAppend(&out, "  - ", problem, "\n");
-  }
-  return out;
-}
-
-// mdtest's JSON document (the --output-format json output and the results' result.json).
-std::string MdtestJson(const google::protobuf::Message& message) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string text;
-  (void)google::protobuf::util::MessageToJsonString(message, &text, options);
-  return text;
-}
 
 }  // namespace
 
@@ -308,41 +183,11 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   const std::string run_id = NewRunId();
 
   // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
-  // so one aggregator and one live view (progress line, interval logs, metrics) cover it.
-  // -W stops every phase (mdtest stops creation only). A phase that changes the tree is
-  // followed by a wear-out job, run only when the stonewall cut it short and not counted in
-  // its rate: after creation every task goes on to the largest count (mdtest's "Continue
-  // stonewall"), so later phases find every item of every task; renames, removals and the
-  // tree are finished, so nothing is left half-renamed or behind.
-  struct Planned {
-    Op::Op op;
-    uint32_t iteration;
-    bool renamed;   // the iteration's directories carry their new names once this phase ends
-    bool wear_out;
-  };
-  std::vector<Planned> plan;
-  v1::RunSpec spec;
-  spec.set_source("mdtest");
-  for (uint32_t iteration = 0; iteration < o.iterations; ++iteration) {
-    bool renamed = false;
-    for (Op::Op op : PhasesOf(o)) {
-      if (op == Op::DIR_RENAME) renamed = true;
-      const bool looks = op == Op::DIR_STAT || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::READDIR;
-      for (bool wear_out : {false, true}) {
-        if (wear_out && (looks || o.phase.stonewall_ns() == 0)) break;
-        v1::JobSpec* job = spec.add_jobs();
-        job->set_name(wear_out ? absl::StrCat(OperationName(op), " (wear-out)") : OperationName(op));
-        job->set_numjobs(o.tasks_per_worker);
-        job->set_stonewall(true);
-        *job->mutable_metadata() = o.phase;
-        job->mutable_metadata()->set_op(op);
-        job->mutable_metadata()->set_iteration(iteration);
-        job->mutable_metadata()->set_renamed(renamed && op != Op::DIR_RENAME);
-        if (wear_out) job->mutable_metadata()->set_stonewall_ns(0);
-        plan.push_back({op, iteration, renamed, wear_out});
-      }
-    }
-  }
+  // so one aggregator and one live view (progress line, interval logs, metrics) cover it
+  // (controller/mdtest_plan.h).
+  MdtestPlan planned = PlanMdtest(o);
+  const std::vector<PlannedPhase>& plan = planned.phases;
+  v1::RunSpec& spec = planned.spec;
   if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
   if (resolved != nullptr) *resolved = spec;
   RunAggregator aggregator(spec, (*session)->addresses());
@@ -363,7 +208,7 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   bool stonewalled_before = false;        // the stonewall cut the previous phase short
   std::vector<uint64_t> stonewall_steps;  // its steps per task, in rank order
   for (int k = 0; k < spec.jobs_size() && !stop; ++k) {
-    const Planned& step = plan[k];
+    const PlannedPhase& step = plan[k];
     const uint32_t iteration = step.iteration;
     const Op::Op op = step.op;
     const bool renamed = step.renamed;

@@ -1,0 +1,80 @@
+#include "controller/mdtest_plan.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace iofleet {
+
+using Op = v1::MetadataPhase;
+
+const char* OperationName(Op::Op op) {
+  switch (op) {
+    case Op::DIR_CREATE: return "Directory creation";
+    case Op::DIR_STAT: return "Directory stat";
+    case Op::DIR_RENAME: return "Directory rename";
+    case Op::DIR_REMOVE: return "Directory removal";
+    case Op::FILE_CREATE: return "File creation";
+    case Op::FILE_STAT: return "File stat";
+    case Op::FILE_READ: return "File read";
+    case Op::FILE_REMOVE: return "File removal";
+    case Op::TREE_CREATE: return "Tree creation";
+    case Op::TREE_REMOVE: return "Tree removal";
+    case Op::READDIR: return "Directory listing";
+    default: return "?";
+  }
+}
+
+// mdtest's phase order for one iteration.
+std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
+  std::vector<Op::Op> ops;
+  if (o.create) ops.push_back(Op::TREE_CREATE);
+  if (o.dirs) {
+    if (o.create) ops.push_back(Op::DIR_CREATE);
+    if (o.readdir && !o.files) ops.push_back(Op::READDIR);
+    if (o.stat) ops.push_back(Op::DIR_STAT);
+    if (o.create && o.remove) ops.push_back(Op::DIR_RENAME);
+    if (o.remove) ops.push_back(Op::DIR_REMOVE);
+  }
+  if (o.files) {
+    if (o.create) ops.push_back(Op::FILE_CREATE);
+    if (o.readdir) ops.push_back(Op::READDIR);
+    if (o.stat) ops.push_back(Op::FILE_STAT);
+    if (o.read) ops.push_back(Op::FILE_READ);
+    if (o.remove) ops.push_back(Op::FILE_REMOVE);
+  }
+  if (o.remove) ops.push_back(Op::TREE_REMOVE);
+  return ops;
+}
+
+// -W stops every phase (mdtest stops creation only). A phase that changes the tree is followed
+// by a wear-out job, run only when the stonewall cut it short and not counted in its rate:
+// after creation every task goes on to the largest count (mdtest's "Continue stonewall"), so
+// later phases find every item of every task; renames, removals and the tree are finished, so
+// nothing is left half-renamed or behind.
+MdtestPlan PlanMdtest(const MdtestOptions& o) {
+  MdtestPlan plan;
+  v1::RunSpec& spec = plan.spec;
+  spec.set_source("mdtest");
+  for (uint32_t iteration = 0; iteration < o.iterations; ++iteration) {
+    bool renamed = false;
+    for (Op::Op op : PhasesOf(o)) {
+      if (op == Op::DIR_RENAME) renamed = true;
+      const bool looks = op == Op::DIR_STAT || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::READDIR;
+      for (bool wear_out : {false, true}) {
+        if (wear_out && (looks || o.phase.stonewall_ns() == 0)) break;
+        v1::JobSpec* job = spec.add_jobs();
+        job->set_name(wear_out ? absl::StrCat(OperationName(op), " (wear-out)") : OperationName(op));
+        job->set_numjobs(o.tasks_per_worker);
+        job->set_stonewall(true);
+        *job->mutable_metadata() = o.phase;
+        job->mutable_metadata()->set_op(op);
+        job->mutable_metadata()->set_iteration(iteration);
+        job->mutable_metadata()->set_renamed(renamed && op != Op::DIR_RENAME);
+        if (wear_out) job->mutable_metadata()->set_stonewall_ns(0);
+        plan.phases.push_back({op, iteration, renamed, wear_out});
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace iofleet

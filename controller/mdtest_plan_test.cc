@@ -1,0 +1,62 @@
+#include "controller/mdtest_plan.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace iofleet {
+namespace {
+
+using Op = v1::MetadataPhase;
+
+MdtestOptions Parsed(const std::vector<std::string>& args) {
+  MdtestOptions o;
+  const absl::Status parsed = ParseMdtestArgs(args, &o);
+  EXPECT_TRUE(parsed.ok()) << parsed;
+  return o;
+}
+
+std::vector<std::string> Names(const MdtestPlan& plan) {
+  std::vector<std::string> names;
+  for (const auto& job : plan.spec.jobs()) names.push_back(job.name());
+  return names;
+}
+
+// mdtest's order: tree, directories (create, stat, rename, remove), files, tree removal.
+TEST(MdtestPlan, MdtestsPhaseOrder) {
+  const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10"}));
+  EXPECT_EQ(Names(plan), (std::vector<std::string>{"Tree creation", "Directory creation", "Directory stat", "Directory rename",
+                                                   "Directory removal", "File creation", "File stat", "File read", "File removal",
+                                                   "Tree removal"}));
+  ASSERT_EQ(plan.phases.size(), static_cast<size_t>(plan.spec.jobs_size()));
+  for (const auto& job : plan.spec.jobs()) EXPECT_TRUE(job.stonewall()) << job.name() << ": each phase is its own barrier";
+  // Directory removal follows the rename: it removes the renamed directories.
+  EXPECT_TRUE(plan.spec.jobs(4).metadata().renamed());
+  EXPECT_FALSE(plan.spec.jobs(3).metadata().renamed());
+}
+
+// -F -C -r: files only, created then removed; -i 2 repeats the whole iteration.
+TEST(MdtestPlan, SelectedPhasesAndIterations) {
+  const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "-C", "-r", "-i", "2"}));
+  EXPECT_EQ(Names(plan), (std::vector<std::string>{"Tree creation", "File creation", "File removal", "Tree removal", "Tree creation",
+                                                   "File creation", "File removal", "Tree removal"}));
+  EXPECT_EQ(plan.phases[4].iteration, 1u);
+  EXPECT_EQ(plan.spec.jobs(5).metadata().iteration(), 1u);
+}
+
+// -W: a phase that changes the tree is followed by its wear-out (no stonewall of its own);
+// stat and read, which change nothing, have none.
+TEST(MdtestPlan, StonewallAddsWearOutAfterPhasesThatChangeTheTree) {
+  const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "-W", "2"}));
+  EXPECT_EQ(Names(plan), (std::vector<std::string>{"Tree creation", "Tree creation (wear-out)", "File creation",
+                                                   "File creation (wear-out)", "File stat", "File read", "File removal",
+                                                   "File removal (wear-out)", "Tree removal", "Tree removal (wear-out)"}));
+  for (size_t k = 0; k < plan.phases.size(); ++k) {
+    const auto& m = plan.spec.jobs(static_cast<int>(k)).metadata();
+    EXPECT_EQ(m.stonewall_ns() == 0, plan.phases[k].wear_out) << plan.spec.jobs(static_cast<int>(k)).name();
+  }
+}
+
+}  // namespace
+}  // namespace iofleet
