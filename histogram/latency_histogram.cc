@@ -230,10 +230,4 @@ LatencyHistogram LiveLatencyHistogram::Take() {
   return taken;
 }
 
-LatencyHistogram IntervalSampler::Next() {
-  LatencyHistogram delta = live_->Snapshot().Since(reported_);
-  reported_.Merge(delta);
-  return delta;
-}
-
 }  // namespace iofleet

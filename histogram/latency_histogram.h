@@ -103,9 +103,9 @@ class LatencyHistogram {
 void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProto* into);
 
 // A histogram with one writer thread and any number of reader threads: the IO thread records
-// with relaxed atomic loads and stores (plain moves on x86, no lock prefix, no allocation) and
-// a collector reads cumulative snapshots whenever it likes; intervals are differences of
-// snapshots (LatencyHistogram::Since), so nothing is ever reset under the writer's feet.
+// with relaxed atomic loads and stores (plain moves on x86, no lock prefix, no allocation); a
+// reader may take a Snapshot whenever it likes, and once the writer has moved on (the worker's
+// counters switch buffers per interval) the collector Takes it whole and empty.
 class LiveLatencyHistogram {
  public:
   LiveLatencyHistogram();
@@ -144,20 +144,6 @@ class LiveLatencyHistogram {
   std::atomic<uint64_t> max_ns_{0};
 };
 
-// Cuts a LiveLatencyHistogram's cumulative samples into consecutive intervals with no gap and
-// no overlap: the intervals always add up to everything recorded. Used by one collector thread.
-class IntervalSampler {
- public:
-  explicit IntervalSampler(const LiveLatencyHistogram* live) : live_(live) {}
-  // The samples recorded since the previous call (or since the start).
-  LatencyHistogram Next();
-
- private:
-  const LiveLatencyHistogram* live_;
-  // Everything handed out so far. A snapshot may show a sample's sum before its bucket; an
-  // interval with no new bucket hands out nothing, so that sum is carried to the next one.
-  LatencyHistogram reported_;
-};
 
 }  // namespace iofleet
 

@@ -26,9 +26,6 @@ struct JobThreadPlan {
   uint32_t worker_index = 0;  // this worker's place in the run
   uint64_t seed = 0;    // random offsets and mixes; distinct per worker and thread
   std::chrono::steady_clock::time_point start;  // the run's common start instant
-  // The run's interval length: requests are placed in intervals from `start` for the
-  // slowest-requests lists (0: none kept).
-  std::chrono::nanoseconds interval{0};
 };
 
 // How a job thread ended.

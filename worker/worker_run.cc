@@ -98,8 +98,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
                          .job_index = static_cast<uint32_t>(j),
                          .worker_index = request_.worker_index(),
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
-                         .start = start_,
-                         .interval = std::chrono::duration_cast<std::chrono::nanoseconds>(interval_)};
+                         .start = start_};
       ThreadStats* stats = jobs_[j].threads[t].get();
       io_threads_.emplace_back([this, plan, stats, j] {
         JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, stop_, stats) : RunJobThread(plan, stop_, stats);
