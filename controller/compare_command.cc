@@ -18,7 +18,7 @@
 #include "controller/cluster_session.h"
 #include "controller/mdtest_command.h"
 #include "controller/results_dir.h"
-#include "controller/run_aggregator.h"
+#include "controller/direction_summary.h"
 #include "controller/run_command.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/units.h"
+#include "controller/direction_summary.h"
 #include "histogram/latency_histogram.h"
 #include "job/job_phases.h"
 #include "job/mdtest_tree.h"
@@ -28,27 +29,22 @@ const char* ScopeName(PublishedInterval::Scope scope) {
   return "?";
 }
 
-uint64_t Percentile(const v1::LatencyHistogramProto& proto, double p) {
-  auto histogram = LatencyHistogram::FromProto(proto);
-  return histogram.ok() && histogram->count() > 0 ? histogram->ValueAtPercentile(p) : 0;
-}
-
-// One interval's latency figures for the logs, from its histogram (all 0 when empty).
+// One interval's latency figures for the logs (all 0 when it has none).
 struct LatencyFigures {
   uint64_t mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
   double stddev = 0;
 };
-LatencyFigures Figures(const v1::LatencyHistogramProto& proto) {
+LatencyFigures Figures(const v1::DirectionStats& stats) {
+  static const std::vector<double> kLogged = {50, 90, 99, 99.9, 100};
+  const v1::LatencySummary summary = SummarizeDirection(stats, 0, false, kLogged).latency();
   LatencyFigures f;
-  auto h = LatencyHistogram::FromProto(proto);
-  if (!h.ok() || h->count() == 0) return f;
-  f.mean = proto.sum_ns() / proto.count();
-  f.p50 = h->ValueAtPercentile(50);
-  f.p90 = h->ValueAtPercentile(90);
-  f.p99 = h->ValueAtPercentile(99);
-  f.p999 = h->ValueAtPercentile(99.9);
-  f.max = h->ValueAtPercentile(100);
-  f.stddev = h->stddev_ns();
+  f.mean = static_cast<uint64_t>(summary.mean_ns());
+  f.p50 = PercentileValue(summary, 50);
+  f.p90 = PercentileValue(summary, 90);
+  f.p99 = PercentileValue(summary, 99);
+  f.p999 = PercentileValue(summary, 99.9);
+  f.max = PercentileValue(summary, 100);
+  f.stddev = summary.stddev_ns();
   return f;
 }
 
@@ -95,7 +91,7 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
   const v1::DirectionStats& stats = in.directions[d];
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
   const v1::LatencyHistogramProto& lat = stats.latency();
-  const LatencyFigures figures = Figures(lat);
+  const LatencyFigures figures = Figures(stats);
   std::string bins;
   for (const v1::HistogramBucket& b : lat.buckets()) {
     // [lowest ns, highest ns, count]: the bucket's exact range, so readers need no layout.
@@ -128,8 +124,7 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
 std::string LiveView::CsvRow(const PublishedInterval& in, int d) const {
   const v1::DirectionStats& stats = in.directions[d];
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
-  const v1::LatencyHistogramProto& lat = stats.latency();
-  const LatencyFigures figures = Figures(lat);
+  const LatencyFigures figures = Figures(stats);
   return absl::StrCat(run_id_, ",", ScopeName(in.scope), ",", in.phase, ",", CsvField(in.job >= 0 ? spec_.jobs(in.job).name() : ""), ",",
                       CsvField(in.worker >= 0 ? workers_[in.worker] : ""), ",", DirectionName(d), ",", in.index, ",", in.start_unix_ns, ",",
                       in.end_unix_ns, ",", in.complete ? 1 : 0, ",", in.amended ? 1 : 0, ",", in.workers_reporting, ",",
@@ -302,7 +297,7 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
     if (!HasActivity(stats)) continue;
     absl::StrAppend(&line, " | ", DirectionName(d), " ", FormatCount(static_cast<double>(stats.ops()) / seconds), d == 4 ? " ops/s" : " IOPS");
     if (stats.bytes() > 0) absl::StrAppend(&line, " ", FormatBytes(static_cast<double>(stats.bytes()) / seconds), "/s");
-    absl::StrAppend(&line, " p99 ", FormatDurationNs(static_cast<double>(Percentile(stats.latency(), 99))));
+    absl::StrAppend(&line, " p99 ", FormatDurationNs(static_cast<double>(PercentileValue(SummarizeDirection(stats, 0, false, {99}).latency(), 99))));
   }
   absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
   // Stragglers: well below the median throughput in this interval, or late.

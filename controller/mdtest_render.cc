@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/units.h"
+#include "controller/direction_summary.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iofleet {
@@ -50,10 +52,8 @@ std::string RenderText(const v1::MdtestReport& report) {
   absl::StrAppend(&out, "\nPer phase (iofleet): latency of single operations from merged histograms, items per task\n");
   absl::StrAppendFormat(&out, "   %-4s %-20s %10s %10s %10s %10s %10s %10s  %s\n", "iter", "operation", "items", "p50", "p90", "p99", "p99.9", "max", "items/task min-max");
   auto pct = [](const v1::LatencySummary& lat, double p) {
-    for (const auto& e : lat.percentiles()) {
-      if (e.percentile() == p) return FormatDurationNs(static_cast<double>(e.value_ns()));
-    }
-    return std::string("-");
+    const std::optional<uint64_t> value = FindPercentile(lat, p);
+    return value ? FormatDurationNs(static_cast<double>(*value)) : std::string("-");
   };
   for (const auto& p : report.phases()) {
     absl::StrAppendFormat(&out, "   %-4d %-20s %10d %10s %10s %10s %10s %10s  %d-%d%s\n", p.iteration(), p.operation(), p.items(),

@@ -9,7 +9,7 @@
 #include "controller/report_text.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "histogram/latency_histogram.h"
+#include "controller/direction_summary.h"
 
 namespace iofleet {
 namespace {
@@ -95,12 +95,7 @@ void DirectionObject(const v1::DirectionResult* d, uint64_t elapsed_ns, const st
 
 // fio's "latency_ns/us/ms" distributions: the share of IOs under each bound, from lat.
 void LatencyDistribution(const std::vector<const v1::DirectionResult*>& directions, Struct* job) {
-  LatencyHistogram merged;
-  for (const v1::DirectionResult* d : directions) {
-    auto h = LatencyHistogram::FromProto(d->histogram());
-    if (h.ok()) merged.Merge(*h);
-  }
-  for (const LatencyShare& share : LatencyShares(merged)) {
+  for (const LatencyShare& share : LatencyShares(MergedLatency(directions))) {
     const std::string key = share.unit == "nsec" ? "latency_ns" : share.unit == "usec" ? "latency_us" : "latency_ms";
     Put(PutObject(job, key), share.bound, share.percent);
   }

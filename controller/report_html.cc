@@ -11,8 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "common/units.h"
-#include "controller/run_aggregator.h"
-#include "histogram/latency_histogram.h"
+#include "controller/direction_summary.h"
 
 namespace iofleet {
 namespace {

@@ -10,8 +10,7 @@
 #include "absl/time/time.h"
 #include "common/units.h"
 #include "controller/latency_shares.h"
-#include "controller/run_aggregator.h"
-#include "histogram/latency_histogram.h"
+#include "controller/direction_summary.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iofleet {
@@ -82,7 +81,7 @@ void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, bool cla
 
 // fio's lines after the directions: latency distribution, cpu, issued counts.
 void RenderJobFooter(const v1::JobResult& job, std::string* out) {
-  LatencyHistogram merged;
+  std::vector<const v1::DirectionResult*> io_directions;
   uint64_t issued[4] = {0, 0, 0, 0};
   for (const v1::DirectionResult& d : job.directions()) {
     if (d.direction() == "sync") {
@@ -90,9 +89,9 @@ void RenderJobFooter(const v1::JobResult& job, std::string* out) {
       continue;
     }
     issued[d.direction() == "read" ? 0 : d.direction() == "write" ? 1 : 2] = d.ops();
-    auto h = LatencyHistogram::FromProto(d.histogram());
-    if (h.ok()) merged.Merge(*h);
+    io_directions.push_back(&d);
   }
+  const LatencyHistogram merged = MergedLatency(io_directions);
   std::string unit;
   for (const LatencyShare& share : LatencyShares(merged)) {
     if (share.percent < 0.01) continue;  // fio leaves out buckets under 0.01%

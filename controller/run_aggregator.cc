@@ -13,7 +13,6 @@
 namespace iofleet {
 namespace {
 
-
 // The slowest requests kept per direction of a total (job, worker, interval, cluster).
 constexpr int kSlowestKept = 10;
 
@@ -33,67 +32,10 @@ void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
   }
 }
 
-// min/max/mean/stddev and fio's percentiles of one histogram; nothing for an empty one.
-void Summarize(const v1::LatencyHistogramProto& proto, const std::vector<double>& percentiles, v1::LatencySummary* summary) {
-  auto histogram = LatencyHistogram::FromProto(proto);
-  if (!histogram.ok() || histogram->count() == 0) return;
-  summary->set_min_ns(histogram->min_ns());
-  summary->set_max_ns(histogram->max_ns());
-  summary->set_mean_ns(histogram->mean_ns());
-  summary->set_stddev_ns(histogram->stddev_ns());
-  for (double p : percentiles) {
-    v1::Percentile* entry = summary->add_percentiles();
-    entry->set_percentile(p);
-    entry->set_value_ns(histogram->ValueAtPercentile(p));
-  }
-}
+// Problems about malformed histograms named in the report; the rest are counted.
+constexpr size_t kMalformedNamed = 10;
 
 }  // namespace
-
-const char* DirectionName(int index) {
-  static constexpr const char* kNames[] = {"read", "write", "trim", "sync", "meta"};
-  return kNames[index];
-}
-
-bool HasActivity(const v1::DirectionStats& stats) { return stats.ops() > 0 || stats.bytes() > 0 || stats.errors() > 0; }
-
-uint64_t PercentileValue(const v1::LatencySummary& latency, double p) {
-  for (const v1::Percentile& entry : latency.percentiles()) {
-    if (std::abs(entry.percentile() - p) < 1e-9) return entry.value_ns();
-  }
-  return 0;
-}
-
-const std::vector<double>& DefaultPercentiles() {
-  static const std::vector<double> kPercentiles = {1,  5,  10, 20, 30,   40,   50,    60,   70,
-                                                   80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
-  return kPercentiles;
-}
-
-v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns,
-                                       bool include_histogram, const std::vector<double>& percentiles) {
-  v1::DirectionResult result;
-  result.set_ops(stats.ops());
-  result.set_bytes(stats.bytes());
-  result.set_errors(stats.errors());
-  const double seconds = static_cast<double>(elapsed_ns) / 1e9;
-  if (seconds > 0) {
-    result.set_iops(static_cast<double>(stats.ops()) / seconds);
-    result.set_bandwidth_bytes_per_sec(static_cast<double>(stats.bytes()) / seconds);
-  }
-  Summarize(stats.latency(), percentiles, result.mutable_latency());
-  Summarize(stats.submit_latency(), percentiles, result.mutable_submit_latency());
-  Summarize(stats.completion_latency(), percentiles, result.mutable_completion_latency());
-  if (!stats.latency().count()) result.clear_latency();
-  if (!stats.submit_latency().count()) result.clear_submit_latency();
-  if (!stats.completion_latency().count()) result.clear_completion_latency();
-  if (include_histogram) {
-    *result.mutable_histogram() = stats.latency();
-    *result.mutable_completion_histogram() = stats.completion_latency();
-    *result.mutable_slowest() = stats.slowest();
-  }
-  return result;
-}
 
 RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
     : spec_(std::move(spec)), phases_(SplitIntoPhases(spec_)), workers_(std::move(workers)) {
@@ -109,7 +51,7 @@ void RunAggregator::MarkStarted(size_t job, int64_t start_unix_ns) {
 }
 
 void RunAggregator::AddTotals(const Totals& from, Totals* into) {
-  for (int d = 0; d < kDirections; ++d) {
+  for (int d = 0; d < kDirectionCount; ++d) {
     if (HasActivity(from.directions[d])) AddStats(from.directions[d], &into->directions[d]);
   }
 }
@@ -117,7 +59,7 @@ void RunAggregator::AddTotals(const Totals& from, Totals* into) {
 void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* totals) {
   for (const v1::DirectionStats& stats : report.directions()) {
     const int index = static_cast<int>(stats.direction()) - 1;
-    if (index < 0 || index >= kDirections) continue;  // a direction from a newer worker
+    if (index < 0 || index >= kDirectionCount) continue;  // a direction from a newer worker
     AddStats(stats, &totals->directions[index]);
   }
 }
@@ -127,6 +69,7 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& from_work
   if (from_worker.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
   // Slow requests name their worker from here on.
   v1::IntervalReport report = from_worker;
+  DropMalformedHistograms(worker_index, &report);
   for (v1::DirectionStats& stats : *report.mutable_directions()) {
     for (v1::SlowRequest& request : *stats.mutable_slowest()) request.set_worker(workers_[worker_index]);
   }
@@ -167,6 +110,24 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& from_work
   }
   phase_interval.end_unix_ns = std::max(phase_interval.end_unix_ns, report.end_unix_ns());
   phase_interval.workers.insert(worker_index);
+}
+
+void RunAggregator::DropMalformedHistograms(size_t worker_index, v1::IntervalReport* report) {
+  for (v1::DirectionStats& stats : *report->mutable_directions()) {
+    const std::pair<const char*, v1::LatencyHistogramProto*> histograms[] = {
+        {"latency", stats.mutable_latency()}, {"submission latency", stats.mutable_submit_latency()},
+        {"completion latency", stats.mutable_completion_latency()}};
+    for (const auto& [what, histogram] : histograms) {
+      absl::Status valid = LatencyHistogram::FromProto(*histogram).status();
+      if (valid.ok()) continue;
+      histogram->Clear();
+      if (++malformed_histograms_ > kMalformedNamed) continue;
+      malformed_problems_.push_back(absl::StrCat(
+          "worker ", workers_[worker_index], " sent a malformed ", what, " histogram (job ", spec_.jobs(report->job_index()).name(),
+          ", interval ", report->interval_index(), ", direction ", DirectionName(static_cast<int>(stats.direction()) - 1), "): ",
+          valid.message(), "; its latencies are left out of the results, its operation and byte counts are kept"));
+    }
+  }
 }
 
 bool RunAggregator::Expected(size_t job, size_t w, const ClusterInterval& interval) const {
@@ -307,7 +268,7 @@ bool RunAggregator::WorkerComplete(size_t worker_index) const {
 
 void RunAggregator::FillReport(v1::RunReport* report) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::array<v1::DirectionStats, kDirections> cluster;
+  DirectionTotals cluster;
   std::vector<uint64_t> phase_elapsed(phases_.phases, 0);
   std::vector<Totals> group_totals(phases_.groups);
   std::vector<std::vector<Totals>> group_worker_totals(phases_.groups, std::vector<Totals>(workers_.size()));
@@ -364,14 +325,8 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       add_counts(worker_job.depth_counts, job->mutable_depth_counts());
       add_counts(worker_job.submit_counts, job->mutable_submit_counts());
       add_counts(worker_job.complete_counts, job->mutable_complete_counts());
-      for (int d = 0; d < kDirections; ++d) {
-        const v1::DirectionStats& stats = worker_job.totals.directions[d];
-        if (!HasActivity(stats)) continue;
-        v1::DirectionResult* result = worker->add_directions();
-        *result = SummarizeDirection(stats, worker_elapsed, false, DefaultPercentiles());  // the table shows p50/p99
-        result->set_direction(DirectionName(d));
-        AddStats(stats, &job_totals.directions[d]);
-      }
+      AddDirectionResults(worker_job.totals.directions, worker_elapsed, false, DefaultPercentiles(), worker->mutable_directions());
+      AddTotals(worker_job.totals, &job_totals);
       const uint32_t g = phases_.group_of[j];
       AddTotals(worker_job.totals, &group_worker_totals[g][w]);
       group_worker_elapsed[g][w] = std::max(group_worker_elapsed[g][w], worker_elapsed);
@@ -385,12 +340,9 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     phase_elapsed[phases_.phase_of[j]] = std::max(phase_elapsed[phases_.phase_of[j]], elapsed);
     AddTotals(job_totals, &group_totals[phases_.group_of[j]]);
     group_elapsed[phases_.group_of[j]] = std::max(group_elapsed[phases_.group_of[j]], elapsed);
-    for (int d = 0; d < kDirections; ++d) {
-      if (!HasActivity(job_totals.directions[d])) continue;
-      v1::DirectionResult* result = job->add_directions();
-      *result = SummarizeDirection(job_totals.directions[d], elapsed, true, percentiles);
-      result->set_direction(DirectionName(d));
-      AddStats(job_totals.directions[d], &cluster[d]);
+    AddDirectionResults(job_totals.directions, elapsed, true, percentiles, job->mutable_directions());
+    for (int d = 0; d < kDirectionCount; ++d) {
+      if (HasActivity(job_totals.directions[d])) AddStats(job_totals.directions[d], &cluster[d]);
     }
     for (const auto& [index, interval] : per_job_intervals_[j]) {
       v1::IntervalResult* out = job->add_intervals();
@@ -407,12 +359,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
         }
       }
       const uint64_t span = static_cast<uint64_t>(std::max<int64_t>(0, interval.end_unix_ns - interval.start_unix_ns));
-      for (int d = 0; d < kDirections; ++d) {
-        if (!HasActivity(interval.totals.directions[d])) continue;
-        v1::DirectionResult* result = out->add_directions();
-        *result = SummarizeDirection(interval.totals.directions[d], span, false, percentiles);
-        result->set_direction(DirectionName(d));
-      }
+      AddDirectionResults(interval.totals.directions, span, false, percentiles, out->mutable_directions());
     }
   }
   uint64_t cluster_elapsed = 0;
@@ -427,29 +374,20 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     for (int j = 0; j < spec_.jobs_size(); ++j) {
       if (phases_.group_of[j] == g) group->add_jobs(spec_.jobs(j).name());
     }
-    for (int d = 0; d < kDirections; ++d) {
-      if (!HasActivity(group_totals[g].directions[d])) continue;
-      v1::DirectionResult* result = group->add_directions();
-      *result = SummarizeDirection(group_totals[g].directions[d], group_elapsed[g], false, DefaultPercentiles());
-      result->set_direction(DirectionName(d));
-    }
+    AddDirectionResults(group_totals[g].directions, group_elapsed[g], false, DefaultPercentiles(), group->mutable_directions());
     for (size_t w = 0; w < workers_.size(); ++w) {
       v1::WorkerResult* worker = group->add_workers();
       worker->set_worker(workers_[w]);
       worker->set_elapsed_ns(group_worker_elapsed[g][w]);
-      for (int d = 0; d < kDirections; ++d) {
-        if (!HasActivity(group_worker_totals[g][w].directions[d])) continue;
-        v1::DirectionResult* result = worker->add_directions();
-        *result = SummarizeDirection(group_worker_totals[g][w].directions[d], group_worker_elapsed[g][w], false, DefaultPercentiles());
-        result->set_direction(DirectionName(d));
-      }
+      AddDirectionResults(group_worker_totals[g][w].directions, group_worker_elapsed[g][w], false, DefaultPercentiles(),
+                          worker->mutable_directions());
     }
   }
-  for (int d = 0; d < kDirections; ++d) {
-    if (!HasActivity(cluster[d])) continue;
-    v1::DirectionResult* result = report->add_cluster();
-    *result = SummarizeDirection(cluster[d], cluster_elapsed, true, DefaultPercentiles());
-    result->set_direction(DirectionName(d));
+  AddDirectionResults(cluster, cluster_elapsed, true, DefaultPercentiles(), report->mutable_cluster());
+  for (const std::string& problem : malformed_problems_) report->add_problems(problem);
+  if (malformed_histograms_ > kMalformedNamed) {
+    report->add_problems(absl::StrCat(malformed_histograms_ - kMalformedNamed, " more malformed histograms were left out (the first ",
+                                      kMalformedNamed, " are named above)"));
   }
 }
 

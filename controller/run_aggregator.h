@@ -13,22 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "controller/direction_summary.h"
 #include "job/job_phases.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
 #include "proto/worker_service.pb.h"
 
 namespace iofleet {
-
-// fio's default percentile list.
-const std::vector<double>& DefaultPercentiles();
-
-// "read", "write", "trim", "sync", "meta" for direction index 0..4 (v1::Direction - 1).
-const char* DirectionName(int index);
-// Whether a direction saw any operation, byte or error.
-bool HasActivity(const v1::DirectionStats& stats);
-// The value of percentile `p` in a summary (0 when the summary lacks it).
-uint64_t PercentileValue(const v1::LatencySummary& latency, double p);
 
 // One interval as published while the run goes on (live view, interval logs, metrics).
 struct PublishedInterval {
@@ -45,7 +36,7 @@ struct PublishedInterval {
   bool amended = false;
   uint32_t workers_reporting = 0, workers_expected = 0;
   std::vector<size_t> late_workers;  // expected but not (yet) in, kCluster/kJob scopes
-  std::array<v1::DirectionStats, 5> directions;  // read, write, trim, sync, meta
+  DirectionTotals directions;  // read, write, trim, sync, meta
 };
 
 class RunAggregator {
@@ -57,7 +48,8 @@ class RunAggregator {
   // stonewall phase's start instant).
   void MarkStarted(size_t job, int64_t start_unix_ns);
   // Adds one report from worker `worker_index`; its job_index is into the whole spec. Reports
-  // of one worker arrive in order.
+  // of one worker arrive in order. This is where histograms from the wire are checked: a
+  // malformed one is left out and named among the report's problems.
   void Add(size_t worker_index, const v1::IntervalReport& report);
 
   // The end of the last interval this worker reported (Unix ns), 0 if none.
@@ -87,9 +79,8 @@ class RunAggregator {
   void FillReport(v1::RunReport* report) const;
 
  private:
-  static constexpr int kDirections = 5;  // read, write, trim, sync, meta
   struct Totals {
-    std::array<v1::DirectionStats, kDirections> directions;
+    DirectionTotals directions;
   };
   struct WorkerJob {
     Totals totals;
@@ -120,6 +111,8 @@ class RunAggregator {
   static std::optional<PublishedInterval> Due(ClusterInterval& interval, size_t reports, size_t expected_reports, int64_t now_unix_ns,
                                               int64_t grace_ns);
 
+  // Clears every histogram of `report` that does not decode and records why.
+  void DropMalformedHistograms(size_t worker_index, v1::IntervalReport* report);
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
   static void AddTotals(const Totals& from, Totals* into);
 
@@ -131,11 +124,9 @@ class RunAggregator {
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
   std::vector<std::map<uint32_t, ClusterInterval>> per_phase_intervals_;  // [phase][interval]
+  std::vector<std::string> malformed_problems_;
+  size_t malformed_histograms_ = 0;
 };
-
-// Computes rates and latency summaries (at `percentiles`) of one direction over `elapsed_ns`.
-v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns,
-                                       bool include_histogram, const std::vector<double>& percentiles);
 
 }  // namespace iofleet
 

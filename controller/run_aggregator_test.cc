@@ -39,6 +39,31 @@ v1::RunSpec RandomWriteSpec() {
   return spec;
 }
 
+// A histogram that does not decode (buckets that do not add up to its count, as a buggy or
+// hostile worker might send) is not merged into anything: the run's latencies are those of
+// the well-formed reports, its counts are kept, and the report names the worker and interval.
+TEST(RunAggregator, MalformedHistogramIsLeftOutAndNamed) {
+  RunAggregator aggregator(RandomWriteSpec(), {"a:1", "b:2"});
+  LatencyHistogram good, bad;
+  for (uint64_t v = 1000; v < 2000; ++v) good.Record(v);
+  for (uint64_t v = 900'000'000; v < 900'000'100; ++v) bad.Record(v);
+  aggregator.Add(0, MakeReport(0, good, 1000 * 4096, true));
+  v1::IntervalReport broken = MakeReport(0, bad, 100 * 4096, true);
+  broken.mutable_directions(0)->mutable_latency()->set_count(7);  // buckets add up to 100
+  aggregator.Add(1, broken);
+
+  v1::RunReport report;
+  aggregator.FillReport(&report);
+  ASSERT_EQ(report.cluster_size(), 1);
+  EXPECT_EQ(report.cluster(0).ops(), 1100u) << "the counts of the malformed report are kept";
+  EXPECT_EQ(report.cluster(0).histogram().count(), 1000u) << "its histogram is not";
+  EXPECT_LT(report.cluster(0).latency().max_ns(), 2000u);
+  ASSERT_EQ(report.problems_size(), 1);
+  EXPECT_NE(report.problems(0).find("worker b:2 sent a malformed latency histogram (job j, interval 0, direction write)"), std::string::npos)
+      << report.problems(0);
+  EXPECT_NE(report.problems(0).find("add up to 100 samples but its count says 7"), std::string::npos) << report.problems(0);
+}
+
 // A late worker does not hold an interval back: after the grace it is published with the
 // workers that are in, marked incomplete and naming the late one, then published again
 // (amended, now complete) when the late report arrives; the merge stays exact.

@@ -1,0 +1,86 @@
+#include "controller/direction_summary.h"
+
+#include <cmath>
+
+namespace iofleet {
+namespace {
+
+// min/max/mean/stddev and the percentiles of one histogram; nothing for an empty one.
+void Summarize(const v1::LatencyHistogramProto& proto, const std::vector<double>& percentiles, v1::LatencySummary* summary) {
+  if (proto.count() == 0) return;
+  absl::StatusOr<LatencyHistogram> histogram = LatencyHistogram::FromProto(proto);
+  if (!histogram.ok()) return;  // unreachable: validated on arrival (RunAggregator::Add)
+  summary->set_min_ns(histogram->min_ns());
+  summary->set_max_ns(histogram->max_ns());
+  summary->set_mean_ns(histogram->mean_ns());
+  summary->set_stddev_ns(histogram->stddev_ns());
+  for (double p : percentiles) {
+    v1::Percentile* entry = summary->add_percentiles();
+    entry->set_percentile(p);
+    entry->set_value_ns(histogram->ValueAtPercentile(p));
+  }
+}
+
+}  // namespace
+
+const char* DirectionName(int index) {
+  static constexpr const char* kNames[kDirectionCount] = {"read", "write", "trim", "sync", "meta"};
+  return index >= 0 && index < kDirectionCount ? kNames[index] : "?";
+}
+
+bool HasActivity(const v1::DirectionStats& stats) { return stats.ops() > 0 || stats.bytes() > 0 || stats.errors() > 0; }
+
+const std::vector<double>& DefaultPercentiles() {
+  static const std::vector<double> kPercentiles = {1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+  return kPercentiles;
+}
+
+std::optional<uint64_t> FindPercentile(const v1::LatencySummary& latency, double p) {
+  for (const v1::Percentile& entry : latency.percentiles()) {
+    if (std::abs(entry.percentile() - p) < 1e-9) return entry.value_ns();
+  }
+  return std::nullopt;
+}
+
+uint64_t PercentileValue(const v1::LatencySummary& latency, double p) { return FindPercentile(latency, p).value_or(0); }
+
+v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns, bool include_histogram,
+                                       const std::vector<double>& percentiles) {
+  v1::DirectionResult result;
+  result.set_ops(stats.ops());
+  result.set_bytes(stats.bytes());
+  result.set_errors(stats.errors());
+  const double seconds = static_cast<double>(elapsed_ns) / 1e9;
+  if (seconds > 0) {
+    result.set_iops(static_cast<double>(stats.ops()) / seconds);
+    result.set_bandwidth_bytes_per_sec(static_cast<double>(stats.bytes()) / seconds);
+  }
+  if (stats.latency().count()) Summarize(stats.latency(), percentiles, result.mutable_latency());
+  if (stats.submit_latency().count()) Summarize(stats.submit_latency(), percentiles, result.mutable_submit_latency());
+  if (stats.completion_latency().count()) Summarize(stats.completion_latency(), percentiles, result.mutable_completion_latency());
+  if (include_histogram) {
+    *result.mutable_histogram() = stats.latency();
+    *result.mutable_completion_histogram() = stats.completion_latency();
+    *result.mutable_slowest() = stats.slowest();
+  }
+  return result;
+}
+
+void AddDirectionResults(const DirectionTotals& totals, uint64_t elapsed_ns, bool include_histogram,
+                         const std::vector<double>& percentiles, google::protobuf::RepeatedPtrField<v1::DirectionResult>* out) {
+  for (int d = 0; d < kDirectionCount; ++d) {
+    if (!HasActivity(totals[d])) continue;
+    v1::DirectionResult* result = out->Add();
+    *result = SummarizeDirection(totals[d], elapsed_ns, include_histogram, percentiles);
+    result->set_direction(DirectionName(d));
+  }
+}
+
+LatencyHistogram MergedLatency(const std::vector<const v1::DirectionResult*>& directions) {
+  v1::LatencyHistogramProto merged;
+  for (const v1::DirectionResult* d : directions) MergeHistogramProto(d->histogram(), &merged);
+  absl::StatusOr<LatencyHistogram> histogram = LatencyHistogram::FromProto(merged);
+  return histogram.ok() ? *std::move(histogram) : LatencyHistogram();  // !ok unreachable: validated on arrival
+}
+
+}  // namespace iofleet

@@ -1,0 +1,50 @@
+// What one direction's counters and histograms add up to — its rates, latency summaries and
+// percentiles — the one place every report (text, fio JSON, HTML, mdtest, live view, compare)
+// takes them from. Histograms reaching here were validated where they arrived from the wire
+// (RunAggregator::Add), so summarizing never meets a malformed one.
+#ifndef IOFLEET_CONTROLLER_DIRECTION_SUMMARY_H_
+#define IOFLEET_CONTROLLER_DIRECTION_SUMMARY_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "histogram/latency_histogram.h"
+#include "proto/report.pb.h"
+#include "proto/worker_service.pb.h"
+
+namespace iofleet {
+
+// Directions in index order 0..4 (v1::Direction - 1).
+inline constexpr int kDirectionCount = 5;
+using DirectionTotals = std::array<v1::DirectionStats, kDirectionCount>;
+
+// "read", "write", "trim", "sync", "meta" for direction index 0..4.
+const char* DirectionName(int index);
+// Whether a direction saw any operation, byte or error.
+bool HasActivity(const v1::DirectionStats& stats);
+
+// fio's default percentile list.
+const std::vector<double>& DefaultPercentiles();
+// The value of percentile `p` in a summary, if the summary has it. Percentiles are stored from
+// the same constants they are looked up with; the comparison allows for a JSON round trip.
+std::optional<uint64_t> FindPercentile(const v1::LatencySummary& latency, double p);
+// The same, 0 when the summary lacks it.
+uint64_t PercentileValue(const v1::LatencySummary& latency, double p);
+
+// Rates over `elapsed_ns` and latency summaries at `percentiles` of one direction; with
+// `include_histogram` also the merged histograms and slowest requests (job and cluster totals).
+v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t elapsed_ns, bool include_histogram,
+                                       const std::vector<double>& percentiles);
+// SummarizeDirection of every direction with activity, appended to `out` with its name.
+void AddDirectionResults(const DirectionTotals& totals, uint64_t elapsed_ns, bool include_histogram,
+                         const std::vector<double>& percentiles, google::protobuf::RepeatedPtrField<v1::DirectionResult>* out);
+
+// The exact merge of the total latency histograms of `directions` (fio's
+// latency distribution covers reads, writes and trims together).
+LatencyHistogram MergedLatency(const std::vector<const v1::DirectionResult*>& directions);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_DIRECTION_SUMMARY_H_
