@@ -360,26 +360,11 @@ int RunCompare(const std::vector<std::string>& args) {
           }
           Add(&samples, &order, name, MdtestMetrics(md));
         } else {
-          v1::RunSpec target_spec = spec;
-          for (auto& job : *target_spec.mutable_jobs()) {
-            job.set_directory(path);
-            // An NFS URL is reached by the userspace client: the job runs on the nfs engine
-            // there, with its own iodepth; a local path keeps the job's engine.
-            if (IsNfsUrl(path)) {
-              if (r == 0 && job.ioengine() != "nfs") {
-                std::cerr << "iofleet compare: " << name << ": job '" << job.name() << "' runs with ioengine=nfs (libnfs, no mount) instead of "
-                          << job.ioengine() << "\n";
-              }
-              job.set_ioengine("nfs");
-              job.set_nfs_url(path);
-            } else if (job.ioengine() == "nfs") {
-              return Usage(absl::StrCat("job '", job.name(), "' uses ioengine=nfs, which cannot run on the local path of target ", name));
-            }
-          }
           RunOptions options;
           options.hosts = hosts;
           options.local_workers = local_workers;
           options.worker_binary = worker_binary;
+          options.target = path;
           options.quiet = quiet;
           options.interval_log = interval_log;
           options.interval_csv = interval_csv;
@@ -389,9 +374,9 @@ int RunCompare(const std::vector<std::string>& args) {
           if (!security.ok()) return Usage(security.status().message());
           options.security = *security;
           v1::RunReport run;
-          const RunResult result = ExecuteRun(target_spec, options, &run);
+          const RunResult result = ExecuteRun(spec, options, &run);
           if (!result.ran) return stop_early(result.exit_code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
-          files = RunResultFiles(job_text, target_spec, run);
+          files = RunResultFiles(job_text, result.spec, run);
           if (result.exit_code != 0) {
             exit_code = 1;
             for (const auto& p : run.problems()) report.add_problems(absl::StrCat(name, ": ", p));

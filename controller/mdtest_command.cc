@@ -28,7 +28,7 @@
 #include "controller/mdtest_render.h"
 #include "controller/run_aggregator.h"
 #include "google/protobuf/util/json_util.h"
-#include "job/job_validation.h"
+#include "job/run_resolution.h"
 #include "job/mdtest_tree.h"
 
 namespace iofleet {
@@ -187,8 +187,10 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   // (controller/mdtest_plan.h).
   MdtestPlan planned = PlanMdtest(o);
   const std::vector<PlannedPhase>& plan = planned.phases;
-  v1::RunSpec& spec = planned.spec;
-  if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return Usage(valid.message());
+  // Through the same resolution as every run (its -d already places every job).
+  absl::StatusOr<ResolvedRun> resolution = ResolveRunSpec(std::move(planned.spec), RunPlacement{});
+  if (!resolution.ok()) return Usage(resolution.status().message());
+  const v1::RunSpec& spec = resolution->spec;
   if (resolved != nullptr) *resolved = spec;
   RunAggregator aggregator(spec, (*session)->addresses());
   LiveView live(spec, (*session)->addresses(), run_id,

@@ -282,7 +282,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     job->set_bs(DescribeBlockSizes(spec));
     job->set_ioengine(spec.ioengine());
     job->set_numjobs(spec.numjobs());
-    job->set_iodepth(std::max(1u, spec.iodepth()));
+    job->set_iodepth(spec.iodepth());
     job->set_group(phases_.group_of[j]);
     job->set_phase(phases_.phase_of[j]);
     job->set_clat_percentiles(spec.clat_percentiles());
@@ -308,7 +308,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       worker->set_stop_reason(worker_job.stop_reason);
       for (const std::string& note : worker_job.notes) worker->add_notes(note);
       // CPU in percent of the threads' time, as fio's usr_cpu/sys_cpu.
-      const double thread_ns = static_cast<double>(worker_elapsed) * std::max(1u, spec.numjobs());
+      const double thread_ns = static_cast<double>(worker_elapsed) * spec.numjobs();
       if (thread_ns > 0) {
         worker->set_usr_cpu(100.0 * static_cast<double>(worker_job.cpu_user_ns) / thread_ns);
         worker->set_sys_cpu(100.0 * static_cast<double>(worker_job.cpu_system_ns) / thread_ns);

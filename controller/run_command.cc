@@ -39,6 +39,7 @@
 #include "job/fio_job_file.h"
 #include "job/job_phases.h"
 #include "job/job_validation.h"
+#include "job/run_resolution.h"
 
 namespace iofleet {
 namespace {
@@ -64,7 +65,7 @@ struct TemporaryDirectory {
 };
 
 // Everything about the run in its results directory, then the directory's final name.
-absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, const v1::RunReport& report, const RunResult& result,
+absl::Status SaveResults(const RunOptions& options, const v1::RunReport& report, const RunResult& result,
                          ResultsDirectory* results) {
   std::string as_given;
   if (!options.job_file.empty()) {
@@ -75,7 +76,7 @@ absl::Status SaveResults(const RunOptions& options, const v1::RunSpec& given, co
   } else {
     as_given = absl::StrCat("# fio command-line form\n", absl::StrJoin(options.job_options, "\n"), "\n");
   }
-  std::vector<std::pair<std::string, std::string>> files = RunResultFiles(as_given, given, report);
+  std::vector<std::pair<std::string, std::string>> files = RunResultFiles(as_given, result.spec, report);
   ResultsDirectory::AddIntervalLogs(options.interval_log, options.interval_csv, &files);  // the ones sent elsewhere
   auto saved = results->Complete(files, {report.problems().begin(), report.problems().end()}, result.exit_code);
   if (!saved.ok()) return saved.status();
@@ -136,14 +137,13 @@ int RunJob(const RunOptions& options) {
     if (run_options.interval_csv.empty()) run_options.interval_csv = results->PathOf("intervals.csv");
     run_options.fio_log_directory = results->PathOf("fio-logs");
   }
-  const v1::RunSpec given = *parsed;
   v1::RunReport report;
   const RunResult result = ExecuteRun(std::move(*parsed), run_options, &report);
   if (!result.ran) {
     if (results) results->Discard();
     return result.exit_code;
   }
-  const absl::Status saved = results ? SaveResults(options, given, report, result, &*results) : absl::OkStatus();
+  const absl::Status saved = results ? SaveResults(options, report, result, &*results) : absl::OkStatus();
   const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
                                : options.output_format == "json+" ? RenderFioJsonReport(report, true)
                                : options.output_format == "iofleet-json" ? RenderJsonReport(report)
@@ -172,36 +172,19 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   auto early = [](int code) { return RunResult{code, false}; };
   const bool local = options.hosts.empty();
   TemporaryDirectory temporary{.keep = options.keep_files};
-  if (!options.directory.empty()) {
-    if (options.directory[0] != '/') {
-      return early(Fail(absl::InvalidArgumentError(absl::StrCat("--directory ", options.directory, " must be an absolute path")), 2));
-    }
-    for (v1::JobSpec& job : *spec.mutable_jobs()) {
-      if (job.directory().empty() && job.filename().find('/') == std::string::npos) job.set_directory(options.directory);
-    }
-  }
-  std::vector<std::string> local_roots;
-  if (local) {
-    for (v1::JobSpec& job : *spec.mutable_jobs()) {
-      if (!job.directory().empty() || job.filename().find('/') != std::string::npos) continue;
-      if (temporary.path.empty()) {
-        char pattern[] = "/tmp/iofleet-run-XXXXXX";
-        if (::mkdtemp(pattern) == nullptr) return early(Fail(absl::ErrnoToStatus(errno, "mkdtemp"), 1));
-        temporary.path = pattern;
-      }
-      job.set_directory(temporary.path);
-    }
-  }
-  if (!local) {
-    for (const v1::JobSpec& job : spec.jobs()) {
-      if (NeedsDirectory(job)) {
-        return early(Fail(absl::InvalidArgumentError(absl::StrCat("job '", job.name(), "': no directory= (where the job's files go); with --hosts ",
-                                                                  "every job needs directory= (a path on the workers)")),
-                          2));
-      }
-    }
-  }
-  if (absl::Status valid = ValidateRunSpec(spec); !valid.ok()) return early(Fail(valid, 2));
+  // 1. The spec the workers get: files placed, verify_across_workers expanded, validated.
+  absl::StatusOr<ResolvedRun> resolved =
+      ResolveRunSpec(std::move(spec), RunPlacement{.default_directory = options.directory,
+                                                   .target = options.target,
+                                                   .local_workers = local,
+                                                   .temporary_directory = [&temporary]() -> absl::StatusOr<std::string> {
+                                                     char pattern[] = "/tmp/iofleet-run-XXXXXX";
+                                                     if (::mkdtemp(pattern) == nullptr) return absl::ErrnoToStatus(errno, "mkdtemp");
+                                                     return temporary.path = pattern;
+                                                   }});
+  if (!resolved.ok()) return early(Fail(resolved.status(), resolved.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1));
+  spec = std::move(resolved->spec);
+  for (const std::string& note : resolved->notes) std::cerr << "iofleet: " << note << "\n";
 
   // fio's log windows (log_avg_msec, log_hist_msec) become the run's interval: the logs are
   // written from the intervals, one averaged entry per window.
@@ -317,7 +300,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
       if (!w.error().empty()) report.add_problems(absl::StrCat("job '", job.name(), "' on ", w.worker(), ": ", w.error()));
     }
   }
-  return RunResult{report.problems().empty() ? 0 : 1, true};
+  return RunResult{report.problems().empty() ? 0 : 1, true, std::move(spec)};
 }
 
 }  // namespace iofleet

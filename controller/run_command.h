@@ -27,6 +27,7 @@ struct RunOptions {
   std::string output_format = "normal";  // normal | json
   std::string output_file;               // empty: stdout
   std::string directory;                 // for jobs without directory= (else a temp dir locally)
+  std::string target;                    // compare: every job runs here (a path or nfs:// URL)
   bool keep_files = false;               // keep the temporary directory of a local run
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
   TransportSecurity security;            // token / mutual TLS towards remote workers
@@ -46,6 +47,7 @@ struct RunOptions {
 struct RunResult {
   int exit_code = 0;
   bool ran = false;  // the workers ran (the report is worth printing), else input or setup failed
+  v1::RunSpec spec;  // what the workers were given (ResolveRunSpec's result), once resolved
 };
 
 // The files of a run's results directory other than its logs: job.fio (the job as given),
@@ -53,8 +55,9 @@ struct RunResult {
 std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::string& job_as_given, const v1::RunSpec& resolved,
                                                                 const v1::RunReport& report);
 
-// Prepares a parsed job (directories, temporary directory for local runs, validation), runs it
-// on the cluster and fills `report`; errors that stop it early are printed here.
+// Resolves a parsed job (job/run_resolution.h: placement, temporary directory for local runs,
+// verify_across_workers, validation), runs it on the cluster and fills `report`; errors that
+// stop it early are printed here.
 RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport* report);
 
 // Exit codes: 0 success; 1 the run failed or was incomplete (IO errors, lost workers,

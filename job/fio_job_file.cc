@@ -27,64 +27,6 @@
 #include "job/job_validation.h"
 
 namespace iofleet {
-namespace {
-
-// verify_across_workers=1 on a write job: its blocks are read back by another worker after
-// every worker finished writing (a stonewalled read job of the same files, shifted by one
-// worker), instead of by the writer itself.
-absl::Status AddCrossWorkerVerifyJobs(RunSpec* spec) {
-  RunSpec expanded = *spec;
-  expanded.clear_jobs();
-  for (const JobSpec& job : spec->jobs()) {
-    JobSpec* writer = expanded.add_jobs();
-    *writer = job;
-    const bool reads_only = job.rw() == v1::SEQ_READ || job.rw() == v1::RAND_READ;
-    if (!job.verify_across_workers()) continue;
-    if (reads_only) {
-      // A re-check of the next worker's files: the delay is a plain start delay.
-      writer->set_startdelay_ns(job.startdelay_ns() + job.verify_across_workers_delay_ns());
-      writer->set_verify_across_workers_delay_ns(0);
-      continue;
-    }
-    const std::string where = absl::StrCat(job.location().file(), ":", job.location().line(), ": job '", job.name(),
-                                           "': verify_across_workers ");
-    auto bad = [&](absl::string_view why) { return absl::InvalidArgumentError(absl::StrCat(where, why)); };
-    if (job.verify() == JobSpec::VERIFY_NONE) return bad("needs verify=crc32c or verify=md5");
-    if (job.rw() != v1::SEQ_WRITE && job.rw() != v1::RAND_WRITE) {
-      return bad(absl::StrCat("needs rw=write or rw=randwrite (not ", ReadWriteName(job.rw()), ")"));
-    }
-    if (!job.filename().empty()) return bad("needs one file per worker (remove filename=)");
-    if (job.time_based() || job.runtime_ns() > 0 || job.io_size() > 0 || job.rw_modifier() > 0) {
-      return bad("needs every block of the file written once (no time_based, runtime, io_size or rw modifier)");
-    }
-    if (MinBlockSize(job) != MaxBlockSize(job)) return bad("needs one block size (bs=, not bsrange or bssplit)");
-    writer->set_do_verify(false);
-    writer->set_verify_across_workers(false);
-    writer->set_unlink(false);  // the files must outlive the write phase; the verify job unlinks
-    writer->set_verify_across_workers_delay_ns(0);
-    JobSpec* verifier = expanded.add_jobs();
-    *verifier = job;
-    verifier->set_name(absl::StrCat(job.name(), "-verify"));
-    verifier->set_files_of_job(job.name());
-    verifier->set_rw(v1::SEQ_READ);
-    verifier->set_stonewall(true);
-    verifier->set_do_verify(false);
-    verifier->set_overwrite(false);
-    verifier->set_create_on_open(false);
-    verifier->set_end_fsync(false);
-    verifier->set_fsync_on_close(false);
-    verifier->set_startdelay_ns(job.verify_across_workers_delay_ns());
-    verifier->set_verify_across_workers_delay_ns(0);
-    verifier->set_ramp_time_ns(0);
-    verifier->set_thinktime_ns(0);
-    verifier->clear_rate_bytes();
-    verifier->clear_rate_iops();
-  }
-  *spec = std::move(expanded);
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 std::vector<std::string> KnownFioOptions() {
   std::vector<std::string> names = {"readwrite", "blocksize"};
@@ -300,7 +242,6 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       job.set_directory(job.directory().empty() ? url->ToString() : url->Child(job.directory()).ToString());
     }
   }
-  RETURN_IF_ERROR(AddCrossWorkerVerifyJobs(&spec));
   return spec;
 }
 

@@ -318,42 +318,6 @@ TEST(FioJobFile, RwModifiersPercentSizesAndCompression) {
   EXPECT_THAT(std::string(ParseFioJobText("[a]\nverify=sha512\n", "m.fio").status().message()), HasSubstr("use crc32c or md5"));
 }
 
-TEST(FioJobFile, VerifyAcrossWorkersAddsAStonewalledReadBackOfTheSameFiles) {
-  auto spec = ParseFioJobText("[global]\ndirectory=/tmp\n[w]\nrw=randwrite\nbs=4k\nsize=1m\nverify=md5\nverify_across_workers=1\nunlink=1\n[next]\nrw=read\nsize=1m\n", "x.fio");
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  ASSERT_EQ(spec->jobs_size(), 3);
-  const JobSpec& writer = spec->jobs(0);
-  const JobSpec& verifier = spec->jobs(1);
-  EXPECT_FALSE(writer.do_verify());  // another worker reads it back instead
-  EXPECT_FALSE(writer.unlink());     // the files outlive the write phase
-  EXPECT_EQ(verifier.name(), "w-verify");
-  EXPECT_EQ(verifier.files_of_job(), "w");
-  EXPECT_EQ(verifier.rw(), v1::SEQ_READ);
-  EXPECT_TRUE(verifier.stonewall());
-  EXPECT_TRUE(verifier.verify_across_workers());
-  EXPECT_EQ(verifier.verify(), JobSpec::VERIFY_MD5);
-  EXPECT_TRUE(verifier.unlink());
-  EXPECT_EQ(spec->jobs(2).name(), "next");
-  EXPECT_TRUE(ValidateRunSpec(*spec).ok()) << ValidateRunSpec(*spec);
-
-  const std::vector<std::pair<std::string, std::string>> refused = {
-      {"rw=randwrite\nbs=4k\n", "x.fio:1: job 'w': verify_across_workers needs verify=crc32c or verify=md5"},
-      {"rw=randrw\nbs=4k\nverify=crc32c\n", "needs rw=write or rw=randwrite (not randrw)"},
-      {"rw=write\nbs=4k\nverify=crc32c\nfilename=shared\n", "needs one file per worker (remove filename=)"},
-      {"rw=write\nbs=4k\nverify=crc32c\ntime_based\nruntime=5s\n", "needs every block of the file written once"},
-      {"rw=write\nbsrange=4k-16k\nverify=crc32c\n", "needs one block size"},
-  };
-  for (const auto& [options, message] : refused) {
-    auto bad = ParseFioJobText(absl::StrCat("[w]\nsize=1m\nverify_across_workers=1\n", options), "x.fio");
-    EXPECT_THAT(std::string(bad.status().message()), HasSubstr(message)) << options;
-  }
-  // A read job with it reads the next worker's files; it needs a verify kind.
-  auto reader = ParseFioJobText("[w]\ndirectory=/tmp\nrw=read\nsize=1m\nverify_across_workers=1\n", "x.fio");
-  ASSERT_TRUE(reader.ok()) << reader.status();
-  ASSERT_EQ(reader->jobs_size(), 1);
-  EXPECT_THAT(std::string(ValidateRunSpec(*reader).message()), HasSubstr("verify_across_workers needs verify=crc32c or verify=md5"));
-}
-
 // fio's third part of rate/rate_iops/bssplit is for trims, which iofleet never issues: a job
 // that asks for one is told so (it used to be dropped without a word).
 TEST(FioJobFile, TrimPartsAreRefusedNotDropped) {

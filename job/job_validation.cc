@@ -267,6 +267,7 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
 }
 
 bool NeedsDirectory(const v1::JobSpec& job) {
+  if (job.has_metadata()) return false;  // an mdtest task works in its own tree (metadata.root)
   auto engine = FindEngine(job.ioengine());
   const bool diskless = engine.ok() && (*engine)->diskless;
   return !diskless && job.directory().empty() && job.filename().find('/') == std::string::npos;

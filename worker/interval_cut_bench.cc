@@ -33,6 +33,7 @@ void Measure(const char* label, uint32_t threads, uint64_t rate_iops) {
   SetFixedBlockSize(job, 4096);
   job->set_size(1ull << 30);
   job->set_numjobs(threads);
+  job->set_iodepth(1);
   job->set_ioengine("null");
   job->set_time_based(true);
   job->set_runtime_ns(3'000'000'000);

@@ -44,18 +44,6 @@ struct JobThreadOutcome {
 JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>& stop,
                               ThreadStats* stats);
 
-// Visits each of `count` blocks exactly once per pass in a pseudo-random order, with O(1)
-// memory: a full-period linear congruential sequence over the next power of two, skipping
-// values >= count (fio's random map gives the same "every block once" property).
-class BlockPermutation {
- public:
-  BlockPermutation(uint64_t count, uint64_t seed);
-  uint64_t Next();
-
- private:
-  uint64_t count_, mask_, multiplier_, increment_, state_;
-};
-
 }  // namespace iofleet
 
 #endif  // IOFLEET_WORKER_JOB_THREAD_H_

@@ -18,6 +18,7 @@
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
 #include "job/mdtest_tree.h"
+#include "worker/block_permutation.h"
 #include "worker/file_system.h"
 #include "worker/job_thread.h"
 

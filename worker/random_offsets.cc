@@ -4,6 +4,7 @@
 #include <cmath>
 
 namespace iofleet {
+
 namespace {
 
 // fio caps the zipf normalisation sum at 10M terms; beyond that the tail barely matters.

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "proto/job.pb.h"
-#include "worker/job_thread.h"
+#include "worker/block_permutation.h"
 
 namespace iofleet {
 

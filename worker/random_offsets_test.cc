@@ -31,6 +31,26 @@ double HotShare(v1::RandomDistribution::Kind kind, double parameter, int top) {
   return static_cast<double>(hot) / draws;
 }
 
+TEST(BlockPermutation, VisitsEveryBlockExactlyOncePerPass) {
+  for (uint64_t count : {1ull, 2ull, 7ull, 64ull, 1000ull, 4097ull}) {
+    BlockPermutation permutation(count, count * 31);
+    std::set<uint64_t> seen;
+    for (uint64_t i = 0; i < count; ++i) seen.insert(permutation.Next());
+    EXPECT_EQ(seen.size(), count);
+    EXPECT_EQ(*seen.rbegin(), count - 1);
+  }
+  // Not simply sequential.
+  BlockPermutation p(1000, 5);
+  int in_order = 0;
+  uint64_t previous = p.Next();
+  for (int i = 0; i < 999; ++i) {
+    uint64_t next = p.Next();
+    in_order += next == previous + 1;
+    previous = next;
+  }
+  EXPECT_LT(in_order, 100);
+}
+
 TEST(RandomOffsets, SkewedDistributionsConcentrateOnHotUnits) {
   const double uniform = HotShare(v1::RandomDistribution::UNIFORM, 0, 10);
   EXPECT_LT(uniform, 0.03);  // 10 of 1000 units: ~1%

@@ -28,6 +28,7 @@ v1::PrepareRequest MakeRequest(const std::string& dir) {
   SetFixedBlockSize(job, 4096);
   job->set_size(1 << 20);
   job->set_numjobs(2);
+  job->set_iodepth(1);
   job->set_ioengine("psync");
   job->set_directory(dir);
   job->set_time_based(true);

@@ -1,0 +1,124 @@
+#include "job/run_resolution.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/nfs_url.h"
+#include "job/block_sizes.h"
+#include "job/fio_job_file.h"
+#include "job/job_validation.h"
+
+namespace iofleet {
+namespace {
+
+// verify_across_workers=1 on a write job: its blocks are read back by another worker after
+// every worker finished writing (a stonewalled read job of the same files, shifted by one
+// worker), instead of by the writer itself.
+absl::Status AddCrossWorkerVerifyJobs(v1::RunSpec* spec) {
+  v1::RunSpec expanded = *spec;
+  expanded.clear_jobs();
+  for (const v1::JobSpec& job : spec->jobs()) {
+    v1::JobSpec* writer = expanded.add_jobs();
+    *writer = job;
+    const bool reads_only = job.rw() == v1::SEQ_READ || job.rw() == v1::RAND_READ;
+    if (!job.verify_across_workers()) continue;
+    if (reads_only) {
+      // A re-check of the next worker's files: the delay is a plain start delay.
+      writer->set_startdelay_ns(job.startdelay_ns() + job.verify_across_workers_delay_ns());
+      writer->set_verify_across_workers_delay_ns(0);
+      continue;
+    }
+    const std::string where = absl::StrCat(job.location().file(), ":", job.location().line(), ": job '", job.name(),
+                                           "': verify_across_workers ");
+    auto bad = [&](absl::string_view why) { return absl::InvalidArgumentError(absl::StrCat(where, why)); };
+    if (job.verify() == v1::JobSpec::VERIFY_NONE) return bad("needs verify=crc32c or verify=md5");
+    if (job.rw() != v1::SEQ_WRITE && job.rw() != v1::RAND_WRITE) {
+      return bad(absl::StrCat("needs rw=write or rw=randwrite (not ", ReadWriteName(job.rw()), ")"));
+    }
+    if (!job.filename().empty()) return bad("needs one file per worker (remove filename=)");
+    if (job.time_based() || job.runtime_ns() > 0 || job.io_size() > 0 || job.rw_modifier() > 0) {
+      return bad("needs every block of the file written once (no time_based, runtime, io_size or rw modifier)");
+    }
+    if (MinBlockSize(job) != MaxBlockSize(job)) return bad("needs one block size (bs=, not bsrange or bssplit)");
+    writer->set_do_verify(false);
+    writer->set_verify_across_workers(false);
+    writer->set_unlink(false);  // the files must outlive the write phase; the verify job unlinks
+    writer->set_verify_across_workers_delay_ns(0);
+    v1::JobSpec* verifier = expanded.add_jobs();
+    *verifier = job;
+    verifier->set_name(absl::StrCat(job.name(), "-verify"));
+    verifier->set_files_of_job(job.name());
+    verifier->set_rw(v1::SEQ_READ);
+    verifier->set_stonewall(true);
+    verifier->set_do_verify(false);
+    verifier->set_overwrite(false);
+    verifier->set_create_on_open(false);
+    verifier->set_end_fsync(false);
+    verifier->set_fsync_on_close(false);
+    verifier->set_startdelay_ns(job.verify_across_workers_delay_ns());
+    verifier->set_verify_across_workers_delay_ns(0);
+    verifier->set_ramp_time_ns(0);
+    verifier->set_thinktime_ns(0);
+    verifier->clear_rate_bytes();
+    verifier->clear_rate_iops();
+  }
+  *spec = std::move(expanded);
+  return absl::OkStatus();
+}
+
+// A file IO job that names no place for its files and whose filename is not a path.
+bool HasNoPlace(const v1::JobSpec& job) {
+  return !job.has_metadata() && job.directory().empty() && job.filename().find('/') == std::string::npos;
+}
+
+// A compare target: every job runs in `target`, over the userspace NFS client when it is a URL.
+absl::Status PlaceInTarget(const std::string& target, ResolvedRun* run) {
+  const bool nfs = IsNfsUrl(target);
+  if (!nfs && target[0] != '/') return absl::InvalidArgumentError(absl::StrCat("target ", target, " must be an absolute path or an nfs:// URL"));
+  for (v1::JobSpec& job : *run->spec.mutable_jobs()) {
+    job.set_directory(target);
+    if (nfs) {
+      if (job.ioengine() != "nfs") {
+        run->notes.push_back(absl::StrCat("job '", job.name(), "' runs with ioengine=nfs (libnfs, no mount) instead of ", job.ioengine()));
+      }
+      job.set_ioengine("nfs");
+      job.set_nfs_url(target);
+    } else if (job.ioengine() == "nfs") {
+      return absl::InvalidArgumentError(absl::StrCat("job '", job.name(), "' uses ioengine=nfs, which cannot run on the local path ", target));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedRun> ResolveRunSpec(v1::RunSpec spec, const RunPlacement& placement) {
+  ResolvedRun run{.spec = std::move(spec), .notes = {}};
+  if (!placement.target.empty()) {
+    if (absl::Status placed = PlaceInTarget(placement.target, &run); !placed.ok()) return placed;
+  } else if (!placement.default_directory.empty()) {
+    if (placement.default_directory[0] != '/') {
+      return absl::InvalidArgumentError(absl::StrCat("--directory ", placement.default_directory, " must be an absolute path"));
+    }
+    for (v1::JobSpec& job : *run.spec.mutable_jobs()) {
+      if (HasNoPlace(job)) job.set_directory(placement.default_directory);
+    }
+  }
+  std::string temporary;  // made on first need
+  for (v1::JobSpec& job : *run.spec.mutable_jobs()) {
+    if (placement.local_workers && placement.temporary_directory && HasNoPlace(job)) {
+      if (temporary.empty()) {
+        absl::StatusOr<std::string> made = placement.temporary_directory();
+        if (!made.ok()) return made.status();
+        temporary = *made;
+      }
+      job.set_directory(temporary);
+    } else if (NeedsDirectory(job)) {
+      return absl::InvalidArgumentError(absl::StrCat("job '", job.name(), "': no directory= (where the job's files go); with --hosts ",
+                                                     "every job needs directory= (a path on the workers)"));
+    }
+  }
+  if (absl::Status expanded = AddCrossWorkerVerifyJobs(&run.spec); !expanded.ok()) return expanded;
+  if (absl::Status valid = ValidateRunSpec(run.spec); !valid.ok()) return valid;
+  return run;
+}
+
+}  // namespace iofleet

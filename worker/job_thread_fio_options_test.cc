@@ -1,0 +1,352 @@
+// fio's job options as one job thread carries them out: loops, startdelay/ramp_time, rates,
+// thinktime, syncs, random maps, offset/io_size, buffers, verify, rw modifiers, queue depth,
+// completion batches and blockalign, each checked on real files.
+#include "worker/job_thread.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "job/block_sizes.h"
+#include "worker/block_verify.h"
+#include "worker/job_thread_test_util.h"
+
+namespace iofleet {
+namespace {
+
+// Helpers for the fio-option tests below: a 4 KiB job of `rw` over `size` bytes on `engine`.
+v1::JobSpec Job(v1::ReadWrite rw, uint64_t size, const std::string& engine) {
+  v1::JobSpec job;
+  job.set_name("opt");
+  job.set_rw(rw);
+  job.set_size(size);
+  job.set_ioengine(engine);
+  job.set_iodepth(1);
+  job.set_loops(1);
+  job.set_thinktime_blocks(1);
+  job.set_randrepeat(true);
+  SetFixedBlockSize(&job, 4096);
+  return job;
+}
+
+struct Ran {
+  JobThreadOutcome outcome;
+  uint64_t reads, writes, syncs, bytes;
+  double seconds;
+};
+
+Ran RunJob(const v1::JobSpec& job, const std::string& path, uint64_t seed = 1) {
+  auto stats = std::make_unique<ThreadStats>();
+  std::atomic<bool> stop{false};
+  const auto start = std::chrono::steady_clock::now();
+  Ran ran{RunJobThread({.job = &job, .paths = {path}, .seed = seed, .start = start}, stop, stats.get()), 0, 0, 0, 0, 0};
+  ran.reads = Of(stats->directions[kReadIndex]).ops;
+  ran.writes = Of(stats->directions[kWriteIndex]).ops;
+  ran.syncs = Of(stats->directions[kSyncIndex]).ops;
+  ran.bytes = Of(stats->directions[kReadIndex]).bytes + Of(stats->directions[kWriteIndex]).bytes;
+  ran.seconds = std::chrono::duration<double>(ran.outcome.end - start).count();
+  return ran;
+}
+
+// A file of `size` bytes filled with `fill`.
+std::string FilledFile(const std::string& name, uint64_t size, char fill) {
+  const std::string path = TempFile(name);
+  std::vector<char> data(size, fill);
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  EXPECT_EQ(::write(fd, data.data(), data.size()), static_cast<ssize_t>(size));
+  ::close(fd);
+  return path;
+}
+
+// How many 4 KiB blocks in [from, to) still hold only `fill`.
+int UntouchedBlocks(const std::string& path, uint64_t from, uint64_t to, char fill) {
+  std::vector<char> block(4096);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  int untouched = 0;
+  for (uint64_t off = from; off < to; off += 4096) {
+    EXPECT_EQ(::pread(fd, block.data(), 4096, static_cast<off_t>(off)), 4096);
+    untouched += std::count(block.begin(), block.end(), fill) == 4096;
+  }
+  ::close(fd);
+  return untouched;
+}
+
+TEST(FioOptions, LoopsRepeatPasses) {
+  v1::JobSpec job = Job(v1::RAND_READ, 1 << 20, "psync");
+  job.set_loops(3);
+  Ran ran = RunJob(job, FilledFile("loops", 1 << 20, 'x'));
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(ran.reads, 3u * 256);
+}
+
+TEST(FioOptions, StartdelayAndRampTime) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_startdelay_ns(200'000'000);
+  job.set_ramp_time_ns(200'000'000);
+  job.set_runtime_ns(300'000'000);
+  job.set_time_based(true);
+  job.add_rate_iops(1000);
+  job.add_rate_iops(1000);
+  Ran ran = RunJob(job, "(null)");
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_GE(ran.seconds, 0.7);  // 200 ms delay + 200 ms ramp + 300 ms measured
+  // At 1000 IOPS only the 300 measured milliseconds count: ~300 IOs, not ~500.
+  EXPECT_NEAR(static_cast<double>(ran.reads), 300, 40);
+}
+
+TEST(FioOptions, RateLimitsLinearPoissonAndBytes) {
+  for (auto process : {v1::JobSpec::RATE_LINEAR, v1::JobSpec::RATE_POISSON}) {
+    v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+    job.set_runtime_ns(500'000'000);
+    job.set_time_based(true);
+    job.add_rate_iops(2000);
+    job.add_rate_iops(0);
+    job.set_rate_process(process);
+    Ran ran = RunJob(job, "(null)");
+    ASSERT_TRUE(ran.outcome.status.ok());
+    EXPECT_NEAR(static_cast<double>(ran.reads), 1000, process == v1::JobSpec::RATE_LINEAR ? 60 : 200) << process;
+  }
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 64 << 20, "null");
+  job.set_runtime_ns(500'000'000);
+  job.set_time_based(true);
+  job.add_rate_bytes(0);
+  job.add_rate_bytes(8 << 20);  // 8 MiB/s of 4 KiB writes: 2048 IOPS
+  Ran ran = RunJob(job, "(null)");
+  EXPECT_NEAR(static_cast<double>(ran.writes), 1024, 80);
+}
+
+TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_runtime_ns(400'000'000);
+  job.set_time_based(true);
+  job.set_thinktime_ns(20'000'000);
+  job.set_thinktime_blocks(10);
+  Ran ran = RunJob(job, "(null)");
+  // 400 ms / 20 ms = ~20 pauses of 10 IOs each.
+  EXPECT_GE(ran.reads, 150u);
+  EXPECT_LE(ran.reads, 220u);
+}
+
+TEST(FioOptions, FdatasyncEndFsyncAndFsyncOnClose) {
+  const std::string path = FilledFile("syncs", 1 << 20, 0);
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_fdatasync_every(4);
+  EXPECT_EQ(RunJob(job, path).syncs, 63u);  // as fio: none after the last write
+  job = Job(v1::SEQ_WRITE, 1 << 20, "io_uring");
+  job.set_iodepth(8);
+  job.set_end_fsync(true);
+  EXPECT_EQ(RunJob(job, path).syncs, 1u);
+  job.set_end_fsync(false);
+  job.set_fsync_on_close(true);
+  job.set_loops(2);
+  EXPECT_EQ(RunJob(job, path).syncs, 2u);
+}
+
+TEST(FioOptions, NorandommapRepeatsOffsetsAndRandseedDecidesThem) {
+  auto untouched = [](uint64_t seed, bool norandommap) {
+    const std::string path = FilledFile("map", 1 << 20, 0);
+    v1::JobSpec job = Job(v1::RAND_WRITE, 1 << 20, "psync");
+    job.set_norandommap(norandommap);
+    job.set_randseed(seed);
+    Ran ran = RunJob(job, path);
+    EXPECT_EQ(ran.writes, 256u);
+    return UntouchedBlocks(path, 0, 1 << 20, 0);
+  };
+  EXPECT_EQ(untouched(7, false), 0);  // the random map visits every block once
+  const int first = untouched(7, true);
+  EXPECT_GT(first, 40);               // ~256/e blocks are never drawn with replacement
+  EXPECT_EQ(untouched(7, true), first);  // randrepeat: same seed, same offsets
+  EXPECT_NE(untouched(8, true), first);
+}
+
+TEST(FioOptions, OffsetIoSizeZeroBuffersAndUnlink) {
+  const std::string path = FilledFile("region", 2 << 20, 'x');
+  v1::JobSpec job = Job(v1::RAND_WRITE, 1 << 20, "psync");
+  job.set_offset(1 << 20);
+  job.set_zero_buffers(true);
+  Ran ran = RunJob(job, path);
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(UntouchedBlocks(path, 0, 1 << 20, 'x'), 256);      // before the region: untouched
+  EXPECT_EQ(UntouchedBlocks(path, 1 << 20, 2 << 20, 0), 256);  // the region: all zeros now
+
+  job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_io_size(3 << 20);  // three times the region, wrapping around
+  EXPECT_EQ(RunJob(job, path).bytes, 3u << 20);
+
+  job.set_io_size(0);
+  job.set_unlink(true);
+  ASSERT_TRUE(RunJob(job, path).outcome.status.ok());
+  struct stat st;
+  EXPECT_NE(::stat(path.c_str(), &st), 0);
+}
+
+TEST(FioOptions, SeveralFilesPerThreadByServiceType) {
+  for (auto service : {v1::JobSpec::ROUNDROBIN, v1::JobSpec::SEQUENTIAL, v1::JobSpec::RANDOM_FILE}) {
+    std::vector<std::string> paths;
+    for (int i = 0; i < 3; ++i) paths.push_back(FilledFile("nr" + std::to_string(service) + "_" + std::to_string(i), 256 << 10, 0));
+    v1::JobSpec job = Job(v1::RAND_WRITE, 768 << 10, "psync");
+    job.set_nrfiles(3);
+    job.set_file_service(service);
+    job.set_file_service_switch(1);
+    auto stats = std::make_unique<ThreadStats>();
+    std::atomic<bool> stop{false};
+    JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = paths, .seed = 2, .start = std::chrono::steady_clock::now()}, stop, stats.get());
+    ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+    EXPECT_EQ(Of(stats->directions[kWriteIndex]).bytes, 768u << 10);
+    if (service != v1::JobSpec::RANDOM_FILE) {
+      // Round robin and sequential give every file its share: every block of each is written.
+      for (const std::string& p : paths) EXPECT_EQ(UntouchedBlocks(p, 0, 256 << 10, 0), 0) << p << " service " << service;
+    } else {
+      int written = 0;
+      for (const std::string& p : paths) written += UntouchedBlocks(p, 0, 256 << 10, 0) < 64;
+      EXPECT_EQ(written, 3) << "random file choice still reaches every file";
+    }
+  }
+}
+
+TEST(FioOptions, VerifyReadsBackWhatWasWrittenAndFindsTheCorruptBlock) {
+  for (auto kind : {v1::JobSpec::VERIFY_CRC32C, v1::JobSpec::VERIFY_MD5}) {
+    const std::string path = FilledFile("verify" + std::to_string(kind), 1 << 20, 0);
+    v1::JobSpec write = Job(v1::RAND_WRITE, 1 << 20, "io_uring");
+    write.set_iodepth(8);
+    write.set_verify(kind);
+    write.set_do_verify(true);
+    Ran ran = RunJob(write, path);
+    ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+    EXPECT_EQ(ran.writes, 256u);
+    EXPECT_EQ(ran.reads, 256u);  // every block read back and checked
+
+    // Corrupt one byte of block 37 behind the job's back; a verifying read job names it.
+    int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_EQ(::pwrite(fd, "X", 1, 37 * 4096 + 1000), 1);
+    ::close(fd);
+    v1::JobSpec read = Job(v1::SEQ_READ, 1 << 20, "psync");
+    read.set_verify(kind);
+    Ran checked = RunJob(read, path);
+    EXPECT_EQ(checked.reads, 256u);  // not fatal: the whole file is checked
+    ASSERT_FALSE(checked.outcome.status.ok());
+    EXPECT_EQ(checked.outcome.status.code(), absl::StatusCode::kDataLoss);
+    EXPECT_NE(checked.outcome.status.message().find("1 block(s) failed verification"), std::string::npos) << checked.outcome.status;
+    EXPECT_NE(checked.outcome.status.message().find("at offset 151552"), std::string::npos) << checked.outcome.status;
+    read.set_verify_fatal(true);
+    Ran fatal = RunJob(read, path);
+    EXPECT_LT(fatal.reads, 256u);  // stopped at the bad block
+    EXPECT_FALSE(fatal.outcome.status.ok());
+  }
+}
+
+TEST(FioOptions, RwModifiersCompressibleBuffersAndSizePercent) {
+  // rw=write:4k: every other block, and the pass ends at the end of the file.
+  std::string path = FilledFile("holes", 1 << 20, 'x');
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_rw_modifier(4096);
+  Ran ran = RunJob(job, path);
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(ran.writes, 128u);
+  EXPECT_EQ(UntouchedBlocks(path, 0, 1 << 20, 'x'), 128);
+
+  // rw=randwrite:8: runs of 8 consecutive blocks; still every block once over the pass.
+  path = FilledFile("runs", 1 << 20, 0);
+  job = Job(v1::RAND_WRITE, 1 << 20, "psync");
+  job.set_rw_modifier(8);
+  ran = RunJob(job, path);
+  EXPECT_EQ(ran.writes, 256u);
+  EXPECT_LT(UntouchedBlocks(path, 0, 1 << 20, 0), 200);  // runs repeat some blocks, skip others
+
+  // buffer_compress_percentage=60: about 60% of every written chunk is zeros.
+  path = FilledFile("compress", 1 << 20, 'x');
+  job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  job.set_buffer_compress_percentage(60);
+  job.set_scramble_buffers(false);
+  ASSERT_TRUE(RunJob(job, path).outcome.status.ok());
+  std::vector<char> data(1 << 20);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_EQ(::pread(fd, data.data(), data.size(), 0), 1 << 20);
+  ::close(fd);
+  const double zeros = static_cast<double>(std::count(data.begin(), data.end(), 0)) / data.size();
+  EXPECT_NEAR(zeros, 0.60, 0.02);
+}
+
+TEST(ThreadStats, DepthBucketsAreFios) {
+  EXPECT_EQ(DepthBucket(1), 0);
+  EXPECT_EQ(DepthBucket(3), 1);
+  EXPECT_EQ(DepthBucket(4), 2);
+  EXPECT_EQ(DepthBucket(8), 3);
+  EXPECT_EQ(DepthBucket(32), 5);
+  EXPECT_EQ(DepthBucket(1000), 6);
+  EXPECT_EQ(BatchBucket(0), 0);
+  EXPECT_EQ(BatchBucket(4), 1);
+  EXPECT_EQ(BatchBucket(5), 2);
+  EXPECT_EQ(BatchBucket(64), 5);
+  EXPECT_EQ(BatchBucket(65), 6);
+}
+
+TEST(FioOptions, QueueDepthIsReachedAndRecorded) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_iodepth(32);
+  job.set_iodepth_batch_submit(32);
+  auto stats = std::make_unique<ThreadStats>();
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get()).status.ok());
+  // With batches of 32 the ring runs full: nearly every request is issued at depth 32..63.
+  const double at_32 = static_cast<double>(stats->depth[5].load());
+  double total = 0;
+  for (auto& c : stats->depth) total += static_cast<double>(c.load());
+  EXPECT_EQ(total, 16384);
+  EXPECT_GT(at_32 / total, 0.9);
+  EXPECT_GT(stats->submit[4].load(), 0u);  // 17-32 requests per submission
+}
+
+// The first `blocks` 4 KiB blocks of a file.
+std::vector<std::string> Blocks(const std::string& path, int blocks) {
+  std::vector<std::string> out;
+  int fd = ::open(path.c_str(), O_RDONLY);
+  for (int b = 0; b < blocks; ++b) {
+    std::string block(4096, '\0');
+    EXPECT_EQ(::pread(fd, block.data(), 4096, b * 4096), 4096);
+    out.push_back(block);
+  }
+  ::close(fd);
+  return out;
+}
+
+TEST(FioOptions, ScrambleAndRefillBuffers) {
+  auto write = [](bool scramble, bool refill) {
+    const std::string path = FilledFile("buffers" + std::to_string(scramble) + std::to_string(refill), 64 << 10, 0);
+    v1::JobSpec job = Job(v1::SEQ_WRITE, 64 << 10, "psync");
+    job.set_scramble_buffers(scramble);
+    job.set_refill_buffers(refill);
+    EXPECT_TRUE(RunJob(job, path).outcome.status.ok());
+    return Blocks(path, 2);
+  };
+  auto plain = write(false, false);
+  EXPECT_EQ(plain[0], plain[1]);  // one buffer, written twice
+  auto scrambled = write(true, false);
+  EXPECT_NE(scrambled[0].substr(0, 16), scrambled[1].substr(0, 16));   // offset + time stamped
+  EXPECT_EQ(scrambled[0].substr(16, 400), scrambled[1].substr(16, 400));  // the rest unchanged
+  auto refilled = write(false, true);
+  EXPECT_NE(refilled[0].substr(100, 400), refilled[1].substr(100, 400));  // new data each time
+}
+
+TEST(FioOptions, CompletionBatchLimits) {
+  v1::JobSpec job = Job(v1::RAND_READ, 16 << 20, "null");
+  job.set_iodepth(32);
+  job.set_iodepth_batch_submit(32);
+  job.set_iodepth_batch_complete_max(4);
+  auto stats = std::make_unique<ThreadStats>();
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get()).status.ok());
+  EXPECT_GT(stats->complete[1].load(), 0u);
+  for (int b = 2; b < kDepthBuckets; ++b) EXPECT_EQ(stats->complete[b].load(), 0u) << "reaped more than 4 at once";
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -1,0 +1,34 @@
+#include "worker/read_back.h"
+
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace iofleet {
+
+void ReadBack::StartReadBack() {
+  queue_.clear();
+  next_ = 0;
+  for (size_t f = 0; f < written_.size(); ++f) {
+    std::map<uint64_t, uint64_t> latest;
+    for (const auto& [offset, length] : written_[f]) latest[offset] = length;
+    for (const auto& [offset, length] : latest) queue_.push_back(Block{.file_index = f, .offset = offset, .length = length});
+    written_[f].clear();
+  }
+}
+
+std::optional<ReadBack::Block> ReadBack::NextBlock() {
+  if (next_ >= queue_.size()) return std::nullopt;
+  return queue_[next_++];
+}
+
+void ReadBack::Failed(const absl::Status& failure) {
+  if (failures_++ == 0) first_failure_ = failure;
+}
+
+absl::Status ReadBack::Verdict() const {
+  if (failures_ == 0) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(failures_, " block(s) failed verification; first: ", first_failure_.message()));
+}
+
+}  // namespace iofleet

@@ -1,0 +1,70 @@
+// Where each request of a job thread's pass goes: which of its files, which offset, how many
+// bytes and which direction — fio's rw (and its ":N" modifier), rwmixread, file_service_type,
+// random_distribution/norandommap, offset/size/io_size and bs/bsrange/bssplit. It issues
+// nothing itself; the IO loop asks it for the next request and says when a pass begins.
+#ifndef IOFLEET_WORKER_WORK_GENERATOR_H_
+#define IOFLEET_WORKER_WORK_GENERATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "proto/job.pb.h"
+#include "worker/random_offsets.h"
+
+namespace iofleet {
+
+// One request's place: the thread's file (an index into its paths) and the byte range.
+struct IoTarget {
+  size_t file_index = 0;
+  uint64_t offset = 0;  // from the start of the file (the job's offset= included)
+  uint64_t length = 0;
+};
+
+class WorkGenerator {
+ public:
+  // `files`: how many files the thread works on (at least one); `seed` decides every draw.
+  WorkGenerator(const v1::JobSpec& job, size_t files, uint64_t seed);
+
+  bool reads() const { return reads_; }
+  bool writes() const { return writes_; }
+  bool random() const { return random_; }
+
+  // The direction of the next request: the job's, or drawn by rwmixread for a mixed job.
+  bool DrawIsRead() { return mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_; }
+  // The next request in that direction, counted against the pass.
+  IoTarget Next(bool is_read);
+  // Starts a pass over the files: cursors back to the start, a fresh random map round.
+  void NewPass();
+  // Whether the pass has issued its bytes (io_size, else size); with holes (rw=write:4k)
+  // also when every file reached its end, as in fio.
+  bool PassDone() const { return pass_bytes_ >= pass_budget_ || (holes_ && exhausted_files_ == files_.size()); }
+
+ private:
+  // What the generator knows of one file during a pass.
+  struct File {
+    uint64_t cursor = 0;      // where sequential IO continues
+    uint64_t pass_bytes = 0;  // issued to this file in the current pass
+    uint64_t last_end = 0;    // where the previous IO to this file ended
+    uint64_t run_length = 0;  // IOs in a row since the last random offset (rw=randread:N)
+    bool exhausted = false;   // sequential with holes: reached the end this pass
+    std::unique_ptr<RandomOffsets> offsets;
+  };
+  // Picks the file for the next IO (fio's file_service_type).
+  File& NextFile();
+
+  const v1::JobSpec& job_;
+  std::mt19937_64 rng_;
+  std::vector<File> files_;
+  const bool reads_, writes_, random_, mixed_, holes_;
+  const uint64_t unit_, file_size_, region_start_, pass_budget_;
+  size_t current_file_ = 0;
+  uint64_t ios_on_current_file_ = 0;
+  size_t exhausted_files_ = 0;
+  uint64_t pass_bytes_ = 0;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_WORK_GENERATOR_H_
