@@ -25,9 +25,11 @@
 #include "gtest/gtest.h"
 #include "proto/report.pb.h"
 #include "tests/test_process.h"
+#include "tests/telemetry_helpers.h"
 
 namespace iofleet {
 namespace {
+
 
 using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::ReadFile;
@@ -37,57 +39,9 @@ using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Line {
-  std::string scope, job, host, direction;
-  int interval = 0;
-  uint64_t ops = 0, bytes = 0;
-  bool complete = true, amended = false;
-  std::vector<std::string> late;
-};
-
-std::vector<Line> ReadNdjson(const std::string& path) {
-  std::vector<Line> lines;
-  std::istringstream in(ReadFile(path));
-  for (std::string text; std::getline(in, text);) {
-    google::protobuf::Struct s;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &s).ok()) << "not one JSON value: " << text;
-    const auto& f = s.fields();
-    Line line;
-    line.scope = f.at("scope").string_value();
-    if (f.count("job")) line.job = f.at("job").string_value();
-    if (f.count("host")) line.host = f.at("host").string_value();
-    line.direction = f.at("direction").string_value();
-    line.interval = static_cast<int>(f.at("interval").number_value());
-    line.ops = static_cast<uint64_t>(f.at("ops").number_value());
-    line.bytes = static_cast<uint64_t>(f.at("bytes").number_value());
-    line.complete = f.at("complete").bool_value();
-    line.amended = f.at("amended").bool_value();
-    for (const auto& v : f.at("late_workers").list_value().values()) line.late.push_back(v.string_value());
-    EXPECT_GT(f.at("bins").list_value().values_size(), 0) << text;
-    const auto& lat = f.at("lat_ns").struct_value().fields();
-    EXPECT_LE(lat.at("p50").number_value(), lat.at("p90").number_value()) << text;
-    EXPECT_LE(lat.at("p90").number_value(), lat.at("p99").number_value()) << text;
-    EXPECT_LE(lat.at("p99").number_value(), lat.at("max").number_value()) << text;
-    EXPECT_GE(lat.at("stddev").number_value(), 0) << text;
-    lines.push_back(line);
-  }
-  return lines;
-}
-
-// Runs a command, returns its stdout+stderr and sets *status to its exit status.
-std::string Command(const std::string& command, int* status) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  std::string output;
-  if (pipe == nullptr) {
-    *status = -1;
-    return output;
-  }
-  char buffer[65536];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, n);
-  *status = ::pclose(pipe);
-  return output;
-}
+using ::iofleet::testing::Command;
+using ::iofleet::testing::Line;
+using ::iofleet::testing::ReadNdjson;
 
 // GET http://ADDRESS/metrics over a plain socket (the test talks to 127.0.0.1 only).
 std::string Scrape(const std::string& address) {
@@ -460,146 +414,6 @@ TEST(Telemetry, MdtestProgressIntervalLogsAndPrometheus) {
                     TempDir() + "/md-live-quiet");
   ASSERT_EQ(quiet.Wait(std::chrono::seconds(60)).value_or(-1), 0) << quiet.Stderr();
   EXPECT_THAT(quiet.Stderr(), Not(HasSubstr("| workers ")));
-}
-
-// Every run leaves results/<UTC time>-<job>/ with the job, the result, the text report, the
-// interval logs and the host facts; an interrupted run's directory says PARTIAL; bad input
-// leaves nothing.
-TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
-  const std::string data = TempDir() + "/results-data", base = TempDir() + "/results";
-  ::mkdir(data.c_str(), 0755);
-  TestWorker worker("results-worker", {"--allow-root", data});
-  const std::string job = data + "/mixed.fio";
-  std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=1s\ntime_based\nwrite_iops_log=m\nlog_avg_msec=250\ndirectory=" << data
-                      << "\n";
-  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
-                  TempDir() + "/results-run");
-  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
-  std::vector<std::string> dirs = DirectoryNames(base);
-  ASSERT_EQ(dirs.size(), 1u);
-  EXPECT_THAT(dirs[0], ::testing::MatchesRegex("20[0-9]{6}T[0-9]{6}Z-mixed"));
-  const std::string dir = base + "/" + dirs[0];
-  EXPECT_THAT(run.Stderr(), HasSubstr("results in " + dir));
-  EXPECT_THAT(DirectoryNames(dir), ::testing::ElementsAre("fio-logs", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
-                                                  "job.fio", "report.html", "report.txt", "result.json"));
-  // fio's logs with a relative prefix land in the results directory.
-  EXPECT_THAT(DirectoryNames(dir + "/fio-logs"), ::testing::ElementsAre("m_iops.1.log"));
-  EXPECT_THAT(run.Stderr(), HasSubstr("m_iops.1.log in the results directory's fio-logs/"));
-  EXPECT_EQ(ReadFile(dir + "/job.fio"), ReadFile(job));
-  v1::RunReport report;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(dir + "/result.json"), &report).ok());
-  EXPECT_EQ(report.jobs(0).name(), "m");
-  EXPECT_THAT(ReadFile(dir + "/hosts.json"), HasSubstr(worker.address()));
-  EXPECT_THAT(ReadFile(dir + "/report.txt"), HasSubstr("Cluster"));
-  EXPECT_FALSE(ReadNdjson(dir + "/intervals.ndjson").empty());
-
-  // Interrupted: still written, marked partial.
-  std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=60s\ntime_based\ndirectory=" << data << "\n";
-  TestProcess interrupted({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
-                          TempDir() + "/results-interrupted");
-  ASSERT_TRUE(::iofleet::testing::WaitForIo(worker.process().pid(), std::chrono::seconds(20)));
-  interrupted.Signal(SIGINT);
-  ASSERT_EQ(interrupted.Wait(std::chrono::seconds(30)).value_or(-1), 1) << interrupted.Stderr();
-  dirs = DirectoryNames(base);
-  ASSERT_EQ(dirs.size(), 2u) << "a name already taken gets a suffix";
-  const std::string partial = base + "/" + dirs[1];
-  EXPECT_THAT(ReadFile(partial + "/PARTIAL"), HasSubstr("interrupted by the user"));
-  EXPECT_THAT(interrupted.Stderr(), HasSubstr("(partial)"));
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(partial + "/result.json"), &report).ok());
-
-  // Bad input: nothing measured, no directory left behind.
-  std::ofstream(job) << "[m]\nszie=1m\n";
-  TestProcess bad({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base}, TempDir() + "/results-bad");
-  ASSERT_EQ(bad.Wait(std::chrono::seconds(30)).value_or(-1), 2);
-  EXPECT_EQ(DirectoryNames(base).size(), 2u);
-}
-
-// The HTML report renders in headless Chromium without console errors, and its charts carry
-// data points; it is self-contained (no scripts, no external resources).
-TEST(Telemetry, HtmlReportRendersWithDataInChromium) {
-  ASSERT_EQ(::access("/usr/bin/chromium", X_OK), 0) << "chromium missing (tools/install_deps.sh installs it)";
-  const std::string data = TempDir() + "/html";
-  ::mkdir(data.c_str(), 0755);
-  TestWorker a("html-a", {"--allow-root", data});
-  TestWorker b("html-b", {"--allow-root", data});
-  const std::string job = data + "/h.fio", html = data + "/report.html";
-  std::ofstream(job) << "[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=3s\ntime_based\ndirectory=" << data << "\n";
-  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", absl::StrCat(a.address(), ",", b.address()), "--interval", "500ms",
-                   "--report", html, "--results-dir", "none", "--quiet"},
-                  TempDir() + "/html-run");
-  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
-  const std::string page = ReadFile(html);
-  EXPECT_THAT(page, Not(HasSubstr("<script")));
-  for (const char* external : {"src=", "href=", "url(", "http://", "https://"}) {
-    EXPECT_THAT(page, Not(HasSubstr(external))) << "no external resources";
-  }
-  EXPECT_THAT(page, HasSubstr(a.address()));
-
-  const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
-                               "--user-data-dir=" + data + "/chromium --enable-logging=stderr --v=0 ";
-  int status = 0;
-  const std::string shot = data + "/report.png";
-  const std::string screenshot_log = Command(chromium + "--window-size=1000,3000 --screenshot=" + shot + " file://" + html, &status);
-  ASSERT_EQ(status, 0) << screenshot_log;
-  struct stat st;
-  ASSERT_EQ(::stat(shot.c_str(), &st), 0) << screenshot_log;
-  EXPECT_GT(st.st_size, 20000) << "a screenshot of the charts";
-  EXPECT_THAT(screenshot_log, Not(HasSubstr("CONSOLE"))) << "console messages while rendering";
-  EXPECT_THAT(screenshot_log, Not(HasSubstr("Uncaught")));
-
-  // The rendered DOM: the charts are there and their lines have points.
-  const std::string dom = Command(chromium + "--dump-dom file://" + html + " 2>/dev/null", &status);
-  ASSERT_EQ(status, 0);
-  int charts = 0, lines_with_data = 0;
-  for (size_t at = dom.find("<svg"); at != std::string::npos; at = dom.find("<svg", at + 1)) ++charts;
-  for (size_t at = dom.find("<polyline"); at != std::string::npos; at = dom.find("<polyline", at + 1)) {
-    const size_t points = dom.find("points=\"", at);
-    const size_t end = dom.find('"', points + 8);
-    const std::string list = dom.substr(points + 8, end - points - 8);
-    if (std::count(list.begin(), list.end(), ',') >= 3) ++lines_with_data;
-  }
-  EXPECT_GE(charts, 5) << "IOPS, bandwidth, latency over time, per worker, distribution";
-  EXPECT_GE(lines_with_data, 6) << "write IOPS, bandwidth, 3 percentiles, 2 workers, distribution";
-  EXPECT_THAT(dom, HasSubstr("Throughput per worker"));
-  EXPECT_THAT(dom, HasSubstr("Latency distribution"));
-  EXPECT_THAT(dom, HasSubstr("Slowest requests"));
-  EXPECT_THAT(dom, ::testing::ContainsRegex("\\.w[01]\\.0\\.0</td>")) << "the slowest requests name their files";
-}
-
-// iofleet mdtest: its HTML report (rate and latency per phase, per worker) renders in Chromium
-// with data, and the run leaves a results directory.
-TEST(Telemetry, MdtestHtmlReportAndResultsDirectory) {
-  ASSERT_EQ(::access("/usr/bin/chromium", X_OK), 0) << "chromium missing (tools/install_deps.sh installs it)";
-  const std::string data = TempDir() + "/md-html", base = TempDir() + "/md-results";
-  ::mkdir(data.c_str(), 0755);
-  TestWorker a("md-html-a", {"--allow-root", data});
-  TestWorker b("md-html-b", {"--allow-root", data});
-  const std::string html = data + "/md.html";
-  TestProcess run({Runfile("controller/iofleet"), "mdtest", "-d", data + "/tree", "-n", "100", "-F", "-u", "--hosts",
-                   absl::StrCat(a.address(), ",", b.address()), "--report", html, "--results-dir", base},
-                  TempDir() + "/md-html-run");
-  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
-  std::vector<std::string> dirs = DirectoryNames(base);
-  ASSERT_EQ(dirs.size(), 1u);
-  EXPECT_THAT(DirectoryNames(base + "/" + dirs[0]), ::testing::ElementsAre("command.txt", "hosts.json", "intervals.csv", "intervals.ndjson", "job-resolved.json",
-                                                                      "report.html", "report.txt", "result.json"));
-  const std::string page = ReadFile(html);
-  for (const char* external : {"<script", "src=", "href=", "http://"}) EXPECT_THAT(page, Not(HasSubstr(external)));
-  int status = 0;
-  const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
-                               "--user-data-dir=" + data + "/chromium --enable-logging=stderr --v=0 ";
-  const std::string log = Command(chromium + "--window-size=1000,2000 --screenshot=" + data + "/md.png file://" + html, &status);
-  ASSERT_EQ(status, 0) << log;
-  EXPECT_THAT(log, Not(HasSubstr("CONSOLE")));
-  const std::string dom = Command(chromium + "--dump-dom file://" + html + " 2>/dev/null", &status);
-  int bars = 0;
-  for (size_t at = dom.find("class=\"bar\""); at != std::string::npos; at = dom.find("class=\"bar\"", at + 1)) ++bars;
-  // File creation, stat, read, removal (+ tree phases): rate, p50 and p99, and one per worker.
-  EXPECT_GE(bars, 4 * (1 + 2 + 2));
-  EXPECT_THAT(dom, HasSubstr("File creation"));
-  EXPECT_THAT(dom, HasSubstr(a.address()));
-  EXPECT_THAT(dom, HasSubstr("Slowest operations (3 per phase)"));
-  EXPECT_THAT(dom, HasSubstr("/file.mdtest.")) << "the slowest operations name their paths";
 }
 
 }  // namespace
