@@ -183,78 +183,93 @@ void Summarize(v1::CompareReport* report) {
   }
 }
 
+namespace {
+
+// compare's own options, then those every command shares.
+const std::vector<OptionSpec>& CompareOptions() {
+  static const std::vector<OptionSpec> kOptions = WithSessionOptions({
+      {"target", true, true, "NAME=PATH|URL", "a target to run on (twice or more; repeatable)"},
+      {"repeat", true, false, "N", "runs per target, interleaved (default 1)"},
+      {"mdtest", true, false, "\"OPTIONS\"", "compare an mdtest (its options without -d) instead of a job file"},
+      {"output-format", true, false, "normal|json", "the table's format (default normal)"},
+      {"force", false, false, "", "compare result files of different jobs"},
+      {"help", false, false, "", "show this help"},
+  });
+  return kOptions;
+}
+
+// Shared options whose output belongs to each run (its results directory has them).
+constexpr const char* kPerRunOptions[] = {"report", "interval-log", "interval-csv", "metrics-listen", "metrics-hold"};
+
+// The help: compare's options without the per-run ones.
+std::string OptionHelp() {
+  std::vector<OptionSpec> shown;
+  for (const OptionSpec& o : CompareOptions()) {
+    if (std::find(std::begin(kPerRunOptions), std::end(kPerRunOptions), o.name) == std::end(kPerRunOptions)) shown.push_back(o);
+  }
+  return FormatOptionHelp(shown);
+}
+
+// --target NAME=PATH|URL: a name fit for a directory, an absolute path or an nfs:// URL.
+absl::Status AddTarget(const std::string& value, std::vector<std::pair<std::string, std::string>>* targets) {
+  const size_t sep = value.find('=');
+  if (sep == std::string::npos || sep == 0) return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": use NAME=PATH"));
+  const std::string path = value.substr(sep + 1);
+  if (IsNfsUrl(path)) {
+    auto url = ParseNfsUrl(path);
+    if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": ", url.status().message()));
+  } else if (path.empty() || path[0] != '/') {
+    return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": the path must be absolute or an nfs:// URL"));
+  }
+  const std::string target = value.substr(0, sep);
+  // The name becomes a directory in the results: letters, digits, '.', '_' and '-'.
+  if (target.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos || target == "." ||
+      target == "..") {
+    return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": the name '", target, "' may hold only letters, digits, '.', '_' and '-'"));
+  }
+  for (const auto& [other, unused] : *targets) {
+    if (other == target) return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": the name '", target, "' is given twice"));
+  }
+  targets->push_back({target, path});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int RunCompare(const std::vector<std::string>& args) {
+  if (std::find(args.begin(), args.end(), "-h") != args.end()) {
+    std::cout << kHelp << OptionHelp();
+    return 0;
+  }
+  absl::StatusOr<CommandLine> cl = ParseCommandLine(args, CompareOptions());
+  if (!cl.ok()) return Usage(cl.status().message());
+  if (cl->Has("help")) {
+    std::cout << kHelp << OptionHelp();
+    return 0;
+  }
+  SessionFlags session;
+  if (absl::Status read = ReadSessionFlags(*cl, &session); !read.ok()) return Usage(read.message());
+  // Each run's report, interval logs and metrics have their place in the results directory.
+  for (const char* per_run : kPerRunOptions) {
+    if (cl->Has(per_run)) return Usage(absl::StrCat("--", per_run, " does not apply to compare: each run keeps its own in the results directory"));
+  }
   std::vector<std::pair<std::string, std::string>> targets;  // name, path
-  std::vector<std::string> positional, hosts;
-  std::string mdtest_options, output_format = "normal", output_file;
-  int repeat = 1, local_workers = 2;
-  bool force = false, quiet = false;
-  std::string worker_binary, results_dir = "results";
-  std::map<std::string, std::string> security_args;  // passed on to run and mdtest
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << kHelp;
-      return 0;
-    }
-    if (arg == "--force" || arg == "--quiet") {
-      (arg == "--force" ? force : quiet) = true;
-      continue;
-    }
-    if (!absl::StartsWith(arg, "--")) {
-      positional.push_back(arg);
-      continue;
-    }
-    const size_t eq = arg.find('=');
-    const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    std::string value;
-    if (eq != std::string::npos) value = arg.substr(eq + 1);
-    else if (i + 1 < args.size()) value = args[++i];
-    else return Usage(absl::StrCat("--", name, " needs a value"));
-    if (name == "target") {
-      const size_t sep = value.find('=');
-      if (sep == std::string::npos || sep == 0) return Usage(absl::StrCat("--target ", value, ": use NAME=PATH"));
-      const std::string path = value.substr(sep + 1);
-      if (IsNfsUrl(path)) {
-        auto url = ParseNfsUrl(path);
-        if (!url.ok()) return Usage(absl::StrCat("--target ", value, ": ", url.status().message()));
-      } else if (path.empty() || path[0] != '/') {
-        return Usage(absl::StrCat("--target ", value, ": the path must be absolute or an nfs:// URL"));
-      }
-      const std::string target = value.substr(0, sep);
-      // The name becomes a directory in the results: letters, digits, '.', '_' and '-'.
-      if (target.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos ||
-          target == "." || target == "..") {
-        return Usage(absl::StrCat("--target ", value, ": the name '", target, "' may hold only letters, digits, '.', '_' and '-'"));
-      }
-      for (const auto& [other, unused] : targets) {
-        if (other == target) return Usage(absl::StrCat("--target ", value, ": the name '", target, "' is given twice"));
-      }
-      targets.push_back({target, path});
-    } else if (name == "hosts") {
-      for (absl::string_view h : absl::StrSplit(value, ',', absl::SkipWhitespace())) hosts.push_back(std::string(h));
-    } else if (name == "repeat") {
-      if (!absl::SimpleAtoi(value, &repeat) || repeat < 1 || repeat > 100) return Usage("--repeat must be from 1 to 100");
-    } else if (name == "mdtest") {
-      mdtest_options = value;
-    } else if (name == "output-format") {
-      if (value != "normal" && value != "json") return Usage("--output-format must be normal or json");
-      output_format = value;
-    } else if (name == "output") {
-      output_file = value;
-    } else if (name == "results-dir") {
-      results_dir = value;
-    } else if (name == "local-workers") {
-      auto parsed = ParseLocalWorkers(value);
-      if (!parsed.ok()) return Usage(parsed.status().message());
-      local_workers = *parsed;
-    } else if (name == "worker-binary") {
-      worker_binary = value;
-    } else if (name == "token-file" || name == "tls-cert" || name == "tls-key" || name == "tls-ca") {
-      security_args[name] = value;
-    } else {
-      return Usage(absl::StrCat("unknown option --", name));
-    }
+  for (const std::string& value : cl->GetAll("target")) {
+    if (absl::Status added = AddTarget(value, &targets); !added.ok()) return Usage(added.message());
+  }
+  const std::vector<std::string>& positional = cl->positional();
+  int repeat = 1;
+  if (cl->Has("repeat") && (!absl::SimpleAtoi(cl->Get("repeat"), &repeat) || repeat < 1 || repeat > 100)) return Usage("--repeat must be from 1 to 100");
+  const std::string mdtest_options = cl->Get("mdtest");
+  const std::string output_format = cl->Get("output-format", "normal");
+  if (output_format != "normal" && output_format != "json") return Usage("--output-format must be normal or json");
+  const bool force = cl->Has("force");
+  // The mdtest to compare, typed once: every target runs it with its own -d.
+  MdtestOptions mdtest_test;
+  if (!mdtest_options.empty() && !targets.empty()) {
+    std::vector<std::string> md_args = absl::StrSplit(mdtest_options, absl::ByAnyChar(" \t"), absl::SkipEmpty());
+    md_args.insert(md_args.end(), {"-d", targets[0].second});
+    if (absl::Status parsed = ParseMdtestArgs(md_args, &mdtest_test); !parsed.ok()) return Usage(absl::StrCat("--mdtest: ", parsed.message()));
   }
 
   v1::CompareReport report;
@@ -308,9 +323,9 @@ int RunCompare(const std::vector<std::string>& args) {
       text << in.rdbuf();
       job_text = text.str();
     }
-    if (results_dir != "none" && !results_dir.empty()) {
+    if (session.results_dir != "none" && !session.results_dir.empty()) {
       auto created = ResultsDirectory::Create(
-          results_dir, absl::Now(), absl::StrCat("compare-", mdtest ? "mdtest" : std::filesystem::path(positional[0]).stem().string()));
+          session.results_dir, absl::Now(), absl::StrCat("compare-", mdtest ? "mdtest" : std::filesystem::path(positional[0]).stem().string()));
       if (!created.ok()) return Usage(created.status().message());
       results = std::move(*created);
     }
@@ -341,19 +356,20 @@ int RunCompare(const std::vector<std::string>& args) {
         }
         std::vector<std::pair<std::string, std::string>> files;
         if (mdtest) {
-          std::vector<std::string> md_args = absl::StrSplit(mdtest_options, ' ', absl::SkipEmpty());
-          md_args.insert(md_args.end(), {"-d", path, "--local-workers", absl::StrCat(local_workers)});
-          if (!hosts.empty()) md_args.insert(md_args.end(), {"--hosts", absl::StrJoin(hosts, ",")});
-          if (!worker_binary.empty()) md_args.insert(md_args.end(), {"--worker-binary", worker_binary});
-          for (const auto& [flag, file] : security_args) md_args.insert(md_args.end(), {"--" + flag, file});
-          if (quiet) md_args.push_back("--quiet");
+          MdtestOptions target_mdtest = mdtest_test;
+          target_mdtest.phase.clear_test_dirs();
+          target_mdtest.phase.add_test_dirs(path);
+          target_mdtest.session = session;
+          target_mdtest.session.interval_log = interval_log;
+          target_mdtest.session.interval_csv = interval_csv;
+          const std::string command_line = absl::StrCat("iofleet mdtest ", mdtest_options, " -d ", path);
           v1::MdtestReport md;
           bool ran = false;
           v1::RunSpec resolved;
           const int code =
-              ExecuteMdtest(md_args, &md, &ran, MdtestTelemetry{.interval_log = interval_log, .interval_csv = interval_csv}, &resolved);
+              ExecuteMdtest(target_mdtest, command_line, &md, &ran, nullptr, &resolved);
           if (!ran) return stop_early(code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
-          files = MdtestResultFiles(md_args, resolved, md);
+          files = MdtestResultFiles(command_line, resolved, md);
           if (code != 0) {
             exit_code = 1;
             for (const auto& p : md.problems()) report.add_problems(absl::StrCat(name, ": ", p));
@@ -361,18 +377,11 @@ int RunCompare(const std::vector<std::string>& args) {
           Add(&samples, &order, name, MdtestMetrics(md));
         } else {
           RunOptions options;
-          options.hosts = hosts;
-          options.local_workers = local_workers;
-          options.worker_binary = worker_binary;
+          options.session = session;
+          options.session.interval_log = interval_log;
+          options.session.interval_csv = interval_csv;
           options.target = path;
-          options.quiet = quiet;
-          options.interval_log = interval_log;
-          options.interval_csv = interval_csv;
           if (results) options.fio_log_directory = results->PathOf(run_dir + "/fio-logs");
-          auto security = LoadTransportSecurity(security_args["token-file"], security_args["tls-cert"], security_args["tls-key"],
-                                                security_args["tls-ca"]);
-          if (!security.ok()) return Usage(security.status().message());
-          options.security = *security;
           v1::RunReport run;
           const RunResult result = ExecuteRun(spec, options, &run);
           if (!result.ran) return stop_early(result.exit_code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
@@ -428,9 +437,9 @@ int RunCompare(const std::vector<std::string>& args) {
     if (saved.ok()) std::cerr << "iofleet compare: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
     else std::cerr << "iofleet compare: results directory: " << saved.status().message() << "\n";
   }
-  if (output_file.empty()) {
+  if (session.output_file.empty()) {
     std::cout << rendered;
-  } else if (absl::Status written = WriteFileAtomically(output_file, rendered); !written.ok()) {
+  } else if (absl::Status written = WriteFileAtomically(session.output_file, rendered); !written.ok()) {
     std::cerr << "iofleet compare: " << written.message() << "\n";
     return 1;
   }

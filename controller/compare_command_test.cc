@@ -46,3 +46,22 @@ TEST(Compare, MetricsOfARun) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// compare reads the flags every command shares through the same table and rules; the ones
+// whose output each run keeps in its own results directory are refused, not silently shared.
+TEST(RunCompare, SharedFlagsAreCheckedAndPerRunOutputsRefused) {
+  const std::vector<std::string> base = {"job.fio", "--target", "a=/tmp/a", "--target", "b=/tmp/b"};
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{
+           {"--report", "r.html"}, {"--interval-log", "i.ndjson"}, {"--local-workers", "65"}, {"--hosts", "a:1", "--local-workers", "2"},
+           {"--target", "a=/tmp/c"}, {"--repeat", "0"}, {"--output-format", "xml"}, {"--mdtest", "-n 10 -Q"}}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(RunCompare(args), 2) << extra[0];
+  }
+}
+
+}  // namespace
+}  // namespace iofleet

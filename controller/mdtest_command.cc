@@ -20,6 +20,7 @@
 #include "common/protocol_version.h"
 #include "common/units.h"
 #include "controller/cluster_session.h"
+#include "controller/command_session.h"
 #include "controller/live_view.h"
 #include "controller/report_html.h"
 #include "controller/results_dir.h"
@@ -51,13 +52,7 @@ constexpr char kHelp[] =
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (tree times are always reported)\n"
     "  -v  print each phase as it ends\n"
-    "iofleet's own:\n"
-    "  --hosts/--hostfile, --local-workers N, --worker-binary P, --tasks-per-worker N (mpirun -np per worker),\n"
-    "  --readdir (time a listing of every tree directory), --output-format normal|json, --output FILE,\n"
-    "  --report FILE.html (charts of rate and latency per phase), --results-dir DIR|none (default ./results),\n"
-  "  --quiet (no progress line), --interval D (default 1s), --interval-log FILE (NDJSON), --interval-csv FILE,\n"
-  "  --metrics-listen ADDR:PORT (Prometheus /metrics), --metrics-hold D, --straggler-threshold FRACTION,\n"
-    "  --token-file FILE, --tls-cert/--tls-key/--tls-ca PEM (as for iofleet run)\n";
+    "iofleet's own (as for iofleet run):\n";
 
 int Usage(absl::string_view message) {
   std::cerr << "iofleet mdtest: " << message << "\n(iofleet mdtest --help lists the options)\n";
@@ -67,11 +62,11 @@ int Usage(absl::string_view message) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::RunSpec& resolved,
+std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::string& command_line, const v1::RunSpec& resolved,
                                                                    const v1::MdtestReport& report) {
   v1::MdtestReport hosts;
   *hosts.mutable_workers() = report.workers();
-  return {{"command.txt", absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "), "\n")},
+  return {{"command.txt", absl::StrCat(command_line, "\n")},
           {"job-resolved.json", MdtestJson(resolved)},
           {"result.json", MdtestJson(report)},
           {"report.txt", RenderText(report)},
@@ -83,94 +78,48 @@ int RunMdtest(const std::vector<std::string>& args) {
   MdtestOptions o;
   if (absl::Status parsed = ParseMdtestArgs(args, &o); !parsed.ok()) {
     if (absl::IsCancelled(parsed)) {
-      std::cout << kHelp;
+      std::cout << kHelp << FormatOptionHelp(MdtestLongOptions());
       return 0;
     }
     return Usage(parsed.message());
   }
-  if (o.metrics_hold > absl::ZeroDuration() && o.metrics_listen.empty()) return Usage("--metrics-hold needs --metrics-listen");
-  // Prometheus: served from before the workers are contacted until after the report.
-  MdtestTelemetry telemetry;
-  std::unique_ptr<IntervalMetrics> metrics;
-  if (!o.metrics_listen.empty()) {
-    auto served = IntervalMetrics::Serve(o.metrics_listen, "iofleet_cluster");
-    if (!served.ok()) return Usage(served.status().message());
-    metrics = std::move(*served);
-    telemetry.metrics = metrics.get();
-    std::cerr << "iofleet mdtest: metrics on http://" << metrics->address() << "/metrics\n";
-  }
-  // The results directory (as for iofleet run): made before the workers are contacted; the
-  // interval logs go there while the test goes on.
-  std::optional<ResultsDirectory> results;
-  if (o.results_dir != "none" && !o.results_dir.empty()) {
-    auto created = ResultsDirectory::Create(o.results_dir, absl::Now(), "mdtest");
-    if (!created.ok()) return Usage(created.status().message());
-    results = std::move(*created);
-    telemetry.interval_log = results->PathOf("intervals.ndjson");
-    telemetry.interval_csv = results->PathOf("intervals.csv");
-  }
+  absl::StatusOr<CommandOutputs> outputs = CommandOutputs::Open(o.session, "mdtest", "iofleet mdtest");
+  if (!outputs.ok()) return Usage(outputs.status().message());
+  o.session.interval_log = outputs->interval_log();
+  o.session.interval_csv = outputs->interval_csv();
+  const std::string command_line = absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "));
   v1::MdtestReport report;
   bool ran = false;
   v1::RunSpec resolved;
-  const int code = ExecuteMdtest(args, &report, &ran, telemetry, &resolved);
+  const int code = ExecuteMdtest(o, command_line, &report, &ran, outputs->metrics(), &resolved);
   if (!ran) {
-    if (results) results->Discard();
+    outputs->Discard();
     return code;
   }
-  if (!o.html_report.empty()) {
-    if (absl::Status written = WriteFileAtomically(o.html_report, RenderMdtestHtmlReport(report)); !written.ok()) {
-      std::cerr << "iofleet mdtest: " << written.message() << "\n";
-      return 1;
-    }
-  }
-  if (results) {
-    std::vector<std::pair<std::string, std::string>> files = MdtestResultFiles(args, resolved, report);
-    ResultsDirectory::AddIntervalLogs(o.interval_log, o.interval_csv, &files);  // the ones sent elsewhere
-    auto saved = results->Complete(files, {report.problems().begin(), report.problems().end()}, code);
-    if (saved.ok()) std::cerr << "iofleet mdtest: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
-    else std::cerr << "iofleet mdtest: results directory: " << saved.status().message() << "\n";
-  }
-  const std::string rendered = o.output_format == "json" ? MdtestJson(report) : RenderText(report);
-  if (o.output_file.empty()) {
-    std::cout << rendered;
-  } else if (absl::Status written = WriteFileAtomically(o.output_file, rendered); !written.ok()) {
-    std::cerr << "iofleet mdtest: " << written.message() << "\n";
-    return 1;
-  }
-  for (const auto& problem : report.problems()) std::cerr << "iofleet mdtest: " << problem << "\n";
-  if (metrics != nullptr && o.metrics_hold > absl::ZeroDuration()) {
-    // So that Prometheus's next scrape still sees the test's final figures.
-    std::cerr << "iofleet mdtest: serving the final metrics for " << absl::FormatDuration(o.metrics_hold) << "\n";
-    absl::SleepFor(o.metrics_hold);
-  }
-  return code;
+  return outputs->Finish(o.output_format == "json" ? MdtestJson(report) : RenderText(report), RenderMdtestHtmlReport(report),
+                         MdtestResultFiles(command_line, resolved, report), {report.problems().begin(), report.problems().end()}, code);
 }
 
-int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report_out, bool* ran, const MdtestTelemetry& telemetry,
-                  v1::RunSpec* resolved) {
+int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestReport* report_out, bool* ran,
+                  IntervalMetrics* metrics, v1::RunSpec* resolved) {
   v1::MdtestReport& report = *report_out;
   *ran = false;
-  MdtestOptions o;
-  if (absl::Status parsed = ParseMdtestArgs(args, &o); !parsed.ok()) return Usage(parsed.message());
   report.set_tool("iofleet mdtest");
   report.set_tool_version(kIofleetVersion);
-  report.set_command_line(absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " ")));
+  report.set_command_line(command_line);
   report.set_iterations(o.iterations);
 
-  SessionOptions session_options{
-      .hosts = o.hosts, .local_workers = o.local_workers, .worker_binary = o.worker_binary, .interval = o.interval, .metrics = telemetry.metrics};
-  auto security = LoadTransportSecurity(o.token_file, o.tls_cert, o.tls_key, o.tls_ca);
-  if (!security.ok()) return Usage(security.status().message());
-  session_options.security = *security;
-  if (o.hosts.empty()) {
+  absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(o.session, metrics);
+  if (!session_options.ok()) return Usage(session_options.status().message());
+  if (o.session.hosts.empty()) {
     for (const std::string& d : o.phase.test_dirs()) {
       std::error_code ignored;
       if (!IsNfsUrl(d)) std::filesystem::create_directories(d, ignored);
-      session_options.local_roots.push_back(d);
+      session_options->local_roots.push_back(d);
     }
   }
   v1::RunReport run_report;  // the session's view of the workers
-  auto session = ClusterSession::Open(session_options, &run_report);
+  auto session = ClusterSession::Open(*session_options, &run_report);
   if (!session.ok()) {
     std::cerr << "iofleet mdtest: " << session.status().message() << "\n";
     return 1;
@@ -194,13 +143,13 @@ int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report
   if (resolved != nullptr) *resolved = spec;
   RunAggregator aggregator(spec, (*session)->addresses());
   LiveView live(spec, (*session)->addresses(), run_id,
-                LiveViewOptions{.progress = !o.quiet,
-                                .interval_log = o.interval_log.empty() ? telemetry.interval_log : o.interval_log,
-                                .interval_csv = o.interval_csv.empty() ? telemetry.interval_csv : o.interval_csv,
-                                .interval = o.interval,
-                                .grace = std::max(2 * o.interval, absl::Seconds(2)),
-                                .straggler_fraction = o.straggler_fraction,
-                                .metrics = telemetry.metrics});
+                LiveViewOptions{.progress = !o.session.quiet,
+                                .interval_log = o.session.interval_log,
+                                .interval_csv = o.session.interval_csv,
+                                .interval = o.session.interval,
+                                .grace = std::max(2 * o.session.interval, absl::Seconds(2)),
+                                .straggler_fraction = o.session.straggler_fraction,
+                                .metrics = metrics});
   if (absl::Status started = live.Start(&aggregator); !started.ok()) return Usage(started.message());
 
   bool stop = false;

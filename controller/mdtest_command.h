@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "controller/mdtest_options.h"
 #include "metrics/interval_metrics.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
@@ -23,21 +24,15 @@ int RunMdtest(const std::vector<std::string>& args);
 // The files of an mdtest results directory other than its logs: command.txt (the test as
 // given), job-resolved.json (`resolved`: every phase as sent to the workers), result.json,
 // report.txt, report.html, hosts.json.
-std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::vector<std::string>& args, const v1::RunSpec& resolved,
+std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::string& command_line, const v1::RunSpec& resolved,
                                                                    const v1::MdtestReport& report);
 
-// Where the live telemetry goes besides what the arguments say: interval logs (used when
-// the arguments name none, e.g. into a results directory) and the Prometheus registry.
-struct MdtestTelemetry {
-  std::string interval_log, interval_csv;
-  IntervalMetrics* metrics = nullptr;
-};
-
-// Runs the test and fills `report` without printing it (errors that stop it early are
+// Runs the test `o` describes (its interval logs where o.session says; Prometheus into
+// `metrics` if given) and fills `report` without printing it (errors that stop it early are
 // printed; the progress line goes to stderr unless --quiet); *ran says whether workers ran.
 // Returns the exit code RunMdtest would. `resolved`, if given, gets the phases as run.
-int ExecuteMdtest(const std::vector<std::string>& args, v1::MdtestReport* report, bool* ran, const MdtestTelemetry& telemetry = {},
-                  v1::RunSpec* resolved = nullptr);
+int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestReport* report, bool* ran,
+                  IntervalMetrics* metrics = nullptr, v1::RunSpec* resolved = nullptr);
 
 }  // namespace iofleet
 

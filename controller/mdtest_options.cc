@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
+#include "common/command_line.h"
 #include "common/units.h"
 #include "common/status_macros.h"
 #include "job/mdtest_tree.h"
@@ -29,80 +30,30 @@ absl::StatusOr<uint64_t> Number(absl::string_view text, char option) {
 }  // namespace
 
 // mdtest's getopt-style options ("-n 10", "-n10", "-R", "-R5", "-Fu") and iofleet's --long ones.
+const std::vector<OptionSpec>& MdtestLongOptions() {
+  static const std::vector<OptionSpec> kOptions = WithSessionOptions({
+      {"tasks-per-worker", true, false, "N", "tasks on each worker (mpirun -np per worker; default 1)"},
+      {"readdir", false, false, "", "time a listing of every tree directory"},
+      {"output-format", true, false, "normal|json", "the report's format (default normal)"},
+      {"help", false, false, "", "show the help"},
+  });
+  return kOptions;
+}
+
 absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
   static const std::string kTakesValue = "dnIzbweiNWp";
   static const std::string kFlags = "LuFDCTErytkvSc";
+  std::vector<std::string> long_args;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (absl::StartsWith(arg, "--")) {
+      // Gathered with their values and read below through the shared option table.
+      long_args.push_back(arg);
       const size_t eq = arg.find('=');
       const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (name == "readdir" || name == "quiet") {
-        (name == "readdir" ? o->readdir : o->quiet) = true;
-        continue;
-      }
-      if (name == "help") return absl::CancelledError("help");
-      std::string value;
-      if (eq != std::string::npos) value = arg.substr(eq + 1);
-      else if (i + 1 < args.size()) value = args[++i];
-      else return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
-      if (name == "hosts") {
-        for (absl::string_view h : absl::StrSplit(value, ',', absl::SkipWhitespace())) o->hosts.push_back(std::string(absl::StripAsciiWhitespace(h)));
-      } else if (name == "hostfile") {
-        std::ifstream in(value);
-        if (!in) return absl::NotFoundError(absl::StrCat("cannot read hostfile ", value));
-        std::string line;
-        while (std::getline(in, line)) {
-          std::string host(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
-          if (!host.empty()) o->hosts.push_back(host);
-        }
-      } else if (name == "tasks-per-worker") {
-        if (!absl::SimpleAtoi(value, &o->tasks_per_worker) || o->tasks_per_worker < 1 || o->tasks_per_worker > 4096) {
-          return absl::InvalidArgumentError("--tasks-per-worker must be from 1 to 4096");
-        }
-      } else if (name == "local-workers") {
-        auto parsed = ParseLocalWorkers(value);
-        if (!parsed.ok()) return parsed.status();
-        o->local_workers = *parsed;
-      } else if (name == "worker-binary") {
-        o->worker_binary = value;
-      } else if (name == "token-file") {
-        o->token_file = value;
-      } else if (name == "tls-cert") {
-        o->tls_cert = value;
-      } else if (name == "tls-key") {
-        o->tls_key = value;
-      } else if (name == "tls-ca") {
-        o->tls_ca = value;
-      } else if (name == "output-format") {
-        if (value != "normal" && value != "json") return absl::InvalidArgumentError("--output-format must be normal or json");
-        o->output_format = value;
-      } else if (name == "output") {
-        o->output_file = value;
-      } else if (name == "report") {
-        o->html_report = value;
-      } else if (name == "results-dir") {
-        o->results_dir = value;
-      } else if (name == "interval" || name == "metrics-hold") {
-        auto ns = ParseDurationNs(value);
-        if (!ns.ok()) {
-          return absl::InvalidArgumentError(absl::StrCat("--", name, " must be a duration", name == "interval" ? " of at least 10ms" : "",
-                                                         " (e.g. 1s, 500ms), not '", value, "'"));
-        }
-        if (name == "interval") RETURN_IF_ERROR(CheckIntervalNs(*ns, "--interval"));
-        (name == "interval" ? o->interval : o->metrics_hold) = absl::Nanoseconds(*ns);
-      } else if (name == "interval-log") {
-        o->interval_log = value;
-      } else if (name == "interval-csv") {
-        o->interval_csv = value;
-      } else if (name == "metrics-listen") {
-        o->metrics_listen = value;
-      } else if (name == "straggler-threshold") {
-        if (!absl::SimpleAtod(value, &o->straggler_fraction) || o->straggler_fraction <= 0 || o->straggler_fraction >= 1) {
-          return absl::InvalidArgumentError("--straggler-threshold must be a fraction between 0 and 1 (e.g. 0.3: 30% below the median)");
-        }
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat("unknown option --", name));
+      const auto spec = std::find_if(MdtestLongOptions().begin(), MdtestLongOptions().end(), [&](const OptionSpec& s) { return s.name == name; });
+      if (spec != MdtestLongOptions().end() && spec->takes_value && arg.find('=') == std::string::npos && i + 1 < args.size()) {
+        long_args.push_back(args[++i]);
       }
       continue;
     }
@@ -179,6 +130,21 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
       }
     }
   }
+  absl::StatusOr<CommandLine> long_options = ParseCommandLine(long_args, MdtestLongOptions());
+  if (!long_options.ok()) return long_options.status();
+  if (long_options->Has("help")) return absl::CancelledError("help");
+  if (!long_options->positional().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", long_options->positional()[0], "'"));
+  }
+  RETURN_IF_ERROR(ReadSessionFlags(*long_options, &o->session));
+  o->readdir = long_options->Has("readdir");
+  if (long_options->Has("tasks-per-worker")) {
+    if (!absl::SimpleAtoi(long_options->Get("tasks-per-worker"), &o->tasks_per_worker) || o->tasks_per_worker < 1 || o->tasks_per_worker > 4096) {
+      return absl::InvalidArgumentError("--tasks-per-worker must be from 1 to 4096");
+    }
+  }
+  o->output_format = long_options->Get("output-format", "normal");
+  if (o->output_format != "normal" && o->output_format != "json") return absl::InvalidArgumentError("--output-format must be normal or json");
   if (!o->files && !o->dirs) o->files = o->dirs = true;
   // mdtest's rules for -S and -c.
   if (o->phase.shared_file()) {

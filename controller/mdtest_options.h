@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "controller/session_flags.h"
 #include "proto/job.pb.h"
 
 namespace iofleet {
@@ -21,23 +22,13 @@ struct MdtestOptions {
   uint64_t pre_delay_s = 0;
   bool readdir = false;
   uint32_t tasks_per_worker = 1;
-  std::vector<std::string> hosts;
-  int local_workers = 2;
-  std::string worker_binary;
-  std::string output_format = "normal";
-  std::string output_file;
-  std::string html_report;               // --report FILE.html
-  std::string results_dir = "results";   // --results-dir DIR|none
+  std::string output_format = "normal";  // normal | json
   int verbosity = 0;
-  // Live telemetry, as for iofleet run.
-  bool quiet = false;                    // --quiet: no progress line
-  absl::Duration interval = absl::Seconds(1);  // --interval
-  std::string interval_log, interval_csv;      // --interval-log / --interval-csv FILE
-  std::string metrics_listen;            // --metrics-listen ADDR:PORT
-  absl::Duration metrics_hold;           // --metrics-hold DURATION
-  double straggler_fraction = 0.5;       // --straggler-threshold
-  std::string token_file, tls_cert, tls_key, tls_ca;
+  SessionFlags session;  // workers, timing, telemetry, outputs: as for iofleet run
 };
+
+// iofleet mdtest's --long options: its own, then those every command shares.
+const std::vector<OptionSpec>& MdtestLongOptions();
 
 // Parses `args` (after "mdtest"); kCancelled for --help. Errors name the option.
 absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* options);

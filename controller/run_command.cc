@@ -25,6 +25,7 @@
 #include "common/nfs_url.h"
 #include "common/protocol_version.h"
 #include "controller/cluster_session.h"
+#include "controller/command_session.h"
 #include "controller/fio_logs.h"
 #include "controller/live_view.h"
 #include "controller/local_workers.h"
@@ -64,24 +65,15 @@ struct TemporaryDirectory {
   }
 };
 
-// Everything about the run in its results directory, then the directory's final name.
-absl::Status SaveResults(const RunOptions& options, const v1::RunReport& report, const RunResult& result,
-                         ResultsDirectory* results) {
-  std::string as_given;
-  if (!options.job_file.empty()) {
+// The job as the user gave it: the job file's text, or the command-line options.
+std::string JobAsGiven(const RunOptions& options) {
+  if (options.job_options.empty()) {
     std::ifstream in(options.job_file);
     std::stringstream text;
     text << in.rdbuf();
-    as_given = text.str();
-  } else {
-    as_given = absl::StrCat("# fio command-line form\n", absl::StrJoin(options.job_options, "\n"), "\n");
+    return text.str();
   }
-  std::vector<std::pair<std::string, std::string>> files = RunResultFiles(as_given, result.spec, report);
-  ResultsDirectory::AddIntervalLogs(options.interval_log, options.interval_csv, &files);  // the ones sent elsewhere
-  auto saved = results->Complete(files, {report.problems().begin(), report.problems().end()}, result.exit_code);
-  if (!saved.ok()) return saved.status();
-  std::cerr << "iofleet: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
-  return absl::OkStatus();
+  return absl::StrCat("# fio command-line form\n", absl::StrJoin(options.job_options, "\n"), "\n");
 }
 
 }  // namespace
@@ -115,62 +107,32 @@ int RunJob(const RunOptions& options) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--output-format must be normal, json, json+ or iofleet-json, not '",
                                                         options.output_format, "'")), 2);
   }
-  // Prometheus: served from before the workers are contacted until after the report.
+  const std::string name = !options.job_file.empty() ? std::filesystem::path(options.job_file).stem().string() : parsed->jobs(0).name();
+  absl::StatusOr<CommandOutputs> outputs = CommandOutputs::Open(options.session, name, "iofleet");
+  if (!outputs.ok()) return Fail(outputs.status(), 2);
   RunOptions run_options = options;
-  std::unique_ptr<IntervalMetrics> metrics;
-  if (!options.metrics_listen.empty()) {
-    auto served = IntervalMetrics::Serve(options.metrics_listen, "iofleet_cluster");
-    if (!served.ok()) return Fail(served.status(), 2);
-    metrics = std::move(*served);
-    run_options.metrics = metrics.get();
-    std::cerr << "iofleet: metrics on http://" << metrics->address() << "/metrics\n";
-  }
-  // The results directory: the interval logs go there while the run goes on.
-  std::optional<ResultsDirectory> results;
-  if (options.results_dir != "none" && !options.results_dir.empty()) {
-    const std::string job_name = !options.job_file.empty() ? std::filesystem::path(options.job_file).stem().string()
-                                                           : parsed->jobs(0).name();
-    auto created = ResultsDirectory::Create(options.results_dir, absl::Now(), job_name);
-    if (!created.ok()) return Fail(created.status(), 2);
-    results = std::move(*created);
-    if (run_options.interval_log.empty()) run_options.interval_log = results->PathOf("intervals.ndjson");
-    if (run_options.interval_csv.empty()) run_options.interval_csv = results->PathOf("intervals.csv");
-    run_options.fio_log_directory = results->PathOf("fio-logs");
-  }
+  run_options.metrics = outputs->metrics();
+  run_options.session.interval_log = outputs->interval_log();
+  run_options.session.interval_csv = outputs->interval_csv();
+  run_options.fio_log_directory = outputs->PathInResults("fio-logs", options.fio_log_directory);
   v1::RunReport report;
   const RunResult result = ExecuteRun(std::move(*parsed), run_options, &report);
   if (!result.ran) {
-    if (results) results->Discard();
+    outputs->Discard();
     return result.exit_code;
   }
-  const absl::Status saved = results ? SaveResults(options, report, result, &*results) : absl::OkStatus();
   const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
                                : options.output_format == "json+" ? RenderFioJsonReport(report, true)
                                : options.output_format == "iofleet-json" ? RenderJsonReport(report)
                                                                          : RenderFioJsonReport(report, false);
-  if (options.output_file.empty()) {
-    std::fwrite(rendered.data(), 1, rendered.size(), stdout);
-    std::fflush(stdout);
-  } else if (absl::Status written = WriteFileAtomically(options.output_file, rendered); !written.ok()) {
-    return Fail(written, 1);
-  }
-  if (!options.html_report.empty()) {
-    if (absl::Status written = WriteFileAtomically(options.html_report, RenderHtmlReport(report)); !written.ok()) return Fail(written, 1);
-  }
-  for (const std::string& p : report.problems()) std::cerr << "iofleet: " << p << "\n";
-  if (!saved.ok()) std::cerr << "iofleet: results directory: " << saved.message() << "\n";
-  if (metrics != nullptr && options.metrics_hold > absl::ZeroDuration()) {
-    // So that Prometheus's next scrape still sees the run's final figures.
-    std::cerr << "iofleet: serving the final metrics for " << absl::FormatDuration(options.metrics_hold) << "\n";
-    absl::SleepFor(options.metrics_hold);
-  }
-  return result.exit_code;
+  return outputs->Finish(rendered, RenderHtmlReport(report), RunResultFiles(JobAsGiven(options), result.spec, report),
+                         {report.problems().begin(), report.problems().end()}, result.exit_code);
 }
 
 RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport* report_out) {
   v1::RunReport& report = *report_out;
   auto early = [](int code) { return RunResult{code, false}; };
-  const bool local = options.hosts.empty();
+  const bool local = options.session.hosts.empty();
   TemporaryDirectory temporary{.keep = options.keep_files};
   // 1. The spec the workers get: files placed, verify_across_workers expanded, validated.
   absl::StatusOr<ResolvedRun> resolved =
@@ -188,7 +150,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
 
   // fio's log windows (log_avg_msec, log_hist_msec) become the run's interval: the logs are
   // written from the intervals, one averaged entry per window.
-  absl::Duration interval = options.interval;
+  absl::Duration interval = options.session.interval;
   std::optional<FioLogWriter> fio_logs;
   if (FioLogWriter::Wanted(spec)) {
     uint32_t window_ms = 0;
@@ -208,15 +170,9 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   }
 
   // 2. Workers: given, or started here; handshake with all of them.
-  SessionOptions session_options{.hosts = options.hosts,
-                                 .local_workers = options.local_workers,
-                                 .worker_binary = options.worker_binary,
-                                 .interval = interval,
-                                 .lease = options.lease,
-                                 .connect_timeout = options.connect_timeout,
-                                 .security = options.security,
-                                 .abort_on_worker_loss = options.abort_on_worker_loss,
-                                 .metrics = options.metrics};
+  absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(options.session, options.metrics);
+  if (!session_options.ok()) return early(Fail(session_options.status(), 2));
+  session_options->interval = interval;
   if (local) {
     for (const v1::JobSpec& job : spec.jobs()) {
       std::vector<std::string> dirs = JobDirectories(job);
@@ -224,7 +180,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
       for (const std::string& dir : dirs) {
         std::error_code ignored;
         if (!IsNfsUrl(dir)) std::filesystem::create_directories(dir, ignored);
-        auto& roots = session_options.local_roots;
+        auto& roots = session_options->local_roots;
         if (std::find(roots.begin(), roots.end(), dir) == roots.end()) roots.push_back(dir);
       }
     }
@@ -237,18 +193,18 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
     report.add_ignored_options(ignored);
     std::cerr << "iofleet: ignoring unsupported fio option (--ignore-unsupported): " << ignored << "\n";
   }
-  auto session = ClusterSession::Open(session_options, &report);
+  auto session = ClusterSession::Open(*session_options, &report);
   if (!session.ok()) return early(Fail(session.status(), 1));
 
   // 3. Phase by phase (fio's stonewall): every phase a cluster-wide barrier.
   RunAggregator aggregator(spec, (*session)->addresses());
   LiveView live(spec, (*session)->addresses(), report.run_id(),
-                LiveViewOptions{.progress = !options.quiet,
-                                .interval_log = options.interval_log,
-                                .interval_csv = options.interval_csv,
+                LiveViewOptions{.progress = !options.session.quiet,
+                                .interval_log = options.session.interval_log,
+                                .interval_csv = options.session.interval_csv,
                                 .interval = interval,
                                 .grace = std::max(2 * interval, absl::Seconds(2)),
-                                .straggler_fraction = options.straggler_fraction,
+                                .straggler_fraction = options.session.straggler_fraction,
                                 .metrics = options.metrics,
                                 .fio_logs = fio_logs ? &*fio_logs : nullptr});
   if (absl::Status started = live.Start(&aggregator); !started.ok()) return early(Fail(started, 2));

@@ -9,7 +9,7 @@
 
 #include "metrics/interval_metrics.h"
 #include "absl/time/time.h"
-#include "common/transport_security.h"
+#include "controller/session_flags.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
 
@@ -18,30 +18,14 @@ namespace iofleet {
 struct RunOptions {
   std::string job_file;                  // a fio job file, or
   std::vector<std::string> job_options;  // fio's command-line job options (--name=x --rw=...)
-  std::vector<std::string> hosts;  // empty: start local workers
-  int local_workers = 2;
-  std::string worker_binary;       // for local workers; empty: found next to iofleet
-  absl::Duration interval = absl::Seconds(1);
-  absl::Duration lease = absl::Seconds(5);
-  absl::Duration connect_timeout = absl::Seconds(3);
-  std::string output_format = "normal";  // normal | json
-  std::string output_file;               // empty: stdout
+  SessionFlags session;                  // workers, timing, telemetry, outputs (shared with mdtest, compare)
+  std::string output_format = "normal";  // normal | json | json+ | iofleet-json
   std::string directory;                 // for jobs without directory= (else a temp dir locally)
   std::string target;                    // compare: every job runs here (a path or nfs:// URL)
   bool keep_files = false;               // keep the temporary directory of a local run
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
-  TransportSecurity security;            // token / mutual TLS towards remote workers
-  bool abort_on_worker_loss = false;     // --on-worker-loss=abort
-  bool quiet = false;                    // --quiet: no progress line
-  double straggler_fraction = 0.5;       // --straggler-threshold: this far below the median
-  std::string interval_log;              // --interval-log FILE (NDJSON)
-  std::string interval_csv;              // --interval-csv FILE
-  std::string metrics_listen;            // --metrics-listen HOST:PORT (Prometheus /metrics)
-  absl::Duration metrics_hold = absl::ZeroDuration();  // keep serving the final figures this long
-  IntervalMetrics* metrics = nullptr;    // set by RunJob from metrics_listen
-  std::string html_report;               // --report FILE.html
+  IntervalMetrics* metrics = nullptr;    // Prometheus, when served (CommandOutputs)
   std::string fio_log_directory = ".";   // where fio's write_*_log prefixes are resolved
-  std::string results_dir = "results";   // --results-dir DIR ("none": no results directory)
 };
 
 struct RunResult {

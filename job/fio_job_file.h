@@ -1,10 +1,9 @@
-// The fio job-file front end: parses fio's INI syntax into a validated RunSpec. Supported so
-// far: [global] and job sections; rw/readwrite, rwmixread/rwmixwrite, bs/blocksize, size,
-// numjobs, runtime, time_based, directory, filename, ioengine (sync, psync, pvsync2, mmap,
-// libaio, io_uring, null), iodepth, fsync, direct, invalidate, hipri, fixedbufs, registerfiles,
-// sqthread_poll.
-// Anything else is an error naming file:line and the nearest known option — never silently
-// ignored.
+// The fio front end: parses a fio job file (INI syntax, includes, ${VARIABLES}) or fio's
+// command-line form into a RunSpec, option by option through the option table
+// (job/fio_options.h). An option fio has and iofleet does not is an error naming file:line and
+// the nearest known option (or skipped and listed, with --ignore-unsupported) — never silently
+// ignored. What it returns still goes through ResolveRunSpec (job/run_resolution.h) before any
+// worker sees it.
 #ifndef IOFLEET_JOB_FIO_JOB_FILE_H_
 #define IOFLEET_JOB_FIO_JOB_FILE_H_
 

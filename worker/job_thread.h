@@ -1,7 +1,9 @@
-// The IO loop of one job thread (one of a job's `numjobs`): opens its file with its own engine
-// instance, waits for the common start instant, then keeps up to `iodepth` requests in flight,
-// generating offsets and directions as the job says, and records every request's lat, slat
-// and clat (as fio defines them) into its ThreadStats.
+// One job thread (one of a job's `numjobs`) from start to end: opens its files with its own
+// engine instance, waits for the common start instant, runs its passes with up to `iodepth`
+// requests in flight, and records every request's lat, slat and clat (as fio defines them)
+// into its ThreadStats. What to issue, what writes carry, when, and what to read back come
+// from its parts (work_generator, write_buffers, rate_pacer, read_back); engine_queue holds
+// its slots.
 #ifndef IOFLEET_WORKER_JOB_THREAD_H_
 #define IOFLEET_WORKER_JOB_THREAD_H_
 

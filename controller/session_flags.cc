@@ -1,0 +1,138 @@
+#include "controller/session_flags.h"
+
+#include <fstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/units.h"
+#include "job/run_limits.h"
+
+namespace iofleet {
+namespace {
+
+absl::StatusOr<std::vector<std::string>> ReadHostfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read hostfile ", path));
+  std::vector<std::string> hosts;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string host(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
+    if (!host.empty()) hosts.push_back(host);
+  }
+  if (hosts.empty()) return absl::InvalidArgumentError(absl::StrCat("hostfile ", path, " lists no hosts"));
+  return hosts;
+}
+
+absl::Status CheckHost(const std::string& host) {
+  const size_t colon = host.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(host.substr(colon + 1), &port) || port <= 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("host '", host, "' is not HOST:PORT (e.g. node1:7420)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Duration> Duration(const CommandLine& cl, const std::string& name, absl::string_view rule) {
+  auto ns = ParseDurationNs(cl.Get(name));
+  if (!ns.ok()) return absl::InvalidArgumentError(absl::StrCat("--", name, " must be a duration", rule, " (e.g. 1s, 500ms), not '", cl.Get(name), "'"));
+  return absl::Nanoseconds(*ns);
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& SessionOptionSpecs() {
+  static const std::vector<OptionSpec> kSpecs = {
+      {"hosts", true, true, "HOST:PORT,...", "workers to use (comma-separated; repeatable)"},
+      {"hostfile", true, false, "FILE", "workers to use, one HOST:PORT per line (# comments)"},
+      {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
+      {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},
+      {"interval", true, false, "DURATION", "interval report length (default 1s)"},
+      {"lease", true, false, "DURATION", "workers stop IO if the controller is silent this long (default 5s)"},
+      {"on-worker-loss", true, false, "continue|abort", "when a worker is lost: finish with the others (default) or stop all"},
+      {"token-file", true, false, "FILE", "the shared token the workers require (their --token-file)"},
+      {"tls-cert", true, false, "PEM", "mutual TLS: the controller's certificate (with --tls-key and --tls-ca)"},
+      {"tls-key", true, false, "PEM", "mutual TLS: the controller's private key"},
+      {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs the workers' certificates"},
+      {"quiet", false, false, "", "no progress line while the run goes on"},
+      {"straggler-threshold", true, false, "FRACTION", "progress line: name workers this far below the median throughput (default 0.5)"},
+      {"interval-log", true, false, "FILE", "NDJSON: one line per interval, scope (cluster, job, worker) and direction, with histogram bins"},
+      {"interval-csv", true, false, "FILE", "the same intervals as CSV (without the bins)"},
+      {"metrics-listen", true, false, "HOST:PORT", "serve Prometheus /metrics with the cluster-wide figures during the run"},
+      {"metrics-hold", true, false, "DURATION", "keep serving the final metrics this long after the run (for the last scrape)"},
+      {"results-dir", true, false, "DIR", "where each run's results directory goes (default ./results; none: no directory)"},
+      {"output", true, false, "FILE", "write the report to FILE (atomically) instead of stdout"},
+      {"report", true, false, "FILE.html", "also write a self-contained HTML report with charts"},
+  };
+  return kSpecs;
+}
+
+std::vector<OptionSpec> WithSessionOptions(std::vector<OptionSpec> command_options) {
+  command_options.insert(command_options.end(), SessionOptionSpecs().begin(), SessionOptionSpecs().end());
+  return command_options;
+}
+
+absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
+  for (const std::string& list : cl.GetAll("hosts")) {
+    for (absl::string_view host : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+      flags->hosts.push_back(std::string(absl::StripAsciiWhitespace(host)));
+    }
+  }
+  if (cl.Has("hostfile")) {
+    absl::StatusOr<std::vector<std::string>> hosts = ReadHostfile(cl.Get("hostfile"));
+    if (!hosts.ok()) return hosts.status();
+    flags->hosts.insert(flags->hosts.end(), hosts->begin(), hosts->end());
+  }
+  for (const std::string& host : flags->hosts) {
+    if (absl::Status s = CheckHost(host); !s.ok()) return s;
+  }
+  if (cl.Has("local-workers")) {
+    if (!flags->hosts.empty()) return absl::InvalidArgumentError("--local-workers applies only without --hosts/--hostfile");
+    absl::StatusOr<int> local_workers = ParseLocalWorkers(cl.Get("local-workers"));
+    if (!local_workers.ok()) return local_workers.status();
+    flags->local_workers = *local_workers;
+  }
+  flags->worker_binary = cl.Get("worker-binary");
+  if (cl.Has("interval")) {
+    absl::StatusOr<absl::Duration> interval = Duration(cl, "interval", " of at least 10ms");
+    if (!interval.ok()) return interval.status();
+    if (absl::Status s = CheckIntervalNs(absl::ToInt64Nanoseconds(*interval), "--interval"); !s.ok()) return s;
+    flags->interval = *interval;
+  }
+  if (cl.Has("lease")) {
+    absl::StatusOr<absl::Duration> lease = Duration(cl, "lease", " of at least 500ms");
+    if (!lease.ok()) return lease.status();
+    if (absl::Status s = CheckLeaseNs(absl::ToInt64Nanoseconds(*lease), "--lease"); !s.ok()) return s;
+    flags->lease = *lease;
+  }
+  const std::string loss = cl.Get("on-worker-loss", "continue");
+  if (loss != "continue" && loss != "abort") return absl::InvalidArgumentError("--on-worker-loss must be continue or abort");
+  flags->abort_on_worker_loss = loss == "abort";
+  flags->token_file = cl.Get("token-file");
+  flags->tls_cert = cl.Get("tls-cert");
+  flags->tls_key = cl.Get("tls-key");
+  flags->tls_ca = cl.Get("tls-ca");
+  flags->quiet = cl.Has("quiet");
+  if (cl.Has("straggler-threshold")) {
+    if (!absl::SimpleAtod(cl.Get("straggler-threshold"), &flags->straggler_fraction) || flags->straggler_fraction <= 0 ||
+        flags->straggler_fraction >= 1) {
+      return absl::InvalidArgumentError("--straggler-threshold must be a fraction between 0 and 1 (e.g. 0.3: 30% below the median)");
+    }
+  }
+  flags->interval_log = cl.Get("interval-log");
+  flags->interval_csv = cl.Get("interval-csv");
+  flags->metrics_listen = cl.Get("metrics-listen");
+  if (cl.Has("metrics-hold")) {
+    absl::StatusOr<absl::Duration> hold = Duration(cl, "metrics-hold", "");
+    if (!hold.ok()) return hold.status();
+    if (flags->metrics_listen.empty()) return absl::InvalidArgumentError("--metrics-hold needs --metrics-listen");
+    flags->metrics_hold = *hold;
+  }
+  flags->results_dir = cl.Get("results-dir", "results");
+  flags->output_file = cl.Get("output");
+  flags->html_report = cl.Get("report");
+  return absl::OkStatus();
+}
+
+}  // namespace iofleet

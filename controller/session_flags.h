@@ -1,0 +1,47 @@
+// The options every command that runs workers shares — run, mdtest and compare: where the
+// workers are and how to reach them, the session's timing, live telemetry and where results
+// go. One table, one reader, one set of rules: a flag is added here once (the control plane's
+// --listen and --expect-workers will be) and every command has it, checked the same way.
+#ifndef IOFLEET_CONTROLLER_SESSION_FLAGS_H_
+#define IOFLEET_CONTROLLER_SESSION_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/command_line.h"
+
+namespace iofleet {
+
+struct SessionFlags {
+  std::vector<std::string> hosts;  // --hosts and --hostfile, each HOST:PORT; empty: local workers
+  int local_workers = 2;           // --local-workers (only without hosts)
+  std::string worker_binary;       // --worker-binary: the local workers' binary
+  absl::Duration interval = absl::Seconds(1);  // --interval
+  absl::Duration lease = absl::Seconds(5);     // --lease
+  bool abort_on_worker_loss = false;           // --on-worker-loss=abort
+  // Credentials towards remote workers, as paths (loaded where the session opens).
+  std::string token_file, tls_cert, tls_key, tls_ca;
+  bool quiet = false;                          // --quiet: no progress line
+  double straggler_fraction = 0.5;             // --straggler-threshold
+  std::string interval_log, interval_csv;      // --interval-log / --interval-csv FILE
+  std::string metrics_listen;                  // --metrics-listen HOST:PORT
+  absl::Duration metrics_hold;                 // --metrics-hold DURATION
+  std::string results_dir = "results";         // --results-dir DIR|none
+  std::string output_file;                     // --output FILE (written atomically)
+  std::string html_report;                     // --report FILE.html
+};
+
+// The shared options, for a command's table and its help.
+const std::vector<OptionSpec>& SessionOptionSpecs();
+// `command_options` followed by the shared ones.
+std::vector<OptionSpec> WithSessionOptions(std::vector<OptionSpec> command_options);
+
+// Reads the shared options from a parsed command line into `flags`. kInvalidArgument naming
+// the option when a value is out of range or options contradict each other.
+absl::Status ReadSessionFlags(const CommandLine& command_line, SessionFlags* flags);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_SESSION_FLAGS_H_
