@@ -44,28 +44,26 @@ void WorkGenerator::NewPass() {
   pass_bytes_ = 0;
 }
 
-WorkGenerator::File& WorkGenerator::NextFile() {
-  if (files_.size() > 1) {
-    const uint32_t every = std::max(1u, job_.file_service_switch());
-    switch (job_.file_service()) {
-      case v1::JobSpec::SEQUENTIAL:
-        // Stay on a file until its share of the pass is issued.
-        while (files_[current_file_].pass_bytes >= file_size_ && current_file_ + 1 < files_.size()) ++current_file_;
-        break;
-      case v1::JobSpec::RANDOM_FILE:
-        if (ios_on_current_file_ >= every) {
-          current_file_ = rng_() % files_.size();
-          ios_on_current_file_ = 0;
-        }
-        break;
-      case v1::JobSpec::ROUNDROBIN:
-      default:
-        if (ios_on_current_file_ >= every) {
-          current_file_ = (current_file_ + 1) % files_.size();
-          ios_on_current_file_ = 0;
-        }
-        break;
-    }
+WorkGenerator::File& WorkGenerator::NextOfSeveralFiles() {
+  const uint32_t every = job_.file_service_switch();  // 0 (unset) switches every IO, as 1
+  switch (job_.file_service()) {
+    case v1::JobSpec::SEQUENTIAL:
+      // Stay on a file until its share of the pass is issued.
+      while (files_[current_file_].pass_bytes >= file_size_ && current_file_ + 1 < files_.size()) ++current_file_;
+      break;
+    case v1::JobSpec::RANDOM_FILE:
+      if (ios_on_current_file_ >= every) {
+        current_file_ = rng_() % files_.size();
+        ios_on_current_file_ = 0;
+      }
+      break;
+    case v1::JobSpec::ROUNDROBIN:
+    default:
+      if (ios_on_current_file_ >= every) {
+        current_file_ = (current_file_ + 1) % files_.size();
+        ios_on_current_file_ = 0;
+      }
+      break;
   }
   ++ios_on_current_file_;
   return files_[current_file_];

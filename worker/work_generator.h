@@ -51,8 +51,9 @@ class WorkGenerator {
     bool exhausted = false;   // sequential with holes: reached the end this pass
     std::unique_ptr<RandomOffsets> offsets;
   };
-  // Picks the file for the next IO (fio's file_service_type).
-  File& NextFile();
+  // Picks the file for the next IO (fio's file_service_type); one file needs no choice.
+  File& NextFile() { return files_.size() == 1 ? files_[0] : NextOfSeveralFiles(); }
+  File& NextOfSeveralFiles();
 
   const v1::JobSpec& job_;
   std::mt19937_64 rng_;
