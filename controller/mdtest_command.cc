@@ -29,6 +29,7 @@
 #include "controller/mdtest_render.h"
 #include "controller/run_aggregator.h"
 #include "google/protobuf/util/json_util.h"
+#include "job/job_validation.h"
 #include "job/run_resolution.h"
 #include "job/mdtest_tree.h"
 
@@ -180,6 +181,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       for (uint64_t done : stonewall_steps) job->mutable_metadata()->add_task_first_step(done);
     }
     if (job->metadata().item_limit() > 0 || step.wear_out) live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
+    // What the phase adds at run time (item limits, where each task resumes) is held to the
+    // same rules as the plan was.
+    if (absl::Status valid = ValidateRunSpec(phase_spec); !valid.ok()) {
+      report.add_problems(absl::StrCat(job->name(), ": ", valid.message()));
+      break;
+    }
     {
       v1::RunReport phase_report;
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
@@ -266,21 +273,17 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         // Remove what this iteration made, so nothing is left half-created.
         (*session)->ClearInterrupt();
         bool clean = true;
-        for (Op::Op cleanup : {Op::FILE_REMOVE, Op::DIR_REMOVE, Op::TREE_REMOVE}) {
-          if ((cleanup == Op::FILE_REMOVE && !o.files) || (cleanup == Op::DIR_REMOVE && !o.dirs)) continue;
-          v1::RunSpec spec;
-          v1::JobSpec* job = spec.add_jobs();
-          job->set_name(absl::StrCat("cleanup: ", OperationName(cleanup)));
-          job->set_numjobs(o.tasks_per_worker);
-          *job->mutable_metadata() = o.phase;
-          job->mutable_metadata()->set_op(cleanup);
-          job->mutable_metadata()->set_iteration(iteration);
-          job->mutable_metadata()->set_renamed(renamed);
-          job->mutable_metadata()->set_cleanup(true);
-          job->mutable_metadata()->set_stonewall_ns(0);
-          RunAggregator cleanup_aggregator(spec, (*session)->addresses());
+        for (const v1::RunSpec& planned_cleanup : PlanCleanup(o, iteration, renamed)) {
+          absl::StatusOr<ResolvedRun> cleanup = ResolveRunSpec(planned_cleanup, RunPlacement{});
+          if (!cleanup.ok()) {
+            report.add_problems(std::string(cleanup.status().message()));
+            clean = false;
+            break;
+          }
+          RunAggregator cleanup_aggregator(cleanup->spec, (*session)->addresses());
           v1::RunReport cleanup_report;
-          (*session)->RunPhase(spec, {0}, absl::StrCat(run_id, "-cleanup-", static_cast<int>(cleanup)), &cleanup_aggregator, &cleanup_report);
+          (*session)->RunPhase(cleanup->spec, {0}, absl::StrCat(run_id, "-cleanup-", static_cast<int>(cleanup->spec.jobs(0).metadata().op())),
+                               &cleanup_aggregator, &cleanup_report);
           cleanup_aggregator.FillReport(&cleanup_report);
           for (const auto& w : cleanup_report.jobs(0).workers()) clean &= w.error().empty();
         }

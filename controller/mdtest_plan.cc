@@ -77,4 +77,23 @@ MdtestPlan PlanMdtest(const MdtestOptions& o) {
   return plan;
 }
 
+std::vector<v1::RunSpec> PlanCleanup(const MdtestOptions& o, uint32_t iteration, bool renamed) {
+  std::vector<v1::RunSpec> specs;
+  for (Op::Op cleanup : {Op::FILE_REMOVE, Op::DIR_REMOVE, Op::TREE_REMOVE}) {
+    if ((cleanup == Op::FILE_REMOVE && !o.files) || (cleanup == Op::DIR_REMOVE && !o.dirs)) continue;
+    v1::RunSpec& spec = specs.emplace_back();
+    spec.set_source("mdtest");
+    v1::JobSpec* job = spec.add_jobs();
+    job->set_name(absl::StrCat("cleanup: ", OperationName(cleanup)));
+    job->set_numjobs(o.tasks_per_worker);
+    *job->mutable_metadata() = o.phase;
+    job->mutable_metadata()->set_op(cleanup);
+    job->mutable_metadata()->set_iteration(iteration);
+    job->mutable_metadata()->set_renamed(renamed);
+    job->mutable_metadata()->set_cleanup(true);
+    job->mutable_metadata()->set_stonewall_ns(0);
+  }
+  return specs;
+}
+
 }  // namespace iofleet

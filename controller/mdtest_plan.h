@@ -30,6 +30,9 @@ std::vector<v1::MetadataPhase::Op> PhasesOf(const MdtestOptions& o);
 // mdtest's name for an operation ("File creation").
 const char* OperationName(v1::MetadataPhase::Op op);
 MdtestPlan PlanMdtest(const MdtestOptions& o);
+// After an interrupted or failed iteration: the removal of what it made, in order (files,
+// directories, the tree), each a spec of one job that removes whatever of its kind exists.
+std::vector<v1::RunSpec> PlanCleanup(const MdtestOptions& o, uint32_t iteration, bool renamed);
 
 }  // namespace iofleet
 

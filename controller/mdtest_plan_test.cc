@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "job/run_resolution.h"
 
 namespace iofleet {
 namespace {
@@ -56,6 +57,35 @@ TEST(MdtestPlan, StonewallAddsWearOutAfterPhasesThatChangeTheTree) {
     const auto& m = plan.spec.jobs(static_cast<int>(k)).metadata();
     EXPECT_EQ(m.stonewall_ns() == 0, plan.phases[k].wear_out) << plan.spec.jobs(static_cast<int>(k)).name();
   }
+}
+
+// After an interrupted iteration the cleanup removes what that iteration made: files (when
+// files were tested), directories (when directories were), then the tree — each a valid spec
+// through the same resolution stage as every run.
+TEST(MdtestPlan, CleanupRemovesFilesDirectoriesThenTheTree) {
+  auto names = [](const std::vector<v1::RunSpec>& specs) {
+    std::vector<std::string> out;
+    for (const v1::RunSpec& spec : specs) {
+      EXPECT_TRUE(ResolveRunSpec(spec, RunPlacement{}).ok()) << ResolveRunSpec(spec, RunPlacement{}).status();
+      out.push_back(spec.jobs(0).name());
+    }
+    return out;
+  };
+  // The task count is known once the workers are (ExecuteMdtest sets it).
+  auto with_tasks = [](MdtestOptions o) {
+    o.phase.set_task_count(2 * o.tasks_per_worker);
+    return o;
+  };
+  EXPECT_EQ(names(PlanCleanup(with_tasks(Parsed({"-d", "/tmp/x", "-n", "10"})), 0, false)),
+            (std::vector<std::string>{"cleanup: File removal", "cleanup: Directory removal", "cleanup: Tree removal"}));
+  const std::vector<v1::RunSpec> files_only = PlanCleanup(with_tasks(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "--tasks-per-worker", "3"})), 2, true);
+  EXPECT_EQ(names(files_only), (std::vector<std::string>{"cleanup: File removal", "cleanup: Tree removal"}));
+  const v1::JobSpec& removal = files_only[0].jobs(0);
+  EXPECT_EQ(removal.numjobs(), 3u);
+  EXPECT_EQ(removal.metadata().iteration(), 2u);
+  EXPECT_TRUE(removal.metadata().renamed());
+  EXPECT_TRUE(removal.metadata().cleanup());
+  EXPECT_EQ(removal.metadata().stonewall_ns(), 0u);
 }
 
 }  // namespace
