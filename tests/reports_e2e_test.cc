@@ -115,10 +115,10 @@ TEST(Telemetry, HtmlReportRendersWithDataInChromium) {
   EXPECT_THAT(page, HasSubstr(a.address()));
 
   const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
-                               "--user-data-dir=" + data + "/chromium --enable-logging=stderr --v=0 ";
+                               "--enable-logging=stderr --v=0 ";
   int status = 0;
   const std::string shot = data + "/report.png";
-  const std::string screenshot_log = Command(chromium + "--window-size=1000,3000 --screenshot=" + shot + " file://" + html, &status);
+  const std::string screenshot_log = Command(chromium + "--user-data-dir=" + data + "/chromium-shot --window-size=1000,3000 --screenshot=" + shot + " file://" + html, &status);
   ASSERT_EQ(status, 0) << screenshot_log;
   struct stat st;
   ASSERT_EQ(::stat(shot.c_str(), &st), 0) << screenshot_log;
@@ -127,8 +127,8 @@ TEST(Telemetry, HtmlReportRendersWithDataInChromium) {
   EXPECT_THAT(screenshot_log, Not(HasSubstr("Uncaught")));
 
   // The rendered DOM: the charts are there and their lines have points.
-  const std::string dom = Command(chromium + "--dump-dom file://" + html + " 2>/dev/null", &status);
-  ASSERT_EQ(status, 0);
+  const std::string dom = Command("{ " + chromium + "--user-data-dir=" + data + "/chromium-dom --dump-dom file://" + html + " 2>" + data + "/dom.log; }", &status);
+  ASSERT_EQ(status, 0) << ReadFile(data + "/dom.log");
   int charts = 0, lines_with_data = 0;
   for (size_t at = dom.find("<svg"); at != std::string::npos; at = dom.find("<svg", at + 1)) ++charts;
   for (size_t at = dom.find("<polyline"); at != std::string::npos; at = dom.find("<polyline", at + 1)) {
@@ -166,11 +166,12 @@ TEST(Telemetry, MdtestHtmlReportAndResultsDirectory) {
   for (const char* external : {"<script", "src=", "href=", "http://"}) EXPECT_THAT(page, Not(HasSubstr(external)));
   int status = 0;
   const std::string chromium = "/usr/bin/chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking "
-                               "--user-data-dir=" + data + "/chromium --enable-logging=stderr --v=0 ";
-  const std::string log = Command(chromium + "--window-size=1000,2000 --screenshot=" + data + "/md.png file://" + html, &status);
+                               "--enable-logging=stderr --v=0 ";
+  const std::string log = Command(chromium + "--user-data-dir=" + data + "/chromium-shot --window-size=1000,2000 --screenshot=" + data + "/md.png file://" + html, &status);
   ASSERT_EQ(status, 0) << log;
   EXPECT_THAT(log, Not(HasSubstr("CONSOLE")));
-  const std::string dom = Command(chromium + "--dump-dom file://" + html + " 2>/dev/null", &status);
+  const std::string dom = Command("{ " + chromium + "--user-data-dir=" + data + "/chromium-dom --dump-dom file://" + html + " 2>" + data + "/dom.log; }", &status);
+  ASSERT_EQ(status, 0) << ReadFile(data + "/dom.log");
   int bars = 0;
   for (size_t at = dom.find("class=\"bar\""); at != std::string::npos; at = dom.find("class=\"bar\"", at + 1)) ++bars;
   // File creation, stat, read, removal (+ tree phases): rate, p50 and p99, and one per worker.
