@@ -103,13 +103,12 @@ bool WorkerServiceImpl::Ended(const std::string& run_id) {
   return ended_.count(run_id) > 0;
 }
 
-grpc::Status WorkerServiceImpl::NoRun(const std::string& run_id) {
+absl::Status WorkerServiceImpl::NoRun(const std::string& run_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = ended_.find(run_id); it != ended_.end()) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, absl::StrCat("run ", run_id, " ended on this worker: ", it->second));
+    return absl::FailedPreconditionError(absl::StrCat("run ", run_id, " ended on this worker: ", it->second));
   }
-  return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                      absl::StrCat("this worker has no run ", run_id, " (never prepared here, or the worker was restarted since)"));
+  return absl::NotFoundError(absl::StrCat("this worker has no run ", run_id, " (never prepared here, or the worker was restarted since)"));
 }
 
 grpc::Status WorkerServiceImpl::Authorize(const grpc::ServerContext* context) const {
@@ -135,6 +134,10 @@ void WorkerServiceImpl::StopAll(const std::string& reason) {
 grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext* context, const v1::HelloRequest* request,
                                       v1::HelloResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
+  return ToGrpc(DoHello(*request, response));
+}
+
+absl::Status WorkerServiceImpl::DoHello(const v1::HelloRequest& request, v1::HelloResponse* response) {
   response->set_protocol_version(versions_.version);
   response->set_min_compatible_version(versions_.min_compatible);
   response->set_worker_version(kIofleetVersion);
@@ -145,25 +148,30 @@ grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext* context, const v1::He
   for (const std::string& root : policy_.roots()) response->add_allowed_roots(root);
   for (const char* feature : {"interval-histograms", "lease", "timed-start"}) response->add_features(feature);
   // An incompatible controller gets a clear refusal; the response still says who we are.
-  return ToGrpc(CheckProtocolCompatible(versions_, "worker",
-                                        {request->protocol_version(), request->min_compatible_version()},
-                                        absl::StrCat("controller on ", request->controller_host())));
+  return CheckProtocolCompatible(versions_, "worker", {request.protocol_version(), request.min_compatible_version()},
+                                 absl::StrCat("controller on ", request.controller_host()));
 }
 
 grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
                                         v1::PrepareResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
+  // A long layout stops when the controller cancels the call (another worker was lost).
+  return ToGrpc(DoPrepare(*request, response, [context] { return context->IsCancelled(); }));
+}
+
+absl::Status WorkerServiceImpl::DoPrepare(const v1::PrepareRequest& prepare, v1::PrepareResponse* response,
+                                          const std::function<bool()>& cancelled) {
+  const v1::PrepareRequest* request = &prepare;
   // Every field is checked here, by the same rules as the controller's, before anything is
   // allocated or touched: a request may come from anything that holds the token.
-  if (absl::Status valid = ValidatePrepareRequest(*request); !valid.ok()) return ToGrpc(valid);
+  if (absl::Status valid = ValidatePrepareRequest(*request); !valid.ok()) return valid;
   if (auto existing = FindRun(request->run_id())) {
     // Idempotent: the same request again gets the same answer; a different one is refused.
     if (!google::protobuf::util::MessageDifferencer::Equals(existing->request(), *request)) {
-      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
-                          absl::StrCat("run ", request->run_id(), " was prepared with a different job"));
+      return absl::AlreadyExistsError(absl::StrCat("run ", request->run_id(), " was prepared with a different job"));
     }
     *response = existing->prepared();
-    return grpc::Status::OK;
+    return absl::OkStatus();
   }
   if (Ended(request->run_id())) return NoRun(request->run_id());
   {
@@ -180,14 +188,12 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
       ++others;
     }
     if (absl::Status fits = CheckRunMemory(held, max_run_memory_); !fits.ok()) {
-      return ToGrpc(others == 0 ? fits
-                                : absl::Status(fits.code(), absl::StrCat(fits.message(), " (counting the ", others,
-                                                                         " other run(s) this worker is running)")));
+      return others == 0 ? fits
+                         : absl::Status(fits.code(), absl::StrCat(fits.message(), " (counting the ", others, " other run(s) this worker is running)"));
     }
   }
-  // A long layout stops when the controller cancels the call (another worker was lost).
-  auto layout = LayOutRunFiles(*request, policy_, [context] { return context->IsCancelled(); });
-  if (!layout.ok()) return ToGrpc(layout.status());
+  auto layout = LayOutRunFiles(*request, policy_, cancelled);
+  if (!layout.ok()) return layout.status();
   // Host facts ride along with the targets the layout found.
   v1::HostFacts host = CollectHostFacts();
   host.mutable_targets()->Swap(layout->response.mutable_facts()->mutable_targets());
@@ -215,28 +221,36 @@ grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::
   auto [it, inserted] = runs_.emplace(request->run_id(), run);
   if (!inserted) *response = it->second->prepared();  // a concurrent duplicate won the race
   Log(LogLevel::kInfo, absl::StrCat("run ", request->run_id(), ": prepared ", response->files_size(), " file(s)"));
-  return grpc::Status::OK;
+  return absl::OkStatus();
 }
 
 grpc::Status WorkerServiceImpl::Start(grpc::ServerContext* context, const v1::StartRequest* request,
                                       v1::StartResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  if (absl::Status valid = ValidateStartRequest(*request, absl::ToUnixNanos(absl::Now())); !valid.ok()) return ToGrpc(valid);
-  auto run = FindRun(request->run_id());
-  if (!run) return NoRun(request->run_id());
-  run->RenewLease();
-  auto lead = run->Start(request->start_unix_ns());
+  absl::StatusOr<int64_t> lead = DoStart(*request);
   if (!lead.ok()) return ToGrpc(lead.status());
   response->set_lead_ns(*lead);
   return grpc::Status::OK;
 }
 
+absl::StatusOr<int64_t> WorkerServiceImpl::DoStart(const v1::StartRequest& request) {
+  if (absl::Status valid = ValidateStartRequest(request, absl::ToUnixNanos(absl::Now())); !valid.ok()) return valid;
+  auto run = FindRun(request.run_id());
+  if (!run) return NoRun(request.run_id());
+  run->RenewLease();
+  return run->Start(request.start_unix_ns());
+}
+
 grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext* context, const v1::StopRequest* request, v1::StopResponse*) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  auto run = FindRun(request->run_id());
-  if (!run) return NoRun(request->run_id());
-  run->Stop(request->reason().empty() ? "stopped by the controller" : request->reason().substr(0, 1024));
-  return grpc::Status::OK;
+  return ToGrpc(DoStop(*request));
+}
+
+absl::Status WorkerServiceImpl::DoStop(const v1::StopRequest& request) {
+  auto run = FindRun(request.run_id());
+  if (!run) return NoRun(request.run_id());
+  run->Stop(request.reason().empty() ? "stopped by the controller" : request.reason().substr(0, 1024));
+  return absl::OkStatus();
 }
 
 grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
@@ -247,7 +261,7 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context, const v1
   // resumed from a pause may find a heartbeat queued from before); a run dropped for it is
   // not revived by a late heartbeat, which is told why.
   if (run && run->LeaseExpired(WorkerRun::Clock::now())) ExpireLease(request->run_id(), *run);
-  if (!run || Ended(request->run_id())) return NoRun(request->run_id());
+  if (!run || Ended(request->run_id())) return ToGrpc(NoRun(request->run_id()));
   run->RenewLease();
   response->set_run_active(!run->finished());
   return grpc::Status::OK;
@@ -257,15 +271,9 @@ grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
                                                 const v1::StreamIntervalsRequest* request,
                                                 grpc::ServerWriter<v1::IntervalReport>* writer) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  auto run = FindRun(request->run_id());
-  if (!run) return NoRun(request->run_id());
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!streamed_.insert(request->run_id()).second) {
-      return grpc::Status(grpc::StatusCode::ALREADY_EXISTS,
-                          absl::StrCat("run ", request->run_id(), " already has a stream reading its reports (one reader per run)"));
-    }
-  }
+  absl::StatusOr<std::shared_ptr<WorkerRun>> taken = TakeReports(request->run_id());
+  if (!taken.ok()) return ToGrpc(taken.status());
+  std::shared_ptr<WorkerRun> run = *std::move(taken);
   while (!context->IsCancelled()) {
     v1::IntervalReport report;
     bool ended = false;
@@ -278,6 +286,33 @@ grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
     }
   }
   return grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled by the controller");
+}
+
+absl::StatusOr<std::shared_ptr<WorkerRun>> WorkerServiceImpl::TakeReports(const std::string& run_id) {
+  auto run = FindRun(run_id);
+  if (!run) return NoRun(run_id);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!streamed_.insert(run_id).second) {
+    return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " already has a stream reading its reports (one reader per run)"));
+  }
+  return run;
+}
+
+void WorkerServiceImpl::RenewLease(const std::string& run_id) {
+  if (auto run = FindRun(run_id)) run->RenewLease();
+}
+
+grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream) {
+  if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
+  std::mutex write_mu;
+  WorkerSession session(this, [&](const v1::WorkerMessage& message) {
+    std::lock_guard<std::mutex> lock(write_mu);
+    return stream->Write(message);
+  }, [context] { return context->IsCancelled(); });
+  v1::ControllerMessage message;
+  while (stream->Read(&message)) session.Handle(message);
+  session.Close();
+  return context->IsCancelled() ? grpc::Status(grpc::StatusCode::CANCELLED, "session cancelled by the controller") : grpc::Status::OK;
 }
 
 }  // namespace iofleet

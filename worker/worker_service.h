@@ -19,10 +19,11 @@
 #include "metrics/interval_metrics.h"
 #include "worker/path_policy.h"
 #include "worker/worker_run.h"
+#include "worker/worker_session.h"
 
 namespace iofleet {
 
-class WorkerServiceImpl final : public v1::WorkerService::Service {
+class WorkerServiceImpl final : public v1::WorkerService::Service, private SessionBackend {
  public:
   // `versions` is what Hello announces (overridable only to test version skew).
   // `token`: when set, every call must carry it (x-iofleet-token metadata).
@@ -40,15 +41,24 @@ class WorkerServiceImpl final : public v1::WorkerService::Service {
   grpc::Status StreamIntervals(grpc::ServerContext*, const v1::StreamIntervalsRequest*,
                                grpc::ServerWriter<v1::IntervalReport>*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*, v1::HeartbeatResponse*) override;
+  grpc::Status Session(grpc::ServerContext*, grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>*) override;
 
   // Stops every run (used on SIGTERM before the server shuts down).
   void StopAll(const std::string& reason);
 
  private:
+  // The commands, whichever way they arrive (unary RPCs or a session); the callers authorize.
+  absl::Status DoHello(const v1::HelloRequest& request, v1::HelloResponse* response) override;
+  absl::Status DoPrepare(const v1::PrepareRequest& request, v1::PrepareResponse* response, const std::function<bool()>& cancelled) override;
+  absl::StatusOr<int64_t> DoStart(const v1::StartRequest& request) override;
+  absl::Status DoStop(const v1::StopRequest& request) override;
+  absl::StatusOr<std::shared_ptr<WorkerRun>> TakeReports(const std::string& run_id) override;
+  void RenewLease(const std::string& run_id) override;
+
   std::shared_ptr<WorkerRun> FindRun(const std::string& run_id);
   // NOT_FOUND for a run this worker never had (or forgot: it was restarted), FAILED_PRECONDITION
   // saying why for one it dropped (its lease expired, say).
-  grpc::Status NoRun(const std::string& run_id);
+  absl::Status NoRun(const std::string& run_id);
   // Whether a run ended here for a reason NoRun tells (its lease expired).
   bool Ended(const std::string& run_id);
   // Stops a run whose lease has expired and remembers why (without mu_ held).

@@ -1,0 +1,224 @@
+// The session stream over real gRPC, in-process: a controller's commands in, answers, reports
+// and problems out; leases that live as long as the controller talks; refusals.
+#include "worker/worker_session.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "job/block_sizes.h"
+#include "worker/worker_service.h"
+
+namespace iofleet {
+namespace {
+
+using ::testing::HasSubstr;
+using Stream = grpc::ClientReaderWriter<v1::ControllerMessage, v1::WorkerMessage>;
+
+class WorkerSessionTest : public ::testing::Test {
+ protected:
+  void Serve(const std::string& token = "") {
+    service_ = std::make_unique<WorkerServiceImpl>(*PathPolicy::Create({std::getenv("TEST_TMPDIR")}),
+                                                   ProtocolVersions{kProtocolVersion, kMinCompatibleProtocolVersion}, token);
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = v1::WorkerService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  }
+
+  // A null-engine read job of `runtime_ms` under run id `run_id`.
+  static v1::ControllerMessage Prepare(const std::string& run_id, int runtime_ms, uint64_t lease_ms = 5000) {
+    v1::ControllerMessage message;
+    v1::PrepareRequest* prepare = message.mutable_prepare();
+    prepare->set_run_id(run_id);
+    prepare->set_worker_count(1);
+    prepare->set_interval_ns(100'000'000);
+    prepare->set_lease_ns(lease_ms * 1'000'000);
+    v1::JobSpec* job = prepare->mutable_spec()->add_jobs();
+    job->set_name("null");
+    job->set_rw(v1::RAND_READ);
+    SetFixedBlockSize(job, 4096);
+    job->set_size(1 << 20);
+    job->set_numjobs(1);
+    job->set_iodepth(1);
+    job->set_ioengine("null");
+    job->set_time_based(true);
+    job->set_runtime_ns(static_cast<uint64_t>(runtime_ms) * 1'000'000);
+    job->add_rate_iops(2000);
+    return message;
+  }
+  static v1::ControllerMessage Start(const std::string& run_id, absl::Duration ahead) {
+    v1::ControllerMessage message;
+    message.mutable_start()->set_run_id(run_id);
+    message.mutable_start()->set_start_unix_ns(absl::ToUnixNanos(absl::Now() + ahead));
+    return message;
+  }
+  static v1::ControllerMessage Hello() {
+    v1::ControllerMessage message;
+    message.mutable_hello()->set_protocol_version(kProtocolVersion);
+    message.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
+    return message;
+  }
+
+  std::unique_ptr<WorkerServiceImpl> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::WorkerService::Stub> stub_;
+};
+
+// hello, prepare, start; then the run's interval reports, its final report and the end of its
+// reports arrive on the same stream, in that order.
+TEST_F(WorkerSessionTest, OneStreamCarriesARunFromHelloToItsLastReport) {
+  Serve();
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = stub_->Session(&context);
+  v1::WorkerMessage in;
+  ASSERT_TRUE(stream->Write(Hello()));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_hello()) << in.DebugString();
+  EXPECT_EQ(in.hello().protocol_version(), kProtocolVersion);
+
+  ASSERT_TRUE(stream->Write(Prepare("r1", 400)));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_prepared()) << in.DebugString();
+  EXPECT_EQ(in.prepared().run_id(), "r1");
+
+  ASSERT_TRUE(stream->Write(Start("r1", absl::Milliseconds(100))));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_started()) << in.DebugString();
+  EXPECT_GT(in.started().lead_ns(), 0);
+
+  int intervals = 0, finals = 0;
+  uint64_t ops = 0;
+  while (stream->Read(&in) && !in.has_ended()) {
+    ASSERT_TRUE(in.has_report()) << in.DebugString();
+    EXPECT_EQ(in.report().run_id(), "r1");
+    EXPECT_EQ(finals, 0) << "nothing after the job's final report but the end";
+    for (const v1::DirectionStats& d : in.report().directions()) ops += d.ops();
+    (in.report().final() ? finals : intervals)++;
+  }
+  ASSERT_TRUE(in.has_ended());
+  EXPECT_EQ(in.ended().run_id(), "r1");
+  EXPECT_EQ(finals, 1);
+  EXPECT_GE(intervals, 3);
+  EXPECT_GE(ops, 500u) << "2,000 IOPS for 0.4 s";
+  EXPECT_LE(ops, 1000u);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+// A command that fails is answered with a problem naming the command, its run and why; the
+// session goes on. A clock probe comes back with the worker's receive and send times.
+TEST_F(WorkerSessionTest, ProblemsAreAnsweredAndTheSessionGoesOn) {
+  Serve();
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = stub_->Session(&context);
+  v1::WorkerMessage in;
+  v1::ControllerMessage bad = Prepare("r2", 400);
+  bad.mutable_prepare()->mutable_spec()->mutable_jobs(0)->set_iodepth(0);
+  ASSERT_TRUE(stream->Write(bad));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_problem()) << in.DebugString();
+  EXPECT_EQ(in.problem().command(), "prepare");
+  EXPECT_EQ(in.problem().run_id(), "r2");
+  EXPECT_EQ(in.problem().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(in.problem().message(), HasSubstr("iodepth must be at least 1"));
+
+  ASSERT_TRUE(stream->Write(Start("never-prepared", absl::Milliseconds(100))));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_problem()) << in.DebugString();
+  EXPECT_EQ(in.problem().command(), "start");
+  EXPECT_EQ(in.problem().code(), static_cast<int>(absl::StatusCode::kNotFound));
+
+  v1::ControllerMessage probe;
+  const int64_t sent = absl::ToUnixNanos(absl::Now());
+  probe.mutable_probe()->set_sequence(7);
+  probe.mutable_probe()->set_controller_send_unix_ns(sent);
+  ASSERT_TRUE(stream->Write(probe));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_echo()) << in.DebugString();
+  EXPECT_EQ(in.echo().sequence(), 7u);
+  EXPECT_EQ(in.echo().controller_send_unix_ns(), sent);
+  EXPECT_GE(in.echo().worker_receive_unix_ns(), sent);
+  EXPECT_GE(in.echo().worker_send_unix_ns(), in.echo().worker_receive_unix_ns());
+  EXPECT_LE(in.echo().worker_send_unix_ns(), absl::ToUnixNanos(absl::Now()));
+
+  ASSERT_TRUE(stream->Write(Hello()));
+  ASSERT_TRUE(stream->Read(&in));
+  EXPECT_TRUE(in.has_hello()) << "the session went on";
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+// A run lives as long as the controller keeps talking on the session (well past its lease),
+// and stops at its lease once the controller goes silent.
+TEST_F(WorkerSessionTest, RunsLiveWhileTheControllerTalksAndStopAtTheLeaseAfter) {
+  Serve();
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = stub_->Session(&context);
+  v1::WorkerMessage in;
+  ASSERT_TRUE(stream->Write(Prepare("r3", 20'000, /*lease_ms=*/500)));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_prepared()) << in.DebugString();
+  ASSERT_TRUE(stream->Write(Start("r3", absl::Milliseconds(50))));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_started()) << in.DebugString();
+  // Three leases' worth of renewals (from a writer of their own, as a controller would send
+  // them), while the interval reports are read as they come.
+  std::atomic<bool> talking{true};
+  std::thread renewer([&] {
+    while (talking) {
+      v1::ControllerMessage renew;
+      renew.mutable_renew();
+      if (!stream->Write(renew)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the controller's cadence, not a wait for a result
+    }
+  });
+  int intervals = 0;
+  const absl::Time until = absl::Now() + absl::Milliseconds(1500);
+  while (absl::Now() < until && stream->Read(&in)) {
+    if (!in.has_report()) {
+      ADD_FAILURE() << "expected an interval report: " << in.DebugString();
+      break;
+    }
+    EXPECT_FALSE(in.report().final()) << "the run ended while the controller talked: " << in.report().stop_reason();
+    ++intervals;
+  }
+  talking = false;
+  renewer.join();
+  EXPECT_GE(intervals, 5);
+  // Silence: the run stops at its lease; reports go on arriving until its final one, which
+  // says why.
+  std::string stop_reason;
+  while (stream->Read(&in) && !in.has_ended()) {
+    if (in.has_report() && in.report().final()) stop_reason = in.report().stop_reason();
+  }
+  EXPECT_THAT(stop_reason, HasSubstr("lease expired"));
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(WorkerSessionTest, ASessionWithoutTheTokenIsRefused) {
+  Serve("s3cret");
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = stub_->Session(&context);
+  stream->Write(Hello());
+  v1::WorkerMessage in;
+  EXPECT_FALSE(stream->Read(&in));
+  const grpc::Status status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(status.error_message(), HasSubstr("--token-file"));
+}
+
+}  // namespace
+}  // namespace iofleet
