@@ -16,9 +16,9 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 fi
 # The worker's and the aggregator's threads under ThreadSanitizer.
 # tools/tsan.supp: races reported inside the uninstrumented system gRPC and abseil libraries.
-if bazel test --config=tsan --test_env=TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp" //worker:worker_test //controller:run_aggregator_test \
+if bazel test --config=tsan --test_env=TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp" //worker:worker_test //controller:run_aggregator_test //controller:session_client_test \
     ${BAZEL_TEST_FLAGS:-} > "$log.tsan" 2>&1; then
-  echo "tsan: //worker:worker_test and //controller:run_aggregator_test pass under ThreadSanitizer"
+  echo "tsan: //worker:worker_test, //controller:run_aggregator_test and //controller:session_client_test pass under ThreadSanitizer"
   passed=$((passed + 1))
 else
   tail -60 "$log.tsan" >&2

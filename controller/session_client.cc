@@ -1,0 +1,115 @@
+#include "controller/session_client.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace iofleet {
+
+std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security) {
+  grpc::ChannelArguments args;
+  // Reconnect quickly after a refused connection instead of gRPC's default 1..120 s backoff.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // A session that hears nothing is checked with a ping every 10 s; no answer within 5 s ends it.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  return grpc::CreateCustomChannel(address, ChannelCredentialsFor(security), args);
+}
+
+SessionClient::SessionClient(v1::WorkerService::Stub* stub, size_t worker, std::string address, const TransportSecurity& security,
+                             SessionEvents* events)
+    : worker_(worker), address_(std::move(address)), events_(events) {
+  if (!security.token.empty()) context_.AddMetadata(kTokenMetadataKey, security.token);
+  stub->async()->Session(&context_, this);
+  // Held until no write can start any more (the stream is ending): a command queued on one
+  // thread as the stream breaks on another is never written to a finished reactor.
+  AddHold();
+  StartRead(&incoming_);
+  StartCall();
+}
+
+SessionClient::~SessionClient() {
+  Cancel();
+  std::unique_lock<std::mutex> lock(mu_);
+  closed_cv_.wait(lock, [this] { return closed_; });
+}
+
+bool SessionClient::Send(v1::ControllerMessage message) {
+  const v1::ControllerMessage* next = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ending_) return false;
+    outgoing_.push_back(std::move(message));
+    next = NextWriteLocked();
+  }
+  if (next != nullptr) StartWrite(next);  // outside the lock: a reaction may take it
+  return true;
+}
+
+const v1::ControllerMessage* SessionClient::NextWriteLocked() {
+  if (writing_ || outgoing_.empty() || ending_) return nullptr;
+  writing_ = true;
+  return &outgoing_.front();  // stays put while queued behind it: a deque keeps references on push_back
+}
+
+void SessionClient::OnWriteDone(bool ok) {
+  const v1::ControllerMessage* next = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    writing_ = false;
+    if (ok) {
+      outgoing_.pop_front();
+      next = NextWriteLocked();
+    } else {
+      ending_ = true;  // the stream is broken: OnDone follows
+    }
+    if (next == nullptr && !ReleaseHoldLocked()) return;
+  }
+  if (next != nullptr) {
+    StartWrite(next);
+  } else {
+    RemoveHold();
+  }
+}
+
+void SessionClient::OnReadDone(bool ok) {
+  if (ok) {
+    events_->OnMessage(worker_, incoming_);
+    StartRead(&incoming_);
+    return;
+  }
+  // The worker ended the stream, or it broke: no more writes; OnDone follows.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ending_ = true;
+    if (!ReleaseHoldLocked()) return;
+  }
+  RemoveHold();
+}
+
+bool SessionClient::ReleaseHoldLocked() {
+  if (!ending_ || writing_ || hold_released_) return false;
+  hold_released_ = true;
+  return true;
+}
+
+void SessionClient::OnDone(const grpc::Status& status) {
+  absl::Status closed;
+  if (!status.ok()) {
+    closed = absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          absl::StrCat("worker ", address_, ": session ended: ", status.error_message()));
+  }
+  events_->OnClosed(worker_, closed);
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  closed_cv_.notify_all();
+}
+
+void SessionClient::Cancel() { context_.TryCancel(); }
+
+bool SessionClient::WaitClosed(absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return closed_cv_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [this] { return closed_; });
+}
+
+}  // namespace iofleet

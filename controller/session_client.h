@@ -1,0 +1,84 @@
+// The controller's end of one worker's session stream (WorkerService.Session), on gRPC's
+// callback API: no thread of its own and no polling. What the worker says is handed to a
+// SessionEvents sink on gRPC's threads as it arrives; commands are queued and written one at
+// a time (the callback API allows one write in flight). A thousand workers cost a thousand of
+// these objects, not a thousand threads. The channel keeps the connection checked with HTTP/2
+// keepalive pings, so a dead peer ends the session (OnClosed) rather than leaving it silent.
+#ifndef IOFLEET_CONTROLLER_SESSION_CLIENT_H_
+#define IOFLEET_CONTROLLER_SESSION_CLIENT_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/transport_security.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/worker_service.grpc.pb.h"
+
+namespace iofleet {
+
+// Receives what every session of a controller hears, tagged with the worker's index. Called on
+// gRPC's threads, possibly for several workers at once: implementations lock what they share.
+class SessionEvents {
+ public:
+  virtual ~SessionEvents() = default;
+  virtual void OnMessage(size_t worker, const v1::WorkerMessage& message) = 0;
+  // The session ended: the worker closed it, the connection died, or it was cancelled. Called
+  // once, after the last OnMessage.
+  virtual void OnClosed(size_t worker, const absl::Status& status) = 0;
+};
+
+// A channel to a worker for sessions: credentials, quick reconnects, keepalive pings.
+std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security);
+
+class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage, v1::WorkerMessage> {
+ public:
+  // Opens the session at once; `events` must outlive this object.
+  SessionClient(v1::WorkerService::Stub* stub, size_t worker, std::string address, const TransportSecurity& security,
+                SessionEvents* events);
+  ~SessionClient() override;  // cancels and waits for the session's end
+
+  size_t worker() const { return worker_; }
+  const std::string& address() const { return address_; }
+
+  // Queues a command; dropped (false) once the session has ended.
+  bool Send(v1::ControllerMessage message);
+  // Ends the session from this side: the worker's runs then stop at their lease.
+  void Cancel();
+  // Waits up to `timeout` for the session to end; true if it has.
+  bool WaitClosed(absl::Duration timeout);
+
+  // grpc::ClientBidiReactor
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone(const grpc::Status& status) override;
+
+ private:
+  // With mu_ held: the next queued command to write, if none is in flight (then marked so).
+  const v1::ControllerMessage* NextWriteLocked();
+  // With mu_ held: whether the hold taken at the start is to be removed now (the stream is
+  // ending and no write is in flight); true once.
+  bool ReleaseHoldLocked();
+
+  const size_t worker_;
+  const std::string address_;
+  SessionEvents* const events_;
+  grpc::ClientContext context_;
+  v1::WorkerMessage incoming_;
+  std::mutex mu_;
+  std::condition_variable closed_cv_;
+  std::deque<v1::ControllerMessage> outgoing_;
+  bool writing_ = false;
+  bool ending_ = false;         // no more writes: the stream is ending
+  bool hold_released_ = false;
+  bool closed_ = false;         // OnDone has run
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_SESSION_CLIENT_H_
