@@ -6,6 +6,16 @@
 #include "absl/time/clock.h"
 
 namespace iofleet {
+namespace {
+
+v1::StopRequest MakeStop(const std::string& run_id) {
+  v1::StopRequest stop;
+  stop.set_run_id(run_id);
+  stop.set_reason("the controller gave the preparation up");
+  return stop;
+}
+
+}  // namespace
 
 WorkerSession::WorkerSession(SessionBackend* backend, Send send, std::function<bool()> cancelled)
     : backend_(backend), send_(std::move(send)), cancelled_(std::move(cancelled)) {}
@@ -14,12 +24,13 @@ WorkerSession::~WorkerSession() { Close(); }
 
 void WorkerSession::Close() {
   closing_ = true;
-  std::vector<std::thread> forwarders;
+  std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    forwarders.swap(forwarders_);
+    for (auto& [id, given_up] : preparing_) *given_up = true;
+    threads.swap(threads_);
   }
-  for (std::thread& t : forwarders) t.join();
+  for (std::thread& t : threads) t.join();
 }
 
 void WorkerSession::Problem(const std::string& run_id, const std::string& command, const absl::Status& status) {
@@ -48,17 +59,13 @@ void WorkerSession::Handle(const v1::ControllerMessage& message) {
       return;
     }
     case v1::ControllerMessage::kPrepare: {
-      const std::string& run_id = message.prepare().run_id();
-      v1::RunPrepared* prepared = out.mutable_prepared();
-      absl::Status done = backend_->DoPrepare(message.prepare(), prepared->mutable_response(), [this] { return closing_ || cancelled_(); });
-      if (!done.ok()) return Problem(run_id, "prepare", done);
-      absl::StatusOr<std::shared_ptr<WorkerRun>> run = backend_->TakeReports(run_id);
-      if (!run.ok()) return Problem(run_id, "prepare", run.status());
-      prepared->set_run_id(run_id);
+      auto given_up = std::make_shared<std::atomic<bool>>(false);
       std::lock_guard<std::mutex> lock(mu_);
-      runs_.push_back(run_id);
-      send_(out);
-      forwarders_.emplace_back([this, run = *std::move(run)]() mutable { ForwardReports(std::move(run)); });
+      if (closing_) return;
+      if (!preparing_.emplace(message.prepare().run_id(), given_up).second) {
+        return Problem(message.prepare().run_id(), "prepare", absl::AlreadyExistsError("this run is being prepared already"));
+      }
+      threads_.emplace_back([this, request = message.prepare(), given_up]() mutable { PrepareRun(std::move(request), given_up); });
       return;
     }
     case v1::ControllerMessage::kStart: {
@@ -70,6 +77,14 @@ void WorkerSession::Handle(const v1::ControllerMessage& message) {
       return;
     }
     case v1::ControllerMessage::kStop: {
+      {
+        // A run still being laid out is given up (its prepare answers CANCELLED).
+        std::lock_guard<std::mutex> lock(mu_);
+        if (auto it = preparing_.find(message.stop().run_id()); it != preparing_.end()) {
+          *it->second = true;
+          return;
+        }
+      }
       if (absl::Status stopped = backend_->DoStop(message.stop()); !stopped.ok()) Problem(message.stop().run_id(), "stop", stopped);
       return;
     }
@@ -88,6 +103,28 @@ void WorkerSession::Handle(const v1::ControllerMessage& message) {
       break;
   }
   Problem("", "?", absl::InvalidArgumentError("a session message with no command (from a newer controller?)"));
+}
+
+void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::atomic<bool>> given_up) {
+  const std::string run_id = request.run_id();
+  v1::WorkerMessage out;
+  v1::RunPrepared* prepared = out.mutable_prepared();
+  absl::Status done = backend_->DoPrepare(request, prepared->mutable_response(), [this, given_up] { return *given_up || closing_ || cancelled_(); });
+  if (done.ok() && *given_up) {
+    (void)backend_->DoStop(MakeStop(run_id));  // laid out just as it was given up
+    done = absl::CancelledError("the controller gave the preparation up");
+  }
+  absl::StatusOr<std::shared_ptr<WorkerRun>> run = done.ok() ? backend_->TakeReports(run_id) : absl::StatusOr<std::shared_ptr<WorkerRun>>(done);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    preparing_.erase(run_id);
+    if (run.ok()) runs_.push_back(run_id);
+  }
+  if (!run.ok()) return Problem(run_id, "prepare", run.status());
+  backend_->RenewLease(run_id);  // the lease counts from here, not from when the layout began
+  prepared->set_run_id(run_id);
+  send_(out);
+  ForwardReports(*std::move(run));
 }
 
 void WorkerSession::ForwardReports(std::shared_ptr<WorkerRun> run) {

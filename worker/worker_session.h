@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,13 +48,17 @@ class WorkerSession {
   WorkerSession(SessionBackend* backend, Send send, std::function<bool()> cancelled);
   ~WorkerSession();  // Close()
 
-  // Carries out one command; prepare blocks for the layout.
+  // Carries out one command. A prepare lays its files out on a thread of its own, so the
+  // session keeps answering (probes, renewals) meanwhile, and a stop for that run gives the
+  // layout up.
   void Handle(const v1::ControllerMessage& message);
   // The peer is gone: report forwarding stops (the runs stop at their lease).
   void Close();
 
  private:
   void Problem(const std::string& run_id, const std::string& command, const absl::Status& status);
+  // Lays out the run's files, answers, then forwards its reports.
+  void PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::atomic<bool>> given_up);
   // Sends the run's reports as they are produced, then RunEnded.
   void ForwardReports(std::shared_ptr<WorkerRun> run);
 
@@ -63,7 +68,8 @@ class WorkerSession {
   std::atomic<bool> closing_{false};
   std::mutex mu_;
   std::vector<std::string> runs_;         // prepared in this session: their leases renew here
-  std::vector<std::thread> forwarders_;   // one per run while its reports flow
+  std::map<std::string, std::shared_ptr<std::atomic<bool>>> preparing_;  // run id -> given up
+  std::vector<std::thread> threads_;      // per run: its layout, then its reports
 };
 
 }  // namespace iofleet

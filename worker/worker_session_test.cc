@@ -208,6 +208,36 @@ TEST_F(WorkerSessionTest, RunsLiveWhileTheControllerTalksAndStopAtTheLeaseAfter)
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+// While a run's files are laid out the session keeps answering, and a stop for that run gives
+// the layout up: its prepare answers CANCELLED.
+TEST_F(WorkerSessionTest, ALayoutCanBeGivenUpWhileTheSessionAnswers) {
+  Serve();
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = stub_->Session(&context);
+  v1::ControllerMessage prepare = Prepare("big", 1000);
+  v1::JobSpec* job = prepare.mutable_prepare()->mutable_spec()->mutable_jobs(0);
+  job->set_ioengine("psync");  // a read job on disk: its 8 GiB file is filled first
+  job->set_size(8ull << 30);
+  job->set_directory(std::string(std::getenv("TEST_TMPDIR")) + "/big");
+  ASSERT_TRUE(stream->Write(prepare));
+  v1::ControllerMessage probe;
+  probe.mutable_probe()->set_sequence(1);
+  ASSERT_TRUE(stream->Write(probe));
+  v1::WorkerMessage in;
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_echo()) << "answered during the layout: " << in.DebugString();
+  v1::ControllerMessage stop;
+  stop.mutable_stop()->set_run_id("big");
+  ASSERT_TRUE(stream->Write(stop));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_problem()) << in.DebugString();
+  EXPECT_EQ(in.problem().command(), "prepare");
+  EXPECT_EQ(in.problem().run_id(), "big");
+  EXPECT_EQ(in.problem().code(), static_cast<int>(absl::StatusCode::kCancelled)) << in.problem().message();
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 TEST_F(WorkerSessionTest, ASessionWithoutTheTokenIsRefused) {
   Serve("s3cret");
   grpc::ClientContext context;
