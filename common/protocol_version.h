@@ -13,8 +13,8 @@
 
 namespace iofleet {
 
-inline constexpr uint32_t kProtocolVersion = 1;
-inline constexpr uint32_t kMinCompatibleProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
+inline constexpr uint32_t kMinCompatibleProtocolVersion = 2;  // 2: one session stream per worker
 inline constexpr char kIofleetVersion[] = "0.1.0";
 
 struct ProtocolVersions {

@@ -33,12 +33,10 @@ void OnInterrupt(int) {
   g_user_stop = 1;
 }
 
-// Runs fn(i) for every worker in parallel and waits for all.
-template <typename Fn>
-void ForEachWorker(size_t count, Fn fn) {
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < count; ++i) threads.emplace_back([&fn, i] { fn(i); });
-  for (std::thread& t : threads) t.join();
+std::string Hostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof(name) - 1);
+  return name;
 }
 
 }  // namespace
@@ -59,31 +57,68 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
     if (!started.ok()) return started;
     session->addresses_ = session->local_workers_.addresses();
   }
-  for (const std::string& address : session->addresses_) {
+  const size_t n = session->addresses_.size();
+  session->peers_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
     // Local workers listen on loopback without credentials of their own.
-    session->clients_.push_back(std::make_unique<WorkerClient>(address, session->local_ ? TransportSecurity{} : options.security));
+    const TransportSecurity security = session->local_ ? TransportSecurity{} : options.security;
+    session->clients_.push_back(std::make_unique<WorkerClient>(session->addresses_[i], security));
+    session->stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(session->addresses_[i], security)));
+    session->sessions_.push_back(std::make_unique<SessionClient>(session->stubs_[i].get(), i, session->addresses_[i], security, static_cast<SessionEvents*>(session.get())));
   }
-  const size_t n = session->clients_.size();
-  session->stream_status_.assign(n, absl::OkStatus());
 
   // Handshake with every worker at once; any failure ends the run before IO.
-  std::vector<absl::StatusOr<v1::HelloResponse>> hellos(n, absl::UnknownError("not asked"));
-  ForEachWorker(n, [&](size_t i) { hellos[i] = session->clients_[i]->Hello(options.connect_timeout); });
+  v1::ControllerMessage hello;
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+  hello.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
+  hello.mutable_hello()->set_controller_host(Hostname());
+  session->Broadcast(hello);
+  session->WaitUntil([&] {
+    for (const Peer& p : session->peers_) {
+      if (!p.hello && !p.closed) return false;
+    }
+    return true;
+  }, options.connect_timeout, false);
   std::vector<std::string> failures;
-  for (size_t i = 0; i < n; ++i) {
-    if (!hellos[i].ok()) failures.push_back(std::string(hellos[i].status().message()));
+  {
+    std::lock_guard<std::mutex> lock(session->mu_);
+    for (size_t i = 0; i < n; ++i) {
+      const Peer& p = session->peers_[i];
+      const std::string& address = session->addresses_[i];
+      if (p.hello) {
+        // Checked from our side: the worker may be older than anything this controller supports.
+        absl::Status compatible = CheckProtocolCompatible({kProtocolVersion, kMinCompatibleProtocolVersion}, "controller",
+                                                          {p.hello->protocol_version(), p.hello->min_compatible_version()},
+                                                          absl::StrCat("worker ", address));
+        if (!compatible.ok()) failures.push_back(std::string(compatible.message()));
+      } else if (p.closed && p.lost.code() == absl::StatusCode::kUnimplemented) {
+        failures.push_back(absl::StrCat("worker ", address, " has no session stream: it is an iofleet-worker older than protocol ",
+                                        kMinCompatibleProtocolVersion, ", which this controller (protocol ", kProtocolVersion, ") needs"));
+      } else if (p.closed && p.lost.code() == absl::StatusCode::kUnauthenticated) {
+        failures.push_back(absl::StrCat("worker ", address, " refused the controller: ", absl::StripPrefix(p.lost.message(), absl::StrCat("worker ", address, ": session ended: "))));
+      } else if (p.closed) {
+        failures.push_back(absl::StrCat("worker ", address, " unreachable (hello): ", p.lost.message()));
+      } else {
+        failures.push_back(absl::StrCat("worker ", address, " unreachable (hello): no answer within ", absl::FormatDuration(options.connect_timeout)));
+      }
+    }
   }
   if (!failures.empty()) return absl::UnavailableError(absl::StrJoin(failures, "\niofleet: "));
   report->set_interval_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.interval)));
-  for (size_t i = 0; i < n; ++i) {
-    v1::WorkerInfo* info = report->add_workers();
-    info->set_address(session->addresses_[i]);
-    info->set_hostname(hellos[i]->hostname());
-    info->set_protocol_version(hellos[i]->protocol_version());
-    info->set_kernel(hellos[i]->kernel());
-    info->set_cores(hellos[i]->cores());
-    info->set_local(session->local_);
+  {
+    std::lock_guard<std::mutex> lock(session->mu_);
+    for (size_t i = 0; i < n; ++i) {
+      const v1::HelloResponse& h = *session->peers_[i].hello;
+      v1::WorkerInfo* info = report->add_workers();
+      info->set_address(session->addresses_[i]);
+      info->set_hostname(h.hostname());
+      info->set_protocol_version(h.protocol_version());
+      info->set_kernel(h.kernel());
+      info->set_cores(h.cores());
+      info->set_local(session->local_);
+    }
   }
+  session->keeper_ = std::thread([s = session.get()] { s->Keep(); });
   g_interrupted = 0;
   g_presses = 0;
   struct sigaction action = {};
@@ -98,175 +133,322 @@ void ClusterSession::ClearInterrupt() { g_interrupted = 0; }
 bool UserInterrupted() { return g_user_stop != 0; }
 
 ClusterSession::~ClusterSession() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+    cv_.notify_all();
+  }
+  if (keeper_.joinable()) keeper_.join();
+  sessions_.clear();  // each cancels its stream and waits for its end
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+}
+
+template <typename Done>
+bool ClusterSession::WaitUntil(Done done, absl::Duration timeout, bool notice_interrupt) {
+  const absl::Time deadline = absl::Now() + timeout;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!done()) {
+    if (notice_interrupt && g_interrupted) return false;
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    // A signal cannot wake a condition variable: look at Ctrl-C every 100 ms.
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(std::min(left, absl::Milliseconds(100))));
+  }
+  return true;
+}
+
+void ClusterSession::OnMessage(size_t worker, const v1::WorkerMessage& message) {
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  RunAggregator* aggregator = nullptr;
+  v1::IntervalReport report;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Peer& p = peers_[worker];
+    p.last_heard_unix_ns = now;
+    switch (message.event_case()) {
+      case v1::WorkerMessage::kHello:
+        p.hello = message.hello();
+        break;
+      case v1::WorkerMessage::kPrepared:
+        if (message.prepared().run_id() == run_id_) {
+          p.prepared = true;
+          p.prepare_response = message.prepared().response();
+        }
+        break;
+      case v1::WorkerMessage::kStarted:
+        if (message.started().run_id() == run_id_) {
+          p.started = true;
+          p.start_lead_ns = message.started().lead_ns();
+        }
+        break;
+      case v1::WorkerMessage::kReport:
+        if (message.report().run_id() == run_id_ && aggregator_ != nullptr) {
+          aggregator = aggregator_;
+          report = message.report();
+          if (report.job_index() < global_index_->size()) report.set_job_index(static_cast<uint32_t>((*global_index_)[report.job_index()]));
+        }
+        break;
+      case v1::WorkerMessage::kEnded:
+        if (message.ended().run_id() == run_id_) p.ended = true;
+        break;
+      case v1::WorkerMessage::kProblem: {
+        const v1::SessionProblem& problem = message.problem();
+        const absl::Status status(static_cast<absl::StatusCode>(problem.code()), absl::StrCat("worker ", addresses_[worker], ": ", problem.message()));
+        if (problem.run_id() == run_id_ && problem.command() == "prepare") p.prepare_status = status;
+        if (problem.run_id() == run_id_ && problem.command() == "start") p.start_status = status;
+        break;
+      }
+      case v1::WorkerMessage::kEcho: {
+        const v1::ClockEcho& echo = message.echo();
+        p.round_trip_ns = now - echo.controller_send_unix_ns() - (echo.worker_send_unix_ns() - echo.worker_receive_unix_ns());
+        p.clock_offset_ns = ((echo.worker_receive_unix_ns() - echo.controller_send_unix_ns()) + (echo.worker_send_unix_ns() - now)) / 2;
+        break;
+      }
+      case v1::WorkerMessage::EVENT_NOT_SET:
+        break;
+    }
+  }
+  cv_.notify_all();
+  // Outside the lock: the aggregator has its own, and a thousand sessions report at once.
+  if (aggregator != nullptr) aggregator->Add(worker, report);
+}
+
+void ClusterSession::OnClosed(size_t worker, const absl::Status& status) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Peer& p = peers_[worker];
+    p.closed = true;
+    if (p.lost.ok()) {
+      p.lost = status.ok() ? absl::UnavailableError(absl::StrCat("worker ", addresses_[worker], ": the worker ended the session")) : status;
+    }
+  }
+  cv_.notify_all();
+}
+
+void ClusterSession::Broadcast(const v1::ControllerMessage& message) {
+  for (const auto& session : sessions_) session->Send(message);
+}
+
+void ClusterSession::StopAll(const std::string& run_id, const std::string& reason) {
+  v1::ControllerMessage stop;
+  stop.mutable_stop()->set_run_id(run_id);
+  stop.mutable_stop()->set_reason(reason);
+  Broadcast(stop);
+}
+
+void ClusterSession::Keep() {
+  const absl::Duration beat = std::min(options_.lease / 5, absl::Seconds(1));
+  int64_t previous_probe = 0;  // when the previous probe went out: a worker up has been heard since
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_) {
+    const int64_t now = absl::ToUnixNanos(absl::Now());
+    std::vector<size_t> silent;
+    size_t up = 0;
+    for (size_t i = 0; i < peers_.size(); ++i) {
+      Peer& p = peers_[i];
+      if (p.closed) continue;
+      // Lost only when the worker said nothing (not even a probe's echo) for a whole lease:
+      // by then it has stopped its IO itself.
+      if (p.last_heard_unix_ns > 0 && now - p.last_heard_unix_ns > absl::ToInt64Nanoseconds(options_.lease)) {
+        if (p.lost.ok()) {
+          p.lost = absl::DeadlineExceededError(absl::StrCat("worker ", addresses_[i], ": no answer for a whole lease (",
+                                                            absl::FormatDuration(options_.lease), ")"));
+        }
+        silent.push_back(i);
+        continue;
+      }
+      up += p.last_heard_unix_ns >= previous_probe;
+    }
+    previous_probe = now;
+    v1::ControllerMessage probe;
+    probe.mutable_probe()->set_sequence(++probes_sent_);
+    probe.mutable_probe()->set_controller_send_unix_ns(now);
+    lock.unlock();
+    for (size_t i : silent) sessions_[i]->Cancel();
+    // A probe renews the worker's leases and measures the round trip and the clock offset.
+    Broadcast(probe);
+    if (options_.metrics != nullptr) {
+      // Up: answered since the previous probe (a frozen worker drops out within two beats).
+      options_.metrics->Gauge("iofleet_cluster_workers_up", "Workers whose session is open and answering").Set(static_cast<double>(up));
+    }
+    lock.lock();
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(beat), [this] { return closing_; });
+  }
 }
 
 PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index,
                                       const std::string& run_id, RunAggregator* aggregator, v1::RunReport* report) {
   PhaseOutcome outcome;
-  last_run_id_ = run_id;
-  const size_t n = clients_.size();
-  auto& clients = clients_;
-  auto& addresses = addresses_;
-  auto& stream_status = stream_status_;
-  const SessionOptions& options = options_;
-  std::mutex report_mu;  // prepare threads add each worker's targets
+  const size_t n = sessions_.size();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    run_id_ = run_id;
+    global_index_ = &global_index;
+    aggregator_ = aggregator;
+    for (Peer& p : peers_) {
+      p.prepared = p.started = p.ended = false;
+      p.prepare_response.reset();
+      p.prepare_status = p.start_status = absl::OkStatus();
+    }
+  }
+  // Reports of this phase stop reaching the aggregator when it returns.
+  struct Detach {
+    ClusterSession* s;
+    ~Detach() {
+      std::lock_guard<std::mutex> lock(s->mu_);
+      s->aggregator_ = nullptr;
+      s->global_index_ = nullptr;
+    }
+  } detach{this};
+
+  // 1. Prepare everywhere; the first failure gives the others' preparation up at once.
+  for (size_t i = 0; i < n; ++i) {
+    v1::ControllerMessage prepare;
+    v1::PrepareRequest* request = prepare.mutable_prepare();
+    request->set_run_id(run_id);
+    *request->mutable_spec() = phase_spec;
+    request->set_worker_index(static_cast<uint32_t>(i));
+    request->set_worker_count(static_cast<uint32_t>(n));
+    request->set_interval_ns(report->interval_ns());
+    request->set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options_.lease)));
+    sessions_[i]->Send(prepare);
+  }
+  auto failed = [&](const Peer& p) { return !p.prepare_status.ok() || (!p.prepared && p.closed); };
+  WaitUntil([&] {
+    bool all = true;
+    for (const Peer& p : peers_) {
+      if (failed(p)) return true;
+      all &= p.prepared;
+    }
+    return all;
+  }, absl::Minutes(30), true);
   std::vector<std::string> failures;
-  bool interrupted = false;
-    std::vector<absl::Status> prepared(n);
-    for (auto& client : clients) client->ResetPrepare();
-    ForEachWorker(n, [&](size_t i) {
-      v1::PrepareRequest request;
-      request.set_run_id(run_id);
-      *request.mutable_spec() = phase_spec;
-      request.set_worker_index(static_cast<uint32_t>(i));
-      request.set_worker_count(static_cast<uint32_t>(n));
-      request.set_interval_ns(report->interval_ns());
-      request.set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.lease)));
-      auto response = clients[i]->Prepare(request, absl::Minutes(30));
-      prepared[i] = response.status();
-      if (!response.ok() && response.status().code() != absl::StatusCode::kCancelled) {
-        // One worker failed (or was lost) while the others may be laying out gigabytes: give
-        // their preparation up at once rather than wait for it to finish.
-        for (size_t j = 0; j < n; ++j) {
-          if (j != i) clients[j]->CancelPrepare();
-        }
-      }
-      if (response.ok() && static_cast<int>(i) < report->workers_size()) {
-        // Host facts once, targets as each phase names them.
-        std::lock_guard<std::mutex> lock(report_mu);
-        v1::HostFacts* facts = report->mutable_workers(static_cast<int>(i))->mutable_facts();
-        const auto known_targets = facts->targets();
-        const v1::HostFacts& fresh = response->facts();
-        *facts->mutable_hostname() = fresh.hostname();
-        *facts->mutable_kernel() = fresh.kernel();
-        *facts->mutable_cpu_model() = fresh.cpu_model();
-        facts->set_cpus(fresh.cpus());
-        facts->set_memory_bytes(fresh.memory_bytes());
-        for (const v1::TargetFacts& t : fresh.targets()) {
-          bool known = false;
-          for (const v1::TargetFacts& k : known_targets) known |= k.path() == t.path();
-          if (!known) *facts->add_targets() = t;
-        }
-      }
-    });
-    size_t given_up = 0;
+  bool interrupted = g_interrupted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < n; ++i) {
-      if (prepared[i].code() == absl::StatusCode::kCancelled) ++given_up;
-      else if (!prepared[i].ok()) failures.push_back(std::string(prepared[i].message()));
+      const Peer& p = peers_[i];
+      if (!p.prepare_status.ok()) failures.push_back(std::string(p.prepare_status.message()));
+      else if (!p.prepared && p.closed) failures.push_back(std::string(p.lost.message()));
+    }
+  }
+  if (!failures.empty() || interrupted) {
+    StopAll(run_id, interrupted ? "interrupted by the user (Ctrl-C)" : "another worker failed to prepare");
+    // Wait for the others' answers (prepared, or their layout given up) so none is left half-made.
+    WaitUntil([&] {
+      for (const Peer& p : peers_) {
+        if (!p.prepared && p.prepare_status.ok() && !p.closed) return false;
+      }
+      return true;
+    }, absl::Seconds(30), false);
+    size_t given_up = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const Peer& p : peers_) given_up += p.prepare_status.code() == absl::StatusCode::kCancelled;
     }
     if (!failures.empty() && given_up > 0) {
       failures.push_back(absl::StrCat("preparation stopped on ", given_up, " other worker(s) at once, so nothing runs"));
     }
-    if (!failures.empty()) {
-      ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "another worker failed to prepare", absl::Seconds(2)); });
-      for (const std::string& f : failures) report->add_problems(f);
-      outcome.prepared = false;
-      return outcome;
-    }
-
-    // Streams first (so nothing is missed), leases kept alive, then one start instant.
-    std::vector<std::atomic<bool>> stream_done(n);
-    std::vector<std::thread> streams;
-    for (size_t i = 0; i < n; ++i) {
-      streams.emplace_back([&, i] {
-        stream_status[i] = clients[i]->ReadIntervals(run_id, [&](const v1::IntervalReport& r) {
-          v1::IntervalReport global = r;
-          if (r.job_index() < global_index.size()) global.set_job_index(static_cast<uint32_t>(global_index[r.job_index()]));
-          aggregator->Add(i, global);
-        });
-        stream_done[i] = true;
-      });
-    }
-    std::atomic<bool> phase_over{false};
-    std::vector<std::atomic<int64_t>> last_heartbeat_ok(n);
-    for (auto& t : last_heartbeat_ok) t = absl::ToUnixNanos(absl::Now());
-    std::vector<std::atomic<bool>> answering(n);  // the latest heartbeat was answered
-    for (auto& a : answering) a = true;
-    std::thread heartbeats([&] {
-      while (!phase_over) {
-        ForEachWorker(n, [&](size_t i) {
-          if (stream_done[i]) return;
-          answering[i] = clients[i]->Heartbeat(run_id, absl::Seconds(1)).ok();
-          if (answering[i]) {
-            last_heartbeat_ok[i] = absl::ToUnixNanos(absl::Now());
-          } else if (absl::Now() - absl::FromUnixNanos(last_heartbeat_ok[i]) > options.lease) {
-            // The worker has not answered for a whole lease: it is gone (and has stopped its IO).
-            clients[i]->CancelStream();
-          }
-        });
-        if (options.metrics != nullptr) {
-          // Up: answers heartbeats, or has ended the phase with its results delivered.
-          size_t up = 0;
-          for (size_t i = 0; i < n; ++i) up += stream_done[i] ? stream_status[i].ok() : answering[i].load();
-          options.metrics->Gauge("iofleet_cluster_workers_up", "Workers answering the controller (heartbeats) or done with the phase")
-              .Set(static_cast<double>(up));
-        }
-        // Beat every lease/5 (at most 1 s), but notice the phase's end at once.
-        const absl::Time next = absl::Now() + std::min(options.lease / 5, absl::Seconds(1));
-        while (!phase_over && absl::Now() < next) absl::SleepFor(absl::Milliseconds(20));
-      }
-    });
-
-    const int64_t start = absl::ToUnixNanos(absl::Now() + absl::Milliseconds(250));
-    outcome.start_unix_ns = start;
-    for (size_t j : global_index) aggregator->MarkStarted(j, start);
-    std::vector<absl::Status> started(n);
-    ForEachWorker(n, [&](size_t i) {
-      v1::StartRequest request;
-      request.set_run_id(run_id);
-      request.set_start_unix_ns(start);
-      auto response = clients[i]->Start(request, absl::Seconds(5));
-      started[i] = response.status();
-      if (response.ok() && response->lead_ns() < 0) {
-        Log(LogLevel::kWarning, absl::StrCat("worker ", addresses[i], " got the start request ", -response->lead_ns() / 1000000, " ms late"));
-      }
-    });
-    bool any_start_failed = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (!started[i].ok()) {
-        report->add_problems(std::string(started[i].message()));
-        any_start_failed = true;
+    for (const std::string& f : failures) report->add_problems(f);
+    if (interrupted) report->add_problems("interrupted by the user before the phase started");
+    outcome.prepared = false;
+    outcome.interrupted = interrupted;
+    return outcome;
+  }
+  {
+    // Host facts once, targets as each phase names them.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < n && static_cast<int>(i) < report->workers_size(); ++i) {
+      v1::HostFacts* facts = report->mutable_workers(static_cast<int>(i))->mutable_facts();
+      const auto known_targets = facts->targets();
+      const v1::HostFacts& fresh = peers_[i].prepare_response->facts();
+      *facts->mutable_hostname() = fresh.hostname();
+      *facts->mutable_kernel() = fresh.kernel();
+      *facts->mutable_cpu_model() = fresh.cpu_model();
+      facts->set_cpus(fresh.cpus());
+      facts->set_memory_bytes(fresh.memory_bytes());
+      for (const v1::TargetFacts& t : fresh.targets()) {
+        bool known = false;
+        for (const v1::TargetFacts& k : known_targets) known |= k.path() == t.path();
+        if (!known) *facts->add_targets() = t;
       }
     }
-    if (any_start_failed) {
-      ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "another worker failed to start", absl::Seconds(2)); });
-    }
+  }
 
-    // Wait for every stream to end; Ctrl-C stops the workers, whose final reports still come.
-    bool aborted = false;
-    for (size_t i = 0; i < n;) {
-      // --on-worker-loss=abort: a lost worker stops the whole phase on every worker.
-      if (options.abort_on_worker_loss && !aborted) {
-        for (size_t w = 0; w < n; ++w) {
-          if (stream_done[w] && !stream_status[w].ok()) {
-            aborted = true;
-            outcome.aborted = true;
-            report->add_problems(absl::StrCat("aborted (--on-worker-loss=abort): worker ", addresses[w], " was lost"));
-            ForEachWorker(n, [&](size_t x) { (void)clients[x]->Stop(run_id, "aborted: another worker was lost", absl::Seconds(2)); });
-            break;
-          }
+  // 2. One start instant, far enough ahead for the slowest round trip measured (at least
+  // 50 ms, at most 2 s ahead).
+  int64_t slowest_round_trip = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Peer& p : peers_) slowest_round_trip = std::max(slowest_round_trip, p.round_trip_ns);
+  }
+  const absl::Duration lead = std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(20), absl::Milliseconds(50), absl::Seconds(2));
+  const int64_t start = absl::ToUnixNanos(absl::Now() + lead);
+  outcome.start_unix_ns = start;
+  for (size_t j : global_index) aggregator->MarkStarted(j, start);
+  v1::ControllerMessage start_message;
+  start_message.mutable_start()->set_run_id(run_id);
+  start_message.mutable_start()->set_start_unix_ns(start);
+  Broadcast(start_message);
+
+  // 3. Until every worker has delivered the phase's reports or is lost; Ctrl-C stops them all,
+  // whose final reports still come.
+  bool stopped = false, aborted = false, start_problems_reported = false;
+  std::vector<bool> late_noted(n, false);
+  while (true) {
+    // A worker that could not start has nothing to deliver (the others are stopped for it).
+    auto finished = [](const Peer& p) { return p.ended || p.closed || !p.start_status.ok(); };
+    WaitUntil([&] {
+      for (const Peer& p : peers_) {
+        if (!finished(p)) return false;
+      }
+      return true;
+    }, absl::Milliseconds(500), true);
+    std::vector<std::string> start_failures;
+    bool done = true, any_lost = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (size_t i = 0; i < n; ++i) {
+        const Peer& p = peers_[i];
+        done &= finished(p);
+        any_lost |= p.closed && !p.ended;
+        if (!p.start_status.ok() && !start_problems_reported) start_failures.push_back(std::string(p.start_status.message()));
+        if (p.started && p.start_lead_ns < 0 && !late_noted[i]) {
+          late_noted[i] = true;
+          Log(LogLevel::kWarning, absl::StrCat("worker ", addresses_[i], " got the start request ", -p.start_lead_ns / 1000000, " ms late"));
         }
       }
-      if (stream_done[i]) {
-        ++i;
-        continue;
-      }
-      if (g_interrupted && !interrupted) {
-        interrupted = true;
-        std::cerr << "iofleet: interrupted; stopping the workers and reporting what was measured\n";
-        ForEachWorker(n, [&](size_t w) { (void)clients[w]->Stop(run_id, "interrupted by the user (Ctrl-C)", absl::Seconds(2)); });
-      }
-      absl::SleepFor(absl::Milliseconds(50));
     }
-    for (std::thread& t : streams) t.join();
-    phase_over = true;
-    heartbeats.join();
-    ForEachWorker(n, [&](size_t i) { (void)clients[i]->Stop(run_id, "run complete", absl::Seconds(1)); });
+    if (!start_failures.empty()) {
+      start_problems_reported = true;
+      for (const std::string& f : start_failures) report->add_problems(f);
+      if (!stopped) StopAll(run_id, "another worker failed to start");
+      stopped = true;
+    }
+    if (options_.abort_on_worker_loss && any_lost && !aborted) {
+      aborted = true;
+      outcome.aborted = true;
+      std::string lost_address;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (size_t i = 0; i < n && lost_address.empty(); ++i) {
+          if (peers_[i].closed && !peers_[i].ended) lost_address = addresses_[i];
+        }
+      }
+      report->add_problems(absl::StrCat("aborted (--on-worker-loss=abort): worker ", lost_address, " was lost"));
+      StopAll(run_id, "aborted: another worker was lost");
+    }
+    if (done) break;
+    if (g_interrupted && !interrupted) {
+      interrupted = true;
+      std::cerr << "iofleet: interrupted; stopping the workers and reporting what was measured\n";
+      StopAll(run_id, "interrupted by the user (Ctrl-C)");
+    }
+  }
+  StopAll(run_id, "run complete");
   MarkHostDifferences(report);
   outcome.interrupted = interrupted || g_interrupted;
-  outcome.aborted = outcome.aborted || aborted;
   return outcome;
 }
 
@@ -285,19 +467,26 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
     // while it could not hear us, say), or that it never heard of it (it was restarted and
     // holds no state of this run), or it does not answer at all.
     std::string now;
-    if (!last_run_id_.empty()) {
-      const absl::Status asked = clients_[i]->Heartbeat(last_run_id_, absl::Seconds(1));
+    std::string run_id;
+    absl::Status lost;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      run_id = run_id_;
+      lost = peers_[i].lost;
+    }
+    if (!run_id.empty()) {
+      const absl::Status asked = clients_[i]->Heartbeat(run_id, absl::Seconds(1));
       if (asked.code() == absl::StatusCode::kFailedPrecondition) {
         now = absl::StrCat("; it answers again and says: ", absl::StripPrefix(asked.message(), absl::StrCat("worker ", addresses_[i], ": ")));
       } else if (asked.code() == absl::StatusCode::kNotFound) {
-        now = absl::StrCat("; it answers again but has no record of run ", last_run_id_,
+        now = absl::StrCat("; it answers again but has no record of run ", run_id,
                            ": it was restarted (or another worker now listens there), and does no IO for this run");
       } else if (!asked.ok()) {
         now = "; it does not answer now either";
       }
     }
     report->add_problems(absl::StrCat("worker ", addresses_[i], " lost", when, " (",
-                                      stream_status_[i].ok() ? "stream ended early" : stream_status_[i].message(),
+                                      lost.ok() ? "its session ended early" : absl::StripPrefix(lost.message(), absl::StrCat("worker ", addresses_[i], ": ")),
                                       "): its figures cover only the intervals received", now));
   }
   report->set_workers_completed(completed);

@@ -1,13 +1,21 @@
 // A controller's session with its workers, shared by `iofleet run` and `iofleet mdtest`:
-// start local workers or reach the given ones, shake hands with all of them, then run phases
-// — each prepared on every worker, started on all at one instant, streamed into a
-// RunAggregator until every worker has finished it (a cluster-wide barrier), with leases
-// kept alive and Ctrl-C turned into a stop that still collects what was measured.
+// start local workers or reach the given ones, open one session stream with each
+// (controller/session_client.h: gRPC's callback API, no thread per worker), shake hands, then
+// run phases — each prepared on every worker, started on all at one instant chosen from the
+// measured round trips, streamed into a RunAggregator until every worker has finished it (a
+// cluster-wide barrier). One keeper thread probes every session each lease/5 (which renews
+// the worker's leases and measures round trip and clock offset); a worker that has said
+// nothing for a whole lease, or whose connection ended, is lost. Ctrl-C becomes a stop that
+// still collects what was measured.
 #ifndef IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
 #define IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,6 +23,7 @@
 #include "common/atomic_file.h"
 #include "controller/local_workers.h"
 #include "controller/run_aggregator.h"
+#include "controller/session_client.h"
 #include "controller/worker_client.h"
 #include "metrics/interval_metrics.h"
 #include "proto/report.pb.h"
@@ -31,7 +40,7 @@ struct SessionOptions {
   absl::Duration connect_timeout = absl::Seconds(3);
   TransportSecurity security;  // token and/or mutual TLS towards the workers
   bool abort_on_worker_loss = false;  // --on-worker-loss=abort (default: continue with the others)
-  // Prometheus (--metrics-listen): iofleet_cluster_workers_up, kept by the heartbeats.
+  // Prometheus (--metrics-listen): iofleet_cluster_workers_up, kept by the session keeper.
   IntervalMetrics* metrics = nullptr;
 };
 
@@ -43,11 +52,11 @@ struct PhaseOutcome {
   int64_t start_unix_ns = 0;
 };
 
-class ClusterSession {
+class ClusterSession : private SessionEvents {
  public:
   // Reaches (or starts) the workers and fills report->workers(); errors name the workers.
   static absl::StatusOr<std::unique_ptr<ClusterSession>> Open(const SessionOptions& options, v1::RunReport* report);
-  ~ClusterSession();
+  ~ClusterSession() override;
 
   size_t size() const { return clients_.size(); }
   const std::vector<std::string>& addresses() const { return addresses_; }
@@ -66,13 +75,49 @@ class ClusterSession {
 
  private:
   ClusterSession() = default;
+  // What the controller knows of one worker's session.
+  struct Peer {
+    std::optional<v1::HelloResponse> hello;
+    bool closed = false;
+    absl::Status lost;            // why the worker is lost (its session ended or went silent)
+    int64_t last_heard_unix_ns = 0;
+    int64_t round_trip_ns = -1;   // the latest probe's
+    int64_t clock_offset_ns = 0;  // the worker's clock minus ours, from the latest probe
+    // The current phase.
+    bool prepared = false, started = false, ended = false;
+    std::optional<v1::PrepareResponse> prepare_response;
+    absl::Status prepare_status, start_status;
+    int64_t start_lead_ns = 0;
+  };
+  // SessionEvents, on gRPC's threads.
+  void OnMessage(size_t worker, const v1::WorkerMessage& message) override;
+  void OnClosed(size_t worker, const absl::Status& status) override;
+  // Sends `message` to every worker whose session is open.
+  void Broadcast(const v1::ControllerMessage& message);
+  void StopAll(const std::string& run_id, const std::string& reason);
+  // The keeper: probes every lease/5, declares silent workers lost, keeps workers_up.
+  void Keep();
+  // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes; wakes
+  // every 100 ms to notice Ctrl-C. True if `done` held.
+  template <typename Done>
+  bool WaitUntil(Done done, absl::Duration timeout, bool notice_interrupt);
+
   SessionOptions options_;
   bool local_ = false;
   LocalWorkers local_workers_;
   std::vector<std::string> addresses_;
-  std::vector<std::unique_ptr<WorkerClient>> clients_;
-  std::vector<absl::Status> stream_status_;
-  std::string last_run_id_;  // the run id of the latest phase (what workers know it by)
+  std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
+  std::vector<std::unique_ptr<SessionClient>> sessions_;
+  std::vector<std::unique_ptr<WorkerClient>> clients_;  // for asking a lost worker what happened
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Peer> peers_;
+  std::string run_id_;  // the current (or latest) phase's run id, what workers know it by
+  const std::vector<size_t>* global_index_ = nullptr;
+  RunAggregator* aggregator_ = nullptr;
+  uint64_t probes_sent_ = 0;
+  bool closing_ = false;
+  std::thread keeper_;
 };
 
 std::string NewRunId();

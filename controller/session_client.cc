@@ -20,6 +20,8 @@ SessionClient::SessionClient(v1::WorkerService::Stub* stub, size_t worker, std::
                              SessionEvents* events)
     : worker_(worker), address_(std::move(address)), events_(events) {
   if (!security.token.empty()) context_.AddMetadata(kTokenMetadataKey, security.token);
+  // A worker that is still starting is waited for (the controller gives up on its own clock).
+  context_.set_wait_for_ready(true);
   stub->async()->Session(&context_, this);
   // Held until no write can start any more (the stream is ending): a command queued on one
   // thread as the stream breaks on another is never written to a finished reactor.

@@ -318,6 +318,33 @@ class RefusingWorker final : public v1::WorkerService::Service {
   grpc::Status StreamIntervals(grpc::ServerContext*, const v1::StreamIntervalsRequest*, grpc::ServerWriter<v1::IntervalReport>*) override {
     return grpc::Status(grpc::StatusCode::NOT_FOUND, "no such run");
   }
+  // The session: answers hello, probes and prepare, refuses every start, ends a stopped run.
+  grpc::Status Session(grpc::ServerContext*, grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream) override {
+    v1::ControllerMessage in;
+    while (stream->Read(&in)) {
+      v1::WorkerMessage out;
+      if (in.has_hello()) {
+        Hello(nullptr, &in.hello(), out.mutable_hello());
+      } else if (in.has_prepare()) {
+        out.mutable_prepared()->set_run_id(in.prepare().run_id());
+      } else if (in.has_start()) {
+        v1::SessionProblem* problem = out.mutable_problem();
+        problem->set_run_id(in.start().run_id());
+        problem->set_command("start");
+        problem->set_code(static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
+        problem->set_message("start refused by the test's worker");
+      } else if (in.has_stop()) {
+        out.mutable_ended()->set_run_id(in.stop().run_id());
+      } else if (in.has_probe()) {
+        out.mutable_echo()->set_sequence(in.probe().sequence());
+        out.mutable_echo()->set_controller_send_unix_ns(in.probe().controller_send_unix_ns());
+      } else {
+        continue;
+      }
+      if (!stream->Write(out)) break;
+    }
+    return grpc::Status::OK;
+  }
 };
 
 TEST_F(MdtestEndToEnd, EachProblemOfAPhaseIsReportedOnce) {

@@ -302,16 +302,74 @@ void WorkerServiceImpl::RenewLease(const std::string& run_id) {
   if (auto run = FindRun(run_id)) run->RenewLease();
 }
 
+namespace {
+
+// The worker's side of a session's writes: one thread writes what the session queues, so the
+// thread reading the controller's commands never waits for the network (a renewal is read and
+// applied even while reports queue behind a slow controller). Reports wait when many are
+// queued already (backpressure on the run's forwarder, not on the commands).
+class SessionWriter {
+ public:
+  explicit SessionWriter(grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream)
+      : stream_(stream), thread_([this] { Run(); }) {}
+  ~SessionWriter() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool Send(const v1::WorkerMessage& message) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (message.has_report()) cv_.wait(lock, [this] { return broken_ || done_ || queue_.size() < kQueuedReports; });
+    if (broken_ || done_) return false;
+    queue_.push_back(message);
+    cv_.notify_all();
+    return true;
+  }
+
+ private:
+  static constexpr size_t kQueuedReports = 1024;
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // done, everything written
+      v1::WorkerMessage next = std::move(queue_.front());
+      queue_.pop_front();
+      cv_.notify_all();
+      lock.unlock();
+      const bool written = stream_->Write(next);
+      lock.lock();
+      if (!written) {
+        broken_ = true;
+        queue_.clear();
+        cv_.notify_all();
+        return;
+      }
+    }
+  }
+  grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* const stream_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<v1::WorkerMessage> queue_;
+  bool done_ = false, broken_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
 grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  std::mutex write_mu;
-  WorkerSession session(this, [&](const v1::WorkerMessage& message) {
-    std::lock_guard<std::mutex> lock(write_mu);
-    return stream->Write(message);
-  }, [context] { return context->IsCancelled(); });
-  v1::ControllerMessage message;
-  while (stream->Read(&message)) session.Handle(message);
-  session.Close();
+  SessionWriter writer(stream);
+  {
+    WorkerSession session(this, [&writer](const v1::WorkerMessage& message) { return writer.Send(message); },
+                          [context] { return context->IsCancelled(); });
+    v1::ControllerMessage message;
+    while (stream->Read(&message)) session.Handle(message);
+    session.Close();
+  }
   return context->IsCancelled() ? grpc::Status(grpc::StatusCode::CANCELLED, "session cancelled by the controller") : grpc::Status::OK;
 }
 
