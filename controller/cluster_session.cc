@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <fstream>
 #include <iostream>
@@ -118,6 +119,17 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
       info->set_local(session->local_);
     }
   }
+  // One probe round before the first phase: round trips for the start instant, clock offsets.
+  v1::ControllerMessage probe;
+  probe.mutable_probe()->set_sequence(0);
+  probe.mutable_probe()->set_controller_send_unix_ns(absl::ToUnixNanos(absl::Now()));
+  session->Broadcast(probe);
+  session->WaitUntil([&] {
+    for (const Peer& p : session->peers_) {
+      if (p.round_trip_ns < 0 && !p.closed) return false;
+    }
+    return true;
+  }, options.connect_timeout, false);
   session->keeper_ = std::thread([s = session.get()] { s->Keep(); });
   g_interrupted = 0;
   g_presses = 0;
@@ -447,9 +459,32 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     }
   }
   StopAll(run_id, "run complete");
+  NoteClocks(report);
   MarkHostDifferences(report);
   outcome.interrupted = interrupted || g_interrupted;
   return outcome;
+}
+
+void ClusterSession::NoteClocks(v1::RunReport* report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Intervals are cut by each worker's own clock: one that is off by more than 1% of an
+  // interval puts its reports that much beside the others'.
+  const int64_t tolerance = absl::ToInt64Nanoseconds(options_.interval) / 100;
+  for (size_t i = 0; i < peers_.size() && static_cast<int>(i) < report->workers_size(); ++i) {
+    const Peer& p = peers_[i];
+    v1::WorkerInfo* info = report->mutable_workers(static_cast<int>(i));
+    if (p.round_trip_ns < 0) continue;
+    info->set_clock_offset_ns(p.clock_offset_ns);
+    info->set_round_trip_ns(p.round_trip_ns);
+    info->set_start_lead_ns(p.start_lead_ns);
+    if (std::abs(p.clock_offset_ns) > tolerance && clock_warned_.insert(i).second) {
+      report->add_problems(absl::StrFormat(
+          "worker %s: its clock is %.1f ms %s the controller's (round trip %.1f ms), more than 1%% of the %s interval: its "
+          "intervals are cut that far from the others' (synchronize the hosts' clocks, e.g. chrony)",
+          addresses_[i], std::abs(static_cast<double>(p.clock_offset_ns)) / 1e6, p.clock_offset_ns > 0 ? "ahead of" : "behind",
+          static_cast<double>(p.round_trip_ns) / 1e6, absl::FormatDuration(options_.interval)));
+    }
+  }
 }
 
 void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,6 +96,9 @@ class ClusterSession : private SessionEvents {
   // Sends `message` to every worker whose session is open.
   void Broadcast(const v1::ControllerMessage& message);
   void StopAll(const std::string& run_id, const std::string& reason);
+  // The workers' clock offsets, round trips and start leads into the report; a clock off by
+  // more than 1% of the interval is a problem (named once per session).
+  void NoteClocks(v1::RunReport* report);
   // The keeper: probes every lease/5, declares silent workers lost, keeps workers_up.
   void Keep();
   // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes; wakes
@@ -116,6 +120,7 @@ class ClusterSession : private SessionEvents {
   const std::vector<size_t>* global_index_ = nullptr;
   RunAggregator* aggregator_ = nullptr;
   uint64_t probes_sent_ = 0;
+  std::set<size_t> clock_warned_;
   bool closing_ = false;
   std::thread keeper_;
 };

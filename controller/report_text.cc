@@ -159,9 +159,12 @@ std::string RenderTextReport(const v1::RunReport& report) {
                         report.workers().empty() ? "" : absl::StrCat(": ", absl::StrJoin(worker_names, ", ")));
   for (const v1::WorkerInfo& w : report.workers()) {
     const v1::HostFacts& f = w.facts();
-    absl::StrAppendFormat(&out, "  %s: %s, %s, %d CPUs (%s), %s memory\n", w.address(), f.hostname().empty() ? w.hostname() : f.hostname(),
+    absl::StrAppendFormat(&out, "  %s: %s, %s, %d CPUs (%s), %s memory%s\n", w.address(), f.hostname().empty() ? w.hostname() : f.hostname(),
                           f.kernel().empty() ? w.kernel() : f.kernel(), f.cpus() ? f.cpus() : w.cores(), f.cpu_model(),
-                          FormatBytes(static_cast<double>(f.memory_bytes())));
+                          FormatBytes(static_cast<double>(f.memory_bytes())),
+                          w.round_trip_ns() > 0 ? absl::StrFormat(", clock %+.2f ms, round trip %.2f ms", static_cast<double>(w.clock_offset_ns()) / 1e6,
+                                                                  static_cast<double>(w.round_trip_ns()) / 1e6)
+                                                : "");
     for (const v1::TargetFacts& t : f.targets()) {
       absl::StrAppend(&out, "    ", t.path(), ": ", t.fs_type(), " ", t.mount_source(), t.mount_point().empty() ? "" : " on " + t.mount_point());
       if (!t.nfs_version().empty()) absl::StrAppend(&out, ", nfs vers=", t.nfs_version(), " rsize=", t.rsize(), " wsize=", t.wsize(), " proto=", t.proto(), " actimeo=", t.actimeo());

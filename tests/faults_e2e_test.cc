@@ -212,6 +212,26 @@ TEST_F(EndToEnd, WorkerRefusesPathsOutsideItsRoots) {
   EXPECT_NE(::stat((data_ + "/elsewhere").c_str(), &st), 0) << "the refused directory was created";
 }
 
+// Each worker's clock is measured over its session: the report gives every worker's offset and
+// round trip, and names one whose clock is off by more than 1% of the interval (its intervals
+// are cut that far from the others').
+TEST_F(EndToEnd, AWorkerClockOffByMoreThanOnePercentOfTheIntervalIsNamed) {
+  TestWorker steady("worker-steady", {"--allow-root", data_});
+  TestWorker skewed("worker-skewed", {"--allow-root", data_, "--clock-skew", "40ms"});
+  ControllerRun run = RunJson({"run", WriteJob("clock.fio", absl::StrCat("[j]\nrw=write\nsize=256k\ndirectory=", data_, "\n")),
+                               "--hosts", absl::StrCat(steady.address(), ",", skewed.address()), "--interval", "1s"}, "clock");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", skewed.address(), ": its clock is ")));
+  EXPECT_THAT(run.err, HasSubstr("ms ahead of the controller's"));
+  EXPECT_THAT(run.err, Not(HasSubstr(absl::StrCat("worker ", steady.address(), ": its clock"))));
+  ASSERT_EQ(run.report.workers_size(), 2);
+  EXPECT_GT(run.report.workers(0).round_trip_ns(), 0);
+  EXPECT_LT(std::abs(run.report.workers(0).clock_offset_ns()), 5'000'000) << "the steady worker shares our clock";
+  EXPECT_GT(run.report.workers(1).clock_offset_ns(), 35'000'000);
+  EXPECT_LT(run.report.workers(1).clock_offset_ns(), 45'000'000);
+  EXPECT_GT(run.report.workers(0).start_lead_ns(), 0) << "the start command arrived ahead of the instant";
+}
+
 TEST_F(EndToEnd, IncompatibleWorkerVersionIsNamed) {
   TestWorker old_worker("worker-old", {"--allow-root", data_, "--advertise-protocol-version", "0"});
   ControllerRun run = RunController({"run", WriteJob("v.fio", absl::StrCat("[j]\nsize=1m\ndirectory=", data_, "\n")),

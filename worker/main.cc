@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/command_line.h"
 #include "common/confined_path.h"
 #include "common/listen_address.h"
@@ -34,6 +35,7 @@ const std::vector<OptionSpec> kOptions = {
     {"max-run-memory", true, false, "SIZE", "memory the runs this worker holds may make it allocate, together (default 4g); larger runs are refused"},
     {"metrics-listen", true, false, "HOST:PORT", "serve Prometheus /metrics here (ops, bytes, errors, latency histogram, queue depth per run/job/direction)"},
     {"advertise-protocol-version", true, false, "N", "testing only: announce protocol version N"},
+    {"clock-skew", true, false, "DURATION", "testing only: answer clock probes as if this clock were DURATION ahead (e.g. 50ms, -20ms)"},
     {"help", false, false, "", "show this help"},
 };
 
@@ -132,6 +134,14 @@ int Main(int argc, char** argv) {
     std::printf("iofleet-worker metrics on http://%s/metrics\n", metrics->address().c_str());
   }
   WorkerServiceImpl service(std::move(*policy), versions, security->token, metrics.get(), max_run_memory);
+  if (args->Has("clock-skew")) {
+    absl::Duration skew;
+    if (!absl::ParseDuration(args->Get("clock-skew"), &skew)) {
+      std::cerr << "iofleet-worker: --clock-skew needs a duration (e.g. 50ms)\n";
+      return 2;
+    }
+    service.set_clock_skew_for_testing(skew);
+  }
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/protocol_version.h"
 #include "job/run_limits.h"
 #include "proto/worker_service.grpc.pb.h"
@@ -45,6 +47,8 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
 
   // Stops every run (used on SIGTERM before the server shuts down).
   void StopAll(const std::string& reason);
+  // Testing only (--clock-skew): the worker's clock as clock probes see it is off by `skew`.
+  void set_clock_skew_for_testing(absl::Duration skew) { clock_skew_ = skew; }
 
  private:
   // The commands, whichever way they arrive (unary RPCs or a session); the callers authorize.
@@ -54,6 +58,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   absl::Status DoStop(const v1::StopRequest& request) override;
   absl::StatusOr<std::shared_ptr<WorkerRun>> TakeReports(const std::string& run_id) override;
   void RenewLease(const std::string& run_id) override;
+  int64_t NowUnixNs() override { return absl::ToUnixNanos(absl::Now() + clock_skew_); }
 
   std::shared_ptr<WorkerRun> FindRun(const std::string& run_id);
   // NOT_FOUND for a run this worker never had (or forgot: it was restarted), FAILED_PRECONDITION
@@ -86,6 +91,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   std::map<std::string, std::string> ended_;
   std::deque<std::string> ended_order_;
   std::thread lease_watchdog_;
+  absl::Duration clock_skew_;
 };
 
 }  // namespace iofleet

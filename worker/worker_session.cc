@@ -44,7 +44,7 @@ void WorkerSession::Problem(const std::string& run_id, const std::string& comman
 }
 
 void WorkerSession::Handle(const v1::ControllerMessage& message) {
-  const int64_t received_unix_ns = absl::ToUnixNanos(absl::Now());
+  const int64_t received_unix_ns = backend_->NowUnixNs();
   {
     // Any word from the controller keeps this session's runs alive.
     std::lock_guard<std::mutex> lock(mu_);
@@ -95,7 +95,7 @@ void WorkerSession::Handle(const v1::ControllerMessage& message) {
       echo->set_sequence(message.probe().sequence());
       echo->set_controller_send_unix_ns(message.probe().controller_send_unix_ns());
       echo->set_worker_receive_unix_ns(received_unix_ns);
-      echo->set_worker_send_unix_ns(absl::ToUnixNanos(absl::Now()));
+      echo->set_worker_send_unix_ns(backend_->NowUnixNs());
       send_(out);
       return;
     }

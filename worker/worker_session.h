@@ -37,6 +37,8 @@ class SessionBackend {
   // The run whose reports this session will read (one reader per run).
   virtual absl::StatusOr<std::shared_ptr<WorkerRun>> TakeReports(const std::string& run_id) = 0;
   virtual void RenewLease(const std::string& run_id) = 0;
+  // The worker's wall clock, as clock probes are answered with it.
+  virtual int64_t NowUnixNs() = 0;
 };
 
 class WorkerSession {
