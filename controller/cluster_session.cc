@@ -64,7 +64,7 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
     // Local workers listen on loopback without credentials of their own.
     const TransportSecurity security = session->local_ ? TransportSecurity{} : options.security;
     session->clients_.push_back(std::make_unique<WorkerClient>(session->addresses_[i], security));
-    session->stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(session->addresses_[i], security)));
+    session->stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(session->addresses_[i], security, options.lease)));
     session->sessions_.push_back(std::make_unique<SessionClient>(session->stubs_[i].get(), i, session->addresses_[i], security, static_cast<SessionEvents*>(session.get())));
   }
 
@@ -255,33 +255,21 @@ void ClusterSession::Keep() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!closing_) {
     const int64_t now = absl::ToUnixNanos(absl::Now());
-    std::vector<size_t> silent;
     size_t up = 0;
-    for (size_t i = 0; i < peers_.size(); ++i) {
-      Peer& p = peers_[i];
-      if (p.closed) continue;
-      // Lost only when the worker said nothing (not even a probe's echo) for a whole lease:
-      // by then it has stopped its IO itself.
-      if (p.last_heard_unix_ns > 0 && now - p.last_heard_unix_ns > absl::ToInt64Nanoseconds(options_.lease)) {
-        if (p.lost.ok()) {
-          p.lost = absl::DeadlineExceededError(absl::StrCat("worker ", addresses_[i], ": no answer for a whole lease (",
-                                                            absl::FormatDuration(options_.lease), ")"));
-        }
-        silent.push_back(i);
-        continue;
-      }
-      up += p.last_heard_unix_ns >= previous_probe;
+    for (const Peer& p : peers_) {
+      // Up: answered since the previous probe (a frozen worker drops out within two beats).
+      // Silence alone never makes a worker lost — a busy host is slow, not gone; its session's
+      // connection (HTTP/2 keepalive) says when it is gone.
+      if (!p.closed) up += p.last_heard_unix_ns >= previous_probe;
     }
     previous_probe = now;
     v1::ControllerMessage probe;
     probe.mutable_probe()->set_sequence(++probes_sent_);
     probe.mutable_probe()->set_controller_send_unix_ns(now);
     lock.unlock();
-    for (size_t i : silent) sessions_[i]->Cancel();
     // A probe renews the worker's leases and measures the round trip and the clock offset.
     Broadcast(probe);
     if (options_.metrics != nullptr) {
-      // Up: answered since the previous probe (a frozen worker drops out within two beats).
       options_.metrics->Gauge("iofleet_cluster_workers_up", "Workers whose session is open and answering").Set(static_cast<double>(up));
     }
     lock.lock();
@@ -477,7 +465,8 @@ void ClusterSession::NoteClocks(v1::RunReport* report) {
     info->set_clock_offset_ns(p.clock_offset_ns);
     info->set_round_trip_ns(p.round_trip_ns);
     info->set_start_lead_ns(p.start_lead_ns);
-    if (std::abs(p.clock_offset_ns) > tolerance && clock_warned_.insert(i).second) {
+    // The estimate is uncertain by half the round trip: only an offset beyond that counts.
+    if (std::abs(p.clock_offset_ns) - p.round_trip_ns / 2 > tolerance && clock_warned_.insert(i).second) {
       report->add_problems(absl::StrFormat(
           "worker %s: its clock is %.1f ms %s the controller's (round trip %.1f ms), more than 1%% of the %s interval: its "
           "intervals are cut that far from the others' (synchronize the hosts' clocks, e.g. chrony)",

@@ -4,9 +4,10 @@
 // run phases — each prepared on every worker, started on all at one instant chosen from the
 // measured round trips, streamed into a RunAggregator until every worker has finished it (a
 // cluster-wide barrier). One keeper thread probes every session each lease/5 (which renews
-// the worker's leases and measures round trip and clock offset); a worker that has said
-// nothing for a whole lease, or whose connection ended, is lost. Ctrl-C becomes a stop that
-// still collects what was measured.
+// the worker's leases and measures round trip and clock offset). A worker is lost only when
+// its session ends — the worker closed it, or its connection went unanswered by HTTP/2
+// keepalive pings for about a lease; a slow, busy worker is late, not lost. Ctrl-C becomes a
+// stop that still collects what was measured.
 #ifndef IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
 #define IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
 
@@ -80,7 +81,7 @@ class ClusterSession : private SessionEvents {
   struct Peer {
     std::optional<v1::HelloResponse> hello;
     bool closed = false;
-    absl::Status lost;            // why the worker is lost (its session ended or went silent)
+    absl::Status lost;            // why the worker is lost (its session ended)
     int64_t last_heard_unix_ns = 0;
     int64_t round_trip_ns = -1;   // the latest probe's
     int64_t clock_offset_ns = 0;  // the worker's clock minus ours, from the latest probe
@@ -99,7 +100,7 @@ class ClusterSession : private SessionEvents {
   // The workers' clock offsets, round trips and start leads into the report; a clock off by
   // more than 1% of the interval is a problem (named once per session).
   void NoteClocks(v1::RunReport* report);
-  // The keeper: probes every lease/5, declares silent workers lost, keeps workers_up.
+  // The keeper: probes every lease/5 and keeps workers_up.
   void Keep();
   // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes; wakes
   // every 100 ms to notice Ctrl-C. True if `done` held.

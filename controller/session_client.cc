@@ -1,18 +1,22 @@
 #include "controller/session_client.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace iofleet {
 
-std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security) {
+std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security, absl::Duration lease) {
   grpc::ChannelArguments args;
   // Reconnect quickly after a refused connection instead of gRPC's default 1..120 s backoff.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  // A session that hears nothing is checked with a ping every 10 s; no answer within 5 s ends it.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
+  // The connection is pinged every second; one whose ping goes unanswered for about a lease is
+  // dead, which ends its sessions (the worker is lost).
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(std::max<int64_t>(1000, absl::ToInt64Milliseconds(lease))));
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(security), args);
 }
 

@@ -33,8 +33,10 @@ class SessionEvents {
   virtual void OnClosed(size_t worker, const absl::Status& status) = 0;
 };
 
-// A channel to a worker for sessions: credentials, quick reconnects, keepalive pings.
-std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security);
+// A channel to a worker for sessions: credentials, quick reconnects, and keepalive pings that
+// end the sessions of a connection dead for about `lease`.
+std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security,
+                                              absl::Duration lease = absl::Seconds(5));
 
 class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage, v1::WorkerMessage> {
  public:

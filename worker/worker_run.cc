@@ -57,7 +57,7 @@ WorkerRun::~WorkerRun() {
 }
 
 bool WorkerRun::LeaseExpired(Clock::time_point now) const {
-  return now - last_heartbeat_.load() > lease_;
+  return lease_holds_.load() == 0 && now - last_heartbeat_.load() > lease_;
 }
 
 bool WorkerRun::finished() const { return all_reports_produced_.load(); }

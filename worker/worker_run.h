@@ -42,6 +42,15 @@ class WorkerRun {
   // Stops IO now; the stream then ends with final reports carrying `reason`. Idempotent.
   void Stop(const std::string& reason);
   void RenewLease() { last_heartbeat_ = Clock::now(); }
+  // While a session that prepared the run is open, its lease holds: the connection itself
+  // (HTTP/2 keepalive) says the controller is there, so a controller too busy to send a
+  // renewal in time is not taken for gone. When the session ends the lease runs again, counted
+  // from `last_heard` (the controller's last message on it).
+  void HoldLease() { ++lease_holds_; }
+  void ReleaseLease(Clock::time_point last_heard) {
+    last_heartbeat_ = std::max(last_heartbeat_.load(), last_heard);
+    --lease_holds_;
+  }
   std::chrono::nanoseconds lease() const { return lease_; }
   bool LeaseExpired(Clock::time_point now) const;
   bool started() const { return started_; }
@@ -82,6 +91,7 @@ class WorkerRun {
 
   std::atomic<bool> stop_{false};
   std::atomic<Clock::time_point> last_heartbeat_;
+  std::atomic<int> lease_holds_{0};
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // threads finishing, stop, new reports

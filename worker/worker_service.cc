@@ -298,10 +298,6 @@ absl::StatusOr<std::shared_ptr<WorkerRun>> WorkerServiceImpl::TakeReports(const 
   return run;
 }
 
-void WorkerServiceImpl::RenewLease(const std::string& run_id) {
-  if (auto run = FindRun(run_id)) run->RenewLease();
-}
-
 namespace {
 
 // The worker's side of a session's writes: one thread writes what the session queues, so the

@@ -57,7 +57,6 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   absl::StatusOr<int64_t> DoStart(const v1::StartRequest& request) override;
   absl::Status DoStop(const v1::StopRequest& request) override;
   absl::StatusOr<std::shared_ptr<WorkerRun>> TakeReports(const std::string& run_id) override;
-  void RenewLease(const std::string& run_id) override;
   int64_t NowUnixNs() override { return absl::ToUnixNanos(absl::Now() + clock_skew_); }
 
   std::shared_ptr<WorkerRun> FindRun(const std::string& run_id);

@@ -31,6 +31,10 @@ void WorkerSession::Close() {
     threads.swap(threads_);
   }
   for (std::thread& t : threads) t.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  // The session is over: each run's lease runs again from the controller's last word.
+  for (const std::shared_ptr<WorkerRun>& run : runs_) run->ReleaseLease(last_heard_);
+  runs_.clear();
 }
 
 void WorkerSession::Problem(const std::string& run_id, const std::string& command, const absl::Status& status) {
@@ -48,7 +52,8 @@ void WorkerSession::Handle(const v1::ControllerMessage& message) {
   {
     // Any word from the controller keeps this session's runs alive.
     std::lock_guard<std::mutex> lock(mu_);
-    for (const std::string& run_id : runs_) backend_->RenewLease(run_id);
+    last_heard_ = WorkerRun::Clock::now();
+    for (const std::shared_ptr<WorkerRun>& run : runs_) run->RenewLease();
   }
   v1::WorkerMessage out;
   switch (message.command_case()) {
@@ -118,10 +123,14 @@ void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::
   {
     std::lock_guard<std::mutex> lock(mu_);
     preparing_.erase(run_id);
-    if (run.ok()) runs_.push_back(run_id);
+    if (run.ok() && closing_) run = absl::CancelledError("the session ended during the layout");
+    if (run.ok()) {
+      (*run)->RenewLease();  // the lease counts from here, not from when the layout began
+      (*run)->HoldLease();
+      runs_.push_back(*run);
+    }
   }
   if (!run.ok()) return Problem(run_id, "prepare", run.status());
-  backend_->RenewLease(run_id);  // the lease counts from here, not from when the layout began
   prepared->set_run_id(run_id);
   send_(out);
   ForwardReports(*std::move(run));

@@ -36,7 +36,6 @@ class SessionBackend {
   virtual absl::Status DoStop(const v1::StopRequest& request) = 0;
   // The run whose reports this session will read (one reader per run).
   virtual absl::StatusOr<std::shared_ptr<WorkerRun>> TakeReports(const std::string& run_id) = 0;
-  virtual void RenewLease(const std::string& run_id) = 0;
   // The worker's wall clock, as clock probes are answered with it.
   virtual int64_t NowUnixNs() = 0;
 };
@@ -69,7 +68,8 @@ class WorkerSession {
   const std::function<bool()> cancelled_;
   std::atomic<bool> closing_{false};
   std::mutex mu_;
-  std::vector<std::string> runs_;         // prepared in this session: their leases renew here
+  std::vector<std::shared_ptr<WorkerRun>> runs_;  // prepared in this session: their leases held while it is open
+  WorkerRun::Clock::time_point last_heard_ = WorkerRun::Clock::now();  // the controller's last message
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> preparing_;  // run id -> given up
   std::vector<std::thread> threads_;      // per run: its layout, then its reports
 };
