@@ -12,8 +12,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "job/block_sizes.h"
-#include "worker/worker_service.h"
+#include "worker/in_process_worker.h"
 
 namespace iofleet {
 namespace {
@@ -52,29 +51,14 @@ class Recorder : public SessionEvents {
 class SessionClientTest : public ::testing::Test {
  protected:
   void Serve(const std::string& token = "") {
-    service_ = std::make_unique<WorkerServiceImpl>(*PathPolicy::Create({std::getenv("TEST_TMPDIR")}),
-                                                   ProtocolVersions{kProtocolVersion, kMinCompatibleProtocolVersion}, token);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    worker_ = std::make_unique<::iofleet::testing::InProcessWorker>(token);
+    ASSERT_TRUE(worker_->serving());
+    address_ = worker_->address();
     stub_ = v1::WorkerService::NewStub(SessionChannel(address_, {}));
   }
-  void TearDown() override {
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  }
-  static v1::ControllerMessage Hello() {
-    v1::ControllerMessage message;
-    message.mutable_hello()->set_protocol_version(kProtocolVersion);
-    message.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
-    return message;
-  }
+  static v1::ControllerMessage Hello() { return ::iofleet::testing::HelloMessage(); }
 
-  std::unique_ptr<WorkerServiceImpl> service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<::iofleet::testing::InProcessWorker> worker_;
   std::string address_;
   std::unique_ptr<v1::WorkerService::Stub> stub_;
 };
@@ -117,29 +101,13 @@ TEST_F(SessionClientTest, ARunFromPrepareToItsEndThenCancel) {
   Serve();
   Recorder recorder;
   SessionClient session(stub_.get(), 0, address_, TransportSecurity{}, &recorder);
-  v1::ControllerMessage prepare;
-  v1::PrepareRequest* request = prepare.mutable_prepare();
-  request->set_run_id("r1");
-  request->set_worker_count(1);
-  request->set_interval_ns(100'000'000);
-  v1::JobSpec* job = request->mutable_spec()->add_jobs();
-  job->set_name("null");
-  job->set_rw(v1::RAND_READ);
-  SetFixedBlockSize(job, 4096);
-  job->set_size(1 << 20);
-  job->set_numjobs(1);
-  job->set_iodepth(1);
-  job->set_ioengine("null");
-  job->set_time_based(true);
-  job->set_runtime_ns(300'000'000);
+  const v1::ControllerMessage prepare = ::iofleet::testing::PrepareNullRun("r1", 300);
   ASSERT_TRUE(session.Send(Hello()));
   ASSERT_TRUE(session.Send(prepare));
   ASSERT_TRUE(recorder.WaitFor([](const Recorder::Messages& m, const Recorder::Closed&) {
     return m.count(0) && m.at(0).size() >= 2;
   }));
-  v1::ControllerMessage start;
-  start.mutable_start()->set_run_id("r1");
-  start.mutable_start()->set_start_unix_ns(absl::ToUnixNanos(absl::Now() + absl::Milliseconds(100)));
+  const v1::ControllerMessage start = ::iofleet::testing::StartRun("r1", absl::Milliseconds(100));
   ASSERT_TRUE(session.Send(start));
   ASSERT_TRUE(recorder.WaitFor([](const Recorder::Messages& m, const Recorder::Closed&) {
     return m.count(0) && m.at(0).back().has_ended();

@@ -12,6 +12,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "job/block_sizes.h"
+#include "worker/in_process_worker.h"
 #include "worker/worker_service.h"
 
 namespace iofleet {
@@ -23,56 +24,17 @@ using Stream = grpc::ClientReaderWriter<v1::ControllerMessage, v1::WorkerMessage
 class WorkerSessionTest : public ::testing::Test {
  protected:
   void Serve(const std::string& token = "") {
-    service_ = std::make_unique<WorkerServiceImpl>(*PathPolicy::Create({std::getenv("TEST_TMPDIR")}),
-                                                   ProtocolVersions{kProtocolVersion, kMinCompatibleProtocolVersion}, token);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    stub_ = v1::WorkerService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+    worker_ = std::make_unique<::iofleet::testing::InProcessWorker>(token);
+    ASSERT_TRUE(worker_->serving());
+    stub_ = v1::WorkerService::NewStub(grpc::CreateChannel(worker_->address(), grpc::InsecureChannelCredentials()));
   }
-  void TearDown() override {
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  }
-
-  // A null-engine read job of `runtime_ms` under run id `run_id`.
   static v1::ControllerMessage Prepare(const std::string& run_id, int runtime_ms, uint64_t lease_ms = 5000) {
-    v1::ControllerMessage message;
-    v1::PrepareRequest* prepare = message.mutable_prepare();
-    prepare->set_run_id(run_id);
-    prepare->set_worker_count(1);
-    prepare->set_interval_ns(100'000'000);
-    prepare->set_lease_ns(lease_ms * 1'000'000);
-    v1::JobSpec* job = prepare->mutable_spec()->add_jobs();
-    job->set_name("null");
-    job->set_rw(v1::RAND_READ);
-    SetFixedBlockSize(job, 4096);
-    job->set_size(1 << 20);
-    job->set_numjobs(1);
-    job->set_iodepth(1);
-    job->set_ioengine("null");
-    job->set_time_based(true);
-    job->set_runtime_ns(static_cast<uint64_t>(runtime_ms) * 1'000'000);
-    job->add_rate_iops(2000);
-    return message;
+    return ::iofleet::testing::PrepareNullRun(run_id, runtime_ms, lease_ms);
   }
-  static v1::ControllerMessage Start(const std::string& run_id, absl::Duration ahead) {
-    v1::ControllerMessage message;
-    message.mutable_start()->set_run_id(run_id);
-    message.mutable_start()->set_start_unix_ns(absl::ToUnixNanos(absl::Now() + ahead));
-    return message;
-  }
-  static v1::ControllerMessage Hello() {
-    v1::ControllerMessage message;
-    message.mutable_hello()->set_protocol_version(kProtocolVersion);
-    message.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
-    return message;
-  }
+  static v1::ControllerMessage Start(const std::string& run_id, absl::Duration ahead) { return ::iofleet::testing::StartRun(run_id, ahead); }
+  static v1::ControllerMessage Hello() { return ::iofleet::testing::HelloMessage(); }
 
-  std::unique_ptr<WorkerServiceImpl> service_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<::iofleet::testing::InProcessWorker> worker_;
   std::unique_ptr<v1::WorkerService::Stub> stub_;
 };
 
