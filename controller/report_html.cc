@@ -27,6 +27,48 @@ struct Series {
   std::vector<std::pair<double, double>> points;  // x, y
 };
 
+// Beyond this many workers, per-worker series become their spread plus the lowest few.
+constexpr size_t kWorkerSeriesLimit = 32;
+constexpr size_t kLowestNamed = 3;
+
+// One series per worker while they are few; with many, the min / median / max over the
+// workers at each x, and the workers with the lowest mean by name (a straggler still stands
+// out, a thousand lines do not bury it).
+std::vector<Series> PerWorkerSeries(const std::map<std::string, Series>& by_worker) {
+  std::vector<Series> out;
+  if (by_worker.size() <= kWorkerSeriesLimit) {
+    for (const auto& [name, series] : by_worker) out.push_back(series);
+    return out;
+  }
+  std::map<double, std::vector<double>> at;  // x -> the workers' values there
+  std::vector<std::pair<double, const Series*>> means;
+  for (const auto& [name, series] : by_worker) {
+    double sum = 0;
+    for (const auto& [x, y] : series.points) {
+      at[x].push_back(y);
+      sum += y;
+    }
+    means.push_back({series.points.empty() ? 0 : sum / static_cast<double>(series.points.size()), &series});
+  }
+  Series low{.name = absl::StrCat("min of ", by_worker.size(), " workers"), .points = {}};
+  Series median{.name = "median worker", .points = {}};
+  Series high{.name = "max", .points = {}};
+  for (auto& [x, values] : at) {
+    std::sort(values.begin(), values.end());
+    low.points.push_back({x, values.front()});
+    median.points.push_back({x, values[values.size() / 2]});
+    high.points.push_back({x, values.back()});
+  }
+  out = {low, median, high};
+  std::stable_sort(means.begin(), means.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < std::min(kLowestNamed, means.size()); ++i) {
+    Series named = *means[i].second;
+    named.name = absl::StrCat(named.name, " (lowest)");
+    out.push_back(std::move(named));
+  }
+  return out;
+}
+
 // Round axis steps: 1, 2, 5 x 10^k.
 double NiceStep(double range, int ticks) {
   if (range <= 0) return 1;
@@ -209,7 +251,14 @@ std::string Problems(const google::protobuf::RepeatedPtrField<std::string>& prob
 std::string HostsTable(const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
   std::string html =
       "<h2>Hosts</h2><table><tr><th>worker</th><th>host</th><th>kernel</th><th>CPUs</th><th>memory</th><th>target</th><th>filesystem</th><th>source</th><th>details</th><th>differs</th></tr>\n";
+  // Many workers: the first host, the ones that differ, and how many are like the first.
+  const bool many = static_cast<size_t>(workers.size()) > kWorkerSeriesLimit;
+  int alike = 0;
   for (const v1::WorkerInfo& w : workers) {
+    if (many && &w != &workers[0] && w.differs().empty()) {
+      ++alike;
+      continue;
+    }
     const v1::HostFacts& f = w.facts();
     std::vector<v1::TargetFacts> targets(f.targets().begin(), f.targets().end());
     if (targets.empty()) targets.emplace_back();
@@ -224,6 +273,7 @@ std::string HostsTable(const google::protobuf::RepeatedPtrField<v1::WorkerInfo>&
                       "</td><td>", Escape(absl::StrJoin(w.differs(), "; ")), "</td></tr>\n");
     }
   }
+  if (alike > 0) absl::StrAppend(&html, "<tr><td colspan=\"10\">", alike, " other workers' hosts are like the first (no differences found; the JSON report lists each)</td></tr>\n");
   return html + "</table>\n";
 }
 
@@ -285,8 +335,7 @@ std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
   // Short labels under the bars: "File creation" -> "File creation" fits at 900 px for ~8 phases.
   html += BarChart("Rate per phase (items per second, all tasks)", "items per second", categories, {rate}, &FormatRate);
   html += BarChart("Latency of single operations per phase (log scale)", "latency", categories, {p50, p99}, &FormatDurationNs, /*log_y=*/true);
-  std::vector<Series> workers;
-  for (const auto& [name, s] : per_worker) workers.push_back(s);
+  const std::vector<Series> workers = PerWorkerSeries(per_worker);
   if (!workers.empty()) html += BarChart("Rate per worker and phase (a slow client stands out)", "items per second", categories, workers, &FormatRate);
   std::vector<SlowRow> slowest;
   for (const v1::MdtestPhaseResult& p : report.phases()) {
@@ -366,7 +415,7 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
     html += LineChart("Latency p50 / p99 / p99.9 per interval (log scale)", "seconds since the job started", "latency", values(lat),
                       &FormatDurationNs, /*log_y=*/true);
     html += LineChart("Throughput per worker (a straggler stands out)", "seconds since the job started", "operations per second",
-                      values(workers), &FormatCount);
+                      PerWorkerSeries(workers), &FormatCount);
     html += Distribution(job);
   }
   html += HostsTable(report.workers());

@@ -1,6 +1,9 @@
 #include "controller/report_text.h"
 
 #include <algorithm>
+#include <vector>
+#include <map>
+#include <functional>
 #include <cctype>
 #include <cmath>
 
@@ -122,8 +125,85 @@ void RenderJobFooter(const v1::JobResult& job, std::string* out) {
   absl::StrAppendFormat(out, "     issued rwts: total=%d,%d,%d,%d\n", issued[0], issued[1], issued[2], issued[3]);
 }
 
+// Beyond this many workers a job's per-worker lines become a distribution and its outliers.
+constexpr int kWorkerLinesLimit = 32;
+// Outliers named at each end.
+constexpr size_t kOutliersNamed = 3;
+
+// What a worker's line says besides its figures: errors, stops, notes, host differences.
+void RenderWorkerRemarks(const v1::WorkerResult& w, const google::protobuf::RepeatedPtrField<v1::WorkerInfo>* infos, std::string* out) {
+  if (!w.error().empty()) absl::StrAppend(out, "      error: ", w.error(), "\n");
+  if (!w.stop_reason().empty()) absl::StrAppend(out, "      stopped: ", w.stop_reason(), "\n");
+  for (const std::string& note : w.notes()) absl::StrAppend(out, "      note: ", note, "\n");
+  // Where this worker's host differs from the others, right next to its figures.
+  if (infos != nullptr) {
+    for (const v1::WorkerInfo& info : *infos) {
+      if (info.address() != w.worker()) continue;
+      for (const std::string& d : info.differs()) absl::StrAppend(out, "      differs: ", d, "\n");
+    }
+  }
+}
+
+bool HasRemarks(const v1::WorkerResult& w, const google::protobuf::RepeatedPtrField<v1::WorkerInfo>* infos) {
+  if (!w.error().empty() || !w.stop_reason().empty() || !w.notes().empty()) return true;
+  if (infos == nullptr) return false;
+  for (const v1::WorkerInfo& info : *infos) {
+    if (info.address() == w.worker() && !info.differs().empty()) return true;
+  }
+  return false;
+}
+
+// Many workers: per direction the spread of IOPS and p99 over the workers (min, p10, median,
+// p90, max) and the workers at either end by name; every worker with an error, a stop, a note
+// or a host difference still gets its lines.
+void RenderWorkerDistribution(const google::protobuf::RepeatedPtrField<v1::WorkerResult>& workers, std::string* out,
+                              const google::protobuf::RepeatedPtrField<v1::WorkerInfo>* infos) {
+  absl::StrAppendFormat(out, "  per worker (%d workers: their spread and outliers; the JSON report lists each):\n", workers.size());
+  std::map<std::string, std::vector<std::pair<const v1::DirectionResult*, const std::string*>>> by_direction;
+  int silent = 0;
+  for (const v1::WorkerResult& w : workers) {
+    silent += w.directions().empty();
+    for (const v1::DirectionResult& d : w.directions()) by_direction[d.direction()].push_back({&d, &w.worker()});
+  }
+  auto spread = [](std::vector<double> values, const std::function<std::string(double)>& format) {
+    std::sort(values.begin(), values.end());
+    auto at = [&](double q) { return format(values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)]); };
+    return absl::StrFormat("min %s  p10 %s  median %s  p90 %s  max %s", at(0), at(0.1), at(0.5), at(0.9), at(1));
+  };
+  auto format_count = [](double v) { return FormatCount(v); };
+  auto format_ns = [](double v) { return FormatDurationNs(v); };
+  for (auto& [direction, entries] : by_direction) {
+    std::vector<double> iops, p99;
+    for (const auto& [d, name] : entries) {
+      iops.push_back(d->iops());
+      p99.push_back(static_cast<double>(PercentileValue(Clat(*d), 99)));
+    }
+    absl::StrAppendFormat(out, "    %-6s IOPS %s\n", direction, spread(iops, format_count));
+    absl::StrAppendFormat(out, "    %-6s p99  %s\n", direction, spread(p99, format_ns));
+    // The workers at either end, by name.
+    auto name_ends = [&](const char* label, auto key, bool highest_first, const std::function<std::string(double)>& format) {
+      std::vector<std::pair<double, const std::string*>> ranked;
+      for (const auto& [d, name] : entries) ranked.push_back({key(*d), name});
+      std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) { return highest_first ? a.first > b.first : a.first < b.first; });
+      std::vector<std::string> named;
+      for (size_t i = 0; i < std::min(kOutliersNamed, ranked.size()); ++i) named.push_back(absl::StrCat(*ranked[i].second, " ", format(ranked[i].first)));
+      absl::StrAppendFormat(out, "    %-6s %s: %s\n", direction, label, absl::StrJoin(named, ", "));
+    };
+    name_ends("lowest IOPS", [](const v1::DirectionResult& d) { return d.iops(); }, false, format_count);
+    name_ends("highest IOPS", [](const v1::DirectionResult& d) { return d.iops(); }, true, format_count);
+    name_ends("highest p99", [](const v1::DirectionResult& d) { return static_cast<double>(PercentileValue(Clat(d), 99)); }, true, format_ns);
+  }
+  if (silent > 0) absl::StrAppendFormat(out, "    %d worker(s) reported no IO\n", silent);
+  for (const v1::WorkerResult& w : workers) {
+    if (!HasRemarks(w, infos)) continue;
+    absl::StrAppendFormat(out, "    %s:\n", w.worker());
+    RenderWorkerRemarks(w, infos, out);
+  }
+}
+
 void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult>& workers, std::string* out,
                        const google::protobuf::RepeatedPtrField<v1::WorkerInfo>* infos = nullptr) {
+  if (workers.size() > kWorkerLinesLimit) return RenderWorkerDistribution(workers, out, infos);
   absl::StrAppendFormat(out, "  per worker:\n    %-28s %-6s %10s %12s %10s %10s %7s\n", "worker", "dir", "IOPS", "BW", "p50", "p99", "errors");
   for (const v1::WorkerResult& w : workers) {
     if (w.directions().empty()) absl::StrAppendFormat(out, "    %-28s (no IO reported)\n", w.worker());
@@ -133,16 +213,7 @@ void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult
                             FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 50))),
                             FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 99))), d.errors());
     }
-    if (!w.error().empty()) absl::StrAppend(out, "      error: ", w.error(), "\n");
-    if (!w.stop_reason().empty()) absl::StrAppend(out, "      stopped: ", w.stop_reason(), "\n");
-    for (const std::string& note : w.notes()) absl::StrAppend(out, "      note: ", note, "\n");
-    // Where this worker's host differs from the others, right next to its figures.
-    if (infos != nullptr) {
-      for (const v1::WorkerInfo& info : *infos) {
-        if (info.address() != w.worker()) continue;
-        for (const std::string& d : info.differs()) absl::StrAppend(out, "      differs: ", d, "\n");
-      }
-    }
+    RenderWorkerRemarks(w, infos, out);
   }
 }
 
@@ -150,14 +221,25 @@ void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult
 
 std::string RenderTextReport(const v1::RunReport& report) {
   std::string out;
+  // Many workers: the first few named, the hosts described by the first and the ones that differ.
+  const bool many = report.workers_size() > kWorkerLinesLimit;
   std::vector<std::string> worker_names;
   for (const v1::WorkerInfo& w : report.workers()) {
+    if (many && worker_names.size() == 8) {
+      worker_names.push_back(absl::StrCat("... and ", report.workers_size() - 8, " more (the JSON report lists each)"));
+      break;
+    }
     worker_names.push_back(absl::StrCat(w.address(), w.hostname().empty() ? "" : absl::StrCat(" (", w.hostname(), ")")));
   }
+  int hosts_alike = 0;
   absl::StrAppendFormat(&out, "iofleet %s: run %s of %s on %d worker%s%s\n", report.tool_version(), report.run_id(),
                         report.job_source(), report.workers_size(), report.workers_size() == 1 ? "" : "s",
                         report.workers().empty() ? "" : absl::StrCat(": ", absl::StrJoin(worker_names, ", ")));
   for (const v1::WorkerInfo& w : report.workers()) {
+    if (many && &w != &report.workers(0) && w.differs().empty()) {
+      ++hosts_alike;
+      continue;
+    }
     const v1::HostFacts& f = w.facts();
     absl::StrAppendFormat(&out, "  %s: %s, %s, %d CPUs (%s), %s memory%s\n", w.address(), f.hostname().empty() ? w.hostname() : f.hostname(),
                           f.kernel().empty() ? w.kernel() : f.kernel(), f.cpus() ? f.cpus() : w.cores(), f.cpu_model(),
@@ -178,6 +260,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
     }
     for (const std::string& d : w.differs()) absl::StrAppend(&out, "    DIFFERS: ", d, "\n");
   }
+  if (hosts_alike > 0) absl::StrAppendFormat(&out, "  (%d other workers' hosts are like the first: no differences found)\n", hosts_alike);
   if (!report.ignored_options().empty()) {
     absl::StrAppend(&out, "WARNING: these fio options were ignored (--ignore-unsupported), so this is not exactly the job file's workload:\n");
     for (const std::string& o : report.ignored_options()) absl::StrAppend(&out, "  - ", o, "\n");

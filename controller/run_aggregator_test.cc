@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "absl/strings/str_cat.h"
+#include "controller/report_html.h"
 #include "controller/report_text.h"
 #include "gtest/gtest.h"
 #include "job/block_sizes.h"
@@ -180,6 +182,47 @@ TEST(RunAggregator, JobsPercentileListIsUsed) {
   ASSERT_EQ(percentiles.size(), 2);
   EXPECT_EQ(percentiles[1].percentile(), 99.9);
   EXPECT_NEAR(static_cast<double>(percentiles[1].value_ns()), 999'000, 999'000 * 0.01);
+}
+
+// With many workers the text report gives each job's spread over the workers and names the
+// ones at either end instead of a line per worker; a worker with an error still gets its own
+// lines, and the header names a few workers, not all.
+TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
+  constexpr int kWorkers = 40;
+  std::vector<std::string> names;
+  for (int w = 0; w < kWorkers; ++w) names.push_back(absl::StrCat("10.0.0.", w, ":7420"));
+  RunAggregator aggregator(RandomWriteSpec(), names);
+  for (int w = 0; w < kWorkers; ++w) {
+    LatencyHistogram h;
+    const uint64_t ops = 1000 + static_cast<uint64_t>(w) * 10;  // worker 0 the slowest, 39 the fastest
+    for (uint64_t i = 0; i < ops; ++i) h.Record(w == 7 ? 5'000'000 : 100'000 + i);
+    v1::IntervalReport r = MakeReport(0, h, ops * 4096, true);
+    if (w == 12) r.set_error("write of 4096 bytes at offset 0 in /data/j.0: No space left on device");
+    aggregator.Add(static_cast<size_t>(w), r);
+  }
+  v1::RunReport report;
+  for (const std::string& n : names) report.add_workers()->set_address(n);
+  aggregator.FillReport(&report);
+  const std::string text = RenderTextReport(report);
+  EXPECT_NE(text.find("per worker (40 workers: their spread and outliers; the JSON report lists each)"), std::string::npos) << text;
+  EXPECT_NE(text.find("write  IOPS min 500  p10"), std::string::npos) << text;
+  EXPECT_NE(text.find("lowest IOPS: 10.0.0.0:7420 500, 10.0.0.1:7420 505, 10.0.0.2:7420 510"), std::string::npos) << text;
+  EXPECT_NE(text.find("highest IOPS: 10.0.0.39:7420 695"), std::string::npos) << text;
+  EXPECT_NE(text.find("highest p99: 10.0.0.7:7420 5"), std::string::npos) << text;
+  EXPECT_NE(text.find("10.0.0.12:7420:\n      error: write of 4096 bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("... and 32 more (the JSON report lists each)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("10.0.0.20:7420"), std::string::npos) << "no line per worker";
+  EXPECT_NE(text.find("(39 other workers' hosts are like the first"), std::string::npos) << text;
+
+  // The HTML report likewise: the per-worker throughput chart is the spread and the lowest
+  // three, the hosts table the first host and a count.
+  report.set_start_unix_ns(1'000'000'000);
+  const std::string html = RenderHtmlReport(report);
+  EXPECT_NE(html.find("min of 40 workers"), std::string::npos);
+  EXPECT_NE(html.find("median worker"), std::string::npos);
+  EXPECT_NE(html.find("10.0.0.0:7420 (lowest)"), std::string::npos);
+  EXPECT_NE(html.find("39 other workers' hosts are like the first"), std::string::npos);
+  EXPECT_EQ(html.find("10.0.0.20:7420"), std::string::npos) << "no series or row per worker";
 }
 
 }  // namespace
