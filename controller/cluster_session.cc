@@ -60,10 +60,10 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
   }
   const size_t n = session->addresses_.size();
   session->peers_.resize(n);
+  // Local workers listen on loopback without credentials of their own.
+  const TransportSecurity security = session->local_ ? TransportSecurity{} : options.security;
+  session->token_ = security.token;
   for (size_t i = 0; i < n; ++i) {
-    // Local workers listen on loopback without credentials of their own.
-    const TransportSecurity security = session->local_ ? TransportSecurity{} : options.security;
-    session->clients_.push_back(std::make_unique<WorkerClient>(session->addresses_[i], security));
     session->stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(session->addresses_[i], security, options.lease)));
     session->sessions_.push_back(std::make_unique<SessionClient>(session->stubs_[i].get(), i, session->addresses_[i], security, static_cast<SessionEvents*>(session.get())));
   }
@@ -252,6 +252,7 @@ void ClusterSession::StopAll(const std::string& run_id, const std::string& reaso
 void ClusterSession::Keep() {
   const absl::Duration beat = std::min(options_.lease / 5, absl::Seconds(1));
   int64_t previous_probe = 0;  // when the previous probe went out: a worker up has been heard since
+  uint64_t probes_sent = 0;
   std::unique_lock<std::mutex> lock(mu_);
   while (!closing_) {
     const int64_t now = absl::ToUnixNanos(absl::Now());
@@ -264,7 +265,7 @@ void ClusterSession::Keep() {
     }
     previous_probe = now;
     v1::ControllerMessage probe;
-    probe.mutable_probe()->set_sequence(++probes_sent_);
+    probe.mutable_probe()->set_sequence(++probes_sent);
     probe.mutable_probe()->set_controller_send_unix_ns(now);
     lock.unlock();
     // A probe renews the worker's leases and measures the round trip and the clock offset.
@@ -478,7 +479,7 @@ void ClusterSession::NoteClocks(v1::RunReport* report) {
 
 void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const {
   uint32_t completed = 0;
-  for (size_t i = 0; i < clients_.size(); ++i) {
+  for (size_t i = 0; i < sessions_.size(); ++i) {
     if (aggregator.WorkerComplete(i)) {
       ++completed;
       continue;
@@ -499,10 +500,19 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
       lost = peers_[i].lost;
     }
     if (!run_id.empty()) {
-      const absl::Status asked = clients_[i]->Heartbeat(run_id, absl::Seconds(1));
-      if (asked.code() == absl::StatusCode::kFailedPrecondition) {
-        now = absl::StrCat("; it answers again and says: ", absl::StripPrefix(asked.message(), absl::StrCat("worker ", addresses_[i], ": ")));
-      } else if (asked.code() == absl::StatusCode::kNotFound) {
+      // On the session's channel, waiting up to a second for it to reconnect (a restarted
+      // worker listens again at once).
+      grpc::ClientContext context;
+      if (!token_.empty()) context.AddMetadata(kTokenMetadataKey, token_);
+      context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
+      context.set_wait_for_ready(true);
+      v1::HeartbeatRequest request;
+      request.set_run_id(run_id);
+      v1::HeartbeatResponse response;
+      const grpc::Status asked = stubs_[i]->Heartbeat(&context, request, &response);
+      if (asked.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+        now = absl::StrCat("; it answers again and says: ", asked.error_message());
+      } else if (asked.error_code() == grpc::StatusCode::NOT_FOUND) {
         now = absl::StrCat("; it answers again but has no record of run ", run_id,
                            ": it was restarted (or another worker now listens there), and does no IO for this run");
       } else if (!asked.ok()) {
@@ -514,7 +524,7 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
                                       "): its figures cover only the intervals received", now));
   }
   report->set_workers_completed(completed);
-  report->set_workers_expected(static_cast<uint32_t>(clients_.size()));
+  report->set_workers_expected(static_cast<uint32_t>(sessions_.size()));
 }
 
 }  // namespace iofleet

@@ -26,7 +26,6 @@
 #include "controller/local_workers.h"
 #include "controller/run_aggregator.h"
 #include "controller/session_client.h"
-#include "controller/worker_client.h"
 #include "metrics/interval_metrics.h"
 #include "proto/report.pb.h"
 
@@ -60,7 +59,7 @@ class ClusterSession : private SessionEvents {
   static absl::StatusOr<std::unique_ptr<ClusterSession>> Open(const SessionOptions& options, v1::RunReport* report);
   ~ClusterSession() override;
 
-  size_t size() const { return clients_.size(); }
+  size_t size() const { return sessions_.size(); }
   const std::vector<std::string>& addresses() const { return addresses_; }
   bool local() const { return local_; }
 
@@ -113,14 +112,13 @@ class ClusterSession : private SessionEvents {
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
   std::vector<std::unique_ptr<SessionClient>> sessions_;
-  std::vector<std::unique_ptr<WorkerClient>> clients_;  // for asking a lost worker what happened
+  std::string token_;  // what remote workers require (local ones none)
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Peer> peers_;
   std::string run_id_;  // the current (or latest) phase's run id, what workers know it by
   const std::vector<size_t>* global_index_ = nullptr;
   RunAggregator* aggregator_ = nullptr;
-  uint64_t probes_sent_ = 0;
   std::set<size_t> clock_warned_;
   bool closing_ = false;
   std::thread keeper_;

@@ -34,7 +34,6 @@
 #include "controller/report_text.h"
 #include "controller/results_dir.h"
 #include "controller/run_aggregator.h"
-#include "controller/worker_client.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/file_names.h"
 #include "job/fio_job_file.h"
