@@ -13,7 +13,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/nfs_url.h"
 #include "common/units.h"
 #include "controller/cluster_session.h"
 #include "controller/mdtest_command.h"
@@ -24,6 +23,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "job/fio_job_file.h"
 #include "job/run_limits.h"
+#include "job/run_resolution.h"
 
 namespace iofleet {
 namespace {
@@ -215,11 +215,8 @@ absl::Status AddTarget(const std::string& value, std::vector<std::pair<std::stri
   const size_t sep = value.find('=');
   if (sep == std::string::npos || sep == 0) return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": use NAME=PATH"));
   const std::string path = value.substr(sep + 1);
-  if (IsNfsUrl(path)) {
-    auto url = ParseNfsUrl(path);
-    if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": ", url.status().message()));
-  } else if (path.empty() || path[0] != '/') {
-    return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": the path must be absolute or an nfs:// URL"));
+  if (absl::Status usable = CheckTarget(path); !usable.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--target ", value, ": ", usable.message()));
   }
   const std::string target = value.substr(0, sep);
   // The name becomes a directory in the results: letters, digits, '.', '_' and '-'.

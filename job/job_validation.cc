@@ -266,11 +266,14 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   return absl::OkStatus();
 }
 
+bool NamesNoPlaceForFiles(const v1::JobSpec& job) {
+  return !job.has_metadata() && job.directory().empty() && job.filename().find('/') == std::string::npos;
+}
+
 bool NeedsDirectory(const v1::JobSpec& job) {
-  if (job.has_metadata()) return false;  // an mdtest task works in its own tree (metadata.root)
+  if (!NamesNoPlaceForFiles(job)) return false;
   auto engine = FindEngine(job.ioengine());
-  const bool diskless = engine.ok() && (*engine)->diskless;
-  return !diskless && job.directory().empty() && job.filename().find('/') == std::string::npos;
+  return !(engine.ok() && (*engine)->diskless);
 }
 
 }  // namespace iofleet

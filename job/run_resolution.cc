@@ -64,15 +64,12 @@ absl::Status AddCrossWorkerVerifyJobs(v1::RunSpec* spec) {
   return absl::OkStatus();
 }
 
-// A file IO job that names no place for its files and whose filename is not a path.
-bool HasNoPlace(const v1::JobSpec& job) {
-  return !job.has_metadata() && job.directory().empty() && job.filename().find('/') == std::string::npos;
-}
-
 // A compare target: every job runs in `target`, over the userspace NFS client when it is a URL.
 absl::Status PlaceInTarget(const std::string& target, ResolvedRun* run) {
+  if (absl::Status usable = CheckTarget(target); !usable.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("target ", target, ": ", usable.message()));
+  }
   const bool nfs = IsNfsUrl(target);
-  if (!nfs && target[0] != '/') return absl::InvalidArgumentError(absl::StrCat("target ", target, " must be an absolute path or an nfs:// URL"));
   for (v1::JobSpec& job : *run->spec.mutable_jobs()) {
     job.set_directory(target);
     if (nfs) {
@@ -90,6 +87,12 @@ absl::Status PlaceInTarget(const std::string& target, ResolvedRun* run) {
 
 }  // namespace
 
+absl::Status CheckTarget(const std::string& target) {
+  if (IsNfsUrl(target)) return ParseNfsUrl(target).status();
+  if (target.empty() || target[0] != '/') return absl::InvalidArgumentError("the path must be absolute or an nfs:// URL");
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ResolvedRun> ResolveRunSpec(v1::RunSpec spec, const RunPlacement& placement) {
   ResolvedRun run{.spec = std::move(spec), .notes = {}};
   if (!placement.target.empty()) {
@@ -99,12 +102,12 @@ absl::StatusOr<ResolvedRun> ResolveRunSpec(v1::RunSpec spec, const RunPlacement&
       return absl::InvalidArgumentError(absl::StrCat("--directory ", placement.default_directory, " must be an absolute path"));
     }
     for (v1::JobSpec& job : *run.spec.mutable_jobs()) {
-      if (HasNoPlace(job)) job.set_directory(placement.default_directory);
+      if (NamesNoPlaceForFiles(job)) job.set_directory(placement.default_directory);
     }
   }
   std::string temporary;  // made on first need
   for (v1::JobSpec& job : *run.spec.mutable_jobs()) {
-    if (placement.local_workers && placement.temporary_directory && HasNoPlace(job)) {
+    if (placement.local_workers && placement.temporary_directory && NamesNoPlaceForFiles(job)) {
       if (temporary.empty()) {
         absl::StatusOr<std::string> made = placement.temporary_directory();
         if (!made.ok()) return made.status();

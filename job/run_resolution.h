@@ -37,6 +37,9 @@ struct ResolvedRun {
   std::vector<std::string> notes;
 };
 
+// Whether `target` can be a compare target: an absolute path or a well-formed nfs:// URL.
+absl::Status CheckTarget(const std::string& target);
+
 // kInvalidArgument naming the job (and its file:line when known) when the spec cannot run.
 absl::StatusOr<ResolvedRun> ResolveRunSpec(v1::RunSpec spec, const RunPlacement& placement);
 
