@@ -296,4 +296,18 @@ bool WorkerRun::NextReport(std::chrono::milliseconds timeout, v1::IntervalReport
   return false;
 }
 
+WorkerRun::Delivered WorkerRun::DeliverReports(const std::function<bool(v1::IntervalReport)>& deliver,
+                                               const std::function<bool()>& stop) {
+  while (!stop()) {
+    v1::IntervalReport report;
+    bool ended = false;
+    if (NextReport(std::chrono::milliseconds(200), &report, &ended)) {
+      if (!deliver(std::move(report))) return Delivered::kReaderGone;
+    } else if (ended) {
+      return Delivered::kAll;
+    }
+  }
+  return Delivered::kStopped;
+}
+
 }  // namespace iofleet

@@ -61,6 +61,12 @@ class WorkerRun {
   // (with *ended false) or once every report has been taken (*ended true).
   bool NextReport(std::chrono::milliseconds timeout, v1::IntervalReport* report, bool* ended);
 
+  // Hands every report to `deliver` as it is produced until all are delivered (kAll), `deliver`
+  // says the reader is gone (kReaderGone), or `stop` holds (kStopped; checked at least every
+  // 200 ms). The one loop behind StreamIntervals and a session's report forwarding.
+  enum class Delivered { kAll, kReaderGone, kStopped };
+  Delivered DeliverReports(const std::function<bool(v1::IntervalReport)>& deliver, const std::function<bool()>& stop);
+
  private:
   struct JobState {
     std::vector<std::unique_ptr<ThreadStats>> threads;

@@ -273,17 +273,14 @@ grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   absl::StatusOr<std::shared_ptr<WorkerRun>> taken = TakeReports(request->run_id());
   if (!taken.ok()) return ToGrpc(taken.status());
-  std::shared_ptr<WorkerRun> run = *std::move(taken);
-  while (!context->IsCancelled()) {
-    v1::IntervalReport report;
-    bool ended = false;
-    if (run->NextReport(std::chrono::milliseconds(200), &report, &ended)) {
-      if (!writer->Write(report)) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the controller closed the stream");
-      }
-    } else if (ended) {
+  switch ((*taken)->DeliverReports([writer](v1::IntervalReport report) { return writer->Write(report); },
+                                   [context] { return context->IsCancelled(); })) {
+    case WorkerRun::Delivered::kAll:
       return grpc::Status::OK;
-    }
+    case WorkerRun::Delivered::kReaderGone:
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the controller closed the stream");
+    case WorkerRun::Delivered::kStopped:
+      break;
   }
   return grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled by the controller");
 }

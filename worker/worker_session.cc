@@ -137,21 +137,17 @@ void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::
 }
 
 void WorkerSession::ForwardReports(std::shared_ptr<WorkerRun> run) {
-  const std::string run_id = run->request().run_id();
-  while (!closing_) {
-    v1::IntervalReport report;
-    bool ended = false;
-    if (run->NextReport(std::chrono::milliseconds(200), &report, &ended)) {
-      v1::WorkerMessage message;
-      *message.mutable_report() = std::move(report);
-      if (!send_(message)) return;  // the controller is gone; the lease ends the run
-    } else if (ended) {
-      v1::WorkerMessage message;
-      message.mutable_ended()->set_run_id(run_id);
-      send_(message);
-      return;
-    }
-  }
+  const WorkerRun::Delivered delivered = run->DeliverReports(
+      [this](v1::IntervalReport report) {
+        v1::WorkerMessage message;
+        *message.mutable_report() = std::move(report);
+        return send_(message);  // false: the controller is gone; the lease ends the run
+      },
+      [this] { return closing_.load(); });
+  if (delivered != WorkerRun::Delivered::kAll) return;
+  v1::WorkerMessage message;
+  message.mutable_ended()->set_run_id(run->request().run_id());
+  send_(message);
 }
 
 }  // namespace iofleet
