@@ -19,4 +19,4 @@ e,u,s,m=open(d+'/time').read().split()[-4:]
 r=json.load(open(d+'/out.json'))
 print(f"{n} workers x {rate} IOPS: controller CPU {100*(float(u)+float(s))/float(e):.0f}% of a core, RSS {int(m)//1024} MB, completed {r.get('workersCompleted',r.get('workers_completed',0))} of {len(r['workers'])}")
 PY
-pkill -f "allow-root $dir"; sleep 1; rm -rf $dir
+pkill -f "allow-root $dir"; sleep 1; [ -n "${KEEP:-}" ] && echo "kept $dir" || rm -rf $dir

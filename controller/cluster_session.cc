@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
@@ -61,19 +62,28 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
   const size_t n = session->addresses_.size();
   session->peers_.resize(n);
   // Local workers listen on loopback without credentials of their own.
-  const TransportSecurity security = session->local_ ? TransportSecurity{} : options.security;
-  session->token_ = security.token;
+  session->security_ = session->local_ ? TransportSecurity{} : options.security;
+  // Names each worker's session, so a stream cut short can resume it.
+  const std::string session_name = absl::StrCat("s-", absl::StrFormat("%016x", std::random_device()() * 0x100000000ull + std::random_device()()));
   for (size_t i = 0; i < n; ++i) {
-    session->stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(session->addresses_[i], security, options.lease)));
-    session->sessions_.push_back(std::make_unique<SessionClient>(session->stubs_[i].get(), i, session->addresses_[i], security, static_cast<SessionEvents*>(session.get())));
+    session->peers_[i].session_id = absl::StrCat(session_name, "-", i);
+    session->stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(session->addresses_[i], session->security_, options.lease)));
+    session->links_.push_back(std::make_unique<Link>());
+    session->links_[i]->connection = 1;
+    session->links_[i]->client = std::make_shared<SessionClient>(session->stubs_[i].get(), i, session->addresses_[i], session->security_,
+                                                                 static_cast<SessionEvents*>(session.get()), 1);
+    session->streams_.push_back(session->links_[i]->client);
   }
 
   // Handshake with every worker at once; any failure ends the run before IO.
-  v1::ControllerMessage hello;
-  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
-  hello.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
-  hello.mutable_hello()->set_controller_host(Hostname());
-  session->Broadcast(hello);
+  for (size_t i = 0; i < n; ++i) {
+    v1::ControllerMessage hello;
+    hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+    hello.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
+    hello.mutable_hello()->set_controller_host(Hostname());
+    hello.mutable_hello()->set_session_id(session->peers_[i].session_id);
+    session->Send(i, hello);
+  }
   session->WaitUntil([&] {
     for (const Peer& p : session->peers_) {
       if (!p.hello && !p.closed) return false;
@@ -148,10 +158,32 @@ ClusterSession::~ClusterSession() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     closing_ = true;
-    cv_.notify_all();
   }
+  cv_.notify_all();
+  keeper_cv_.notify_all();
   if (keeper_.joinable()) keeper_.join();
-  sessions_.clear();  // each cancels its stream and waits for its end
+  // Tells every worker the session is over (it forgets it instead of keeping it for a resume),
+  // and gives them a moment to end their streams before the rest are cancelled.
+  v1::ControllerMessage end;
+  end.mutable_end();
+  Broadcast(end);
+  WaitUntil([&] {
+    for (const Peer& p : peers_) {
+      if (!p.closed) return false;
+    }
+    return true;
+  }, absl::Seconds(1), false);
+  std::vector<std::shared_ptr<SessionClient>> streams;
+  {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    streams.swap(streams_);
+  }
+  for (const std::unique_ptr<Link>& link : links_) {
+    std::lock_guard<std::mutex> lock(link->mu);
+    link->client.reset();
+    link->pending.reset();
+  }
+  streams.clear();  // each cancels its stream and waits for its end
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
 }
@@ -170,17 +202,48 @@ bool ClusterSession::WaitUntil(Done done, absl::Duration timeout, bool notice_in
   return true;
 }
 
-void ClusterSession::OnMessage(size_t worker, const v1::WorkerMessage& message) {
+void ClusterSession::OnMessage(const SessionClient& from, const v1::WorkerMessage& message) {
+  const size_t worker = from.worker();
   const int64_t now = absl::ToUnixNanos(absl::Now());
+  bool resumed = false, unresumable = false;
+  {
+    Link& link = *links_[worker];
+    std::lock_guard<std::mutex> lock(link.mu);
+    if (from.connection() != link.connection) return;  // an earlier stream's last words
+    if (message.has_hello() && message.hello().resumed()) {
+      // The worker has the session still: what it has not received goes again, first.
+      std::shared_ptr<SessionClient> resuming = link.pending;
+      if (resuming == nullptr || resuming.get() != &from) return;
+      if (!link.replay.Resend(message.hello().received_through(), [&](const v1::ControllerMessage& m) { resuming->Send(m); })) {
+        unresumable = true;
+        resuming->Cancel();
+      } else {
+        link.client = std::move(resuming);
+        resumed = true;
+      }
+      link.pending.reset();
+    } else if (!link.replay.Receive(message)) {
+      return;  // sent again on a resumed stream, but it arrived before the cut
+    }
+  }
+  if (unresumable) return;  // its OnClosed follows; the keeper tries again until the lease
   RunAggregator* aggregator = nullptr;
   v1::IntervalReport report;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[worker];
+    if (p.last_heard_unix_ns > 0) p.longest_silence_ns = std::max(p.longest_silence_ns, now - p.last_heard_unix_ns);
+    if (resumed) {
+      p.reconnecting = p.attempt_pending = false;
+      ++p.resumes;
+      Log(LogLevel::kWarning, absl::StrFormat("worker %s: its connection was cut (%s); the session resumed, nothing lost (longest silence "
+                                              "so far %.1f s)",
+                                              addresses_[worker], p.cut_by.message(), static_cast<double>(p.longest_silence_ns) / 1e9));
+    }
     p.last_heard_unix_ns = now;
     switch (message.event_case()) {
       case v1::WorkerMessage::kHello:
-        p.hello = message.hello();
+        if (!resumed) p.hello = message.hello();
         break;
       case v1::WorkerMessage::kPrepared:
         if (message.prepared().run_id() == run_id_) {
@@ -226,20 +289,99 @@ void ClusterSession::OnMessage(size_t worker, const v1::WorkerMessage& message) 
   if (aggregator != nullptr) aggregator->Add(worker, report);
 }
 
-void ClusterSession::OnClosed(size_t worker, const absl::Status& status) {
+void ClusterSession::OnClosed(const SessionClient& from, const absl::Status& status) {
+  const size_t worker = from.worker();
+  {
+    Link& link = *links_[worker];
+    std::lock_guard<std::mutex> lock(link.mu);
+    if (from.connection() != link.connection) return;  // an earlier stream, already replaced
+    link.client.reset();
+    link.pending.reset();
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[worker];
-    p.closed = true;
-    if (p.lost.ok()) {
-      p.lost = status.ok() ? absl::UnavailableError(absl::StrCat("worker ", addresses_[worker], ": the worker ended the session")) : status;
+    // A stream that broke (the connection died, or the worker's side gave up on it) is resumed
+    // on a new one; a worker that refused the session or the resume, or ended the session, is
+    // lost. So is one before the handshake: it is unreachable.
+    const absl::StatusCode code = status.code();
+    const bool broken = code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kCancelled ||
+                        code == absl::StatusCode::kDeadlineExceeded || code == absl::StatusCode::kInternal ||
+                        code == absl::StatusCode::kUnknown || code == absl::StatusCode::kAborted;
+    // Nothing listens where the worker was (a resume's connection refused): its process is
+    // gone, and its session with it.
+    const bool gone = p.reconnecting && absl::StrContains(status.message(), "Connection refused");
+    if (!closing_ && p.hello.has_value() && !p.closed && broken && !gone) {
+      const int64_t now = absl::ToUnixNanos(absl::Now());
+      if (!p.reconnecting) {
+        p.reconnecting = true;
+        p.cut_by = status;
+        p.next_attempt_unix_ns = now;
+      } else {
+        p.next_attempt_unix_ns = now + absl::ToInt64Nanoseconds(absl::Milliseconds(250));  // a failed attempt: again shortly
+      }
+      p.attempt_pending = false;
+    } else {
+      p.closed = true;
+      p.reconnecting = false;
+      if (gone) {
+        p.lost = absl::UnavailableError(absl::StrCat("worker ", addresses_[worker], ": its stream ended (", p.cut_by.message(),
+                                                     ") and nothing listens there any more (connection refused): the worker process is gone"));
+      } else if (p.lost.ok()) {
+        p.lost = status.ok() ? absl::UnavailableError(absl::StrCat("worker ", addresses_[worker], ": the worker ended the session")) : status;
+      }
     }
   }
   cv_.notify_all();
+  keeper_cv_.notify_all();
+}
+
+void ClusterSession::Send(size_t worker, v1::ControllerMessage message) {
+  Link& link = *links_[worker];
+  std::lock_guard<std::mutex> lock(link.mu);
+  link.replay.Number(message);
+  if (link.client != nullptr) link.client->Send(std::move(message));
 }
 
 void ClusterSession::Broadcast(const v1::ControllerMessage& message) {
-  for (const auto& session : sessions_) session->Send(message);
+  for (size_t i = 0; i < links_.size(); ++i) Send(i, message);
+}
+
+void ClusterSession::Reconnect(size_t worker) {
+  Link& link = *links_[worker];
+  uint64_t connection = 0;
+  {
+    std::lock_guard<std::mutex> lock(link.mu);
+    connection = ++link.connection;
+    link.client.reset();
+    link.pending.reset();
+  }
+  std::string session_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_id = peers_[worker].session_id;
+  }
+  auto stream = std::make_shared<SessionClient>(stubs_[worker].get(), worker, addresses_[worker], security_, static_cast<SessionEvents*>(this), connection,
+                                                /*wait_for_ready=*/false);
+  v1::ControllerMessage resume;
+  resume.mutable_hello()->set_protocol_version(kProtocolVersion);
+  resume.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
+  resume.mutable_hello()->set_controller_host(Hostname());
+  resume.mutable_hello()->set_session_id(session_id);
+  resume.mutable_hello()->set_resume(true);
+  {
+    std::lock_guard<std::mutex> lock(link.mu);
+    if (link.connection == connection) link.pending = stream;
+    resume.mutable_hello()->set_received_through(link.replay.received());
+  }
+  stream->Send(resume);  // unnumbered: it opens the stream, it is not part of the session
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  // Streams that ended are let go here (never on their own gRPC thread, which still runs them).
+  streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [](const std::shared_ptr<SessionClient>& s) {
+                   return s.use_count() == 1 && s->WaitClosed(absl::ZeroDuration());
+                 }),
+                 streams_.end());
+  streams_.push_back(std::move(stream));
 }
 
 void ClusterSession::StopAll(const std::string& run_id, const std::string& reason) {
@@ -250,38 +392,80 @@ void ClusterSession::StopAll(const std::string& run_id, const std::string& reaso
 }
 
 void ClusterSession::Keep() {
-  const absl::Duration beat = std::min(options_.lease / 5, absl::Seconds(1));
+  const int64_t beat = absl::ToInt64Nanoseconds(std::min(options_.lease / 5, absl::Seconds(1)));
+  const int64_t lease = absl::ToInt64Nanoseconds(options_.lease);
   int64_t previous_probe = 0;  // when the previous probe went out: a worker up has been heard since
+  int64_t next_probe = 0;
   uint64_t probes_sent = 0;
   std::unique_lock<std::mutex> lock(mu_);
   while (!closing_) {
-    const int64_t now = absl::ToUnixNanos(absl::Now());
-    size_t up = 0;
-    for (const Peer& p : peers_) {
-      // Up: answered since the previous probe (a frozen worker drops out within two beats).
-      // Silence alone never makes a worker lost — a busy host is slow, not gone; its session's
-      // connection (HTTP/2 keepalive) says when it is gone.
-      if (!p.closed) up += p.last_heard_unix_ns >= previous_probe;
+    int64_t now = absl::ToUnixNanos(absl::Now());
+    if (now >= next_probe) {
+      size_t up = 0;
+      for (const Peer& p : peers_) {
+        // Up: answered since the previous probe (a frozen worker drops out within two beats).
+        // Silence alone never makes a worker lost — a busy host is slow, not gone.
+        if (!p.closed && !p.reconnecting) up += p.last_heard_unix_ns >= previous_probe;
+      }
+      previous_probe = now;
+      next_probe = now + beat;
+      v1::ControllerMessage probe;
+      probe.mutable_probe()->set_sequence(++probes_sent);
+      probe.mutable_probe()->set_controller_send_unix_ns(now);
+      lock.unlock();
+      // A probe renews the worker's leases, acknowledges what it sent, and measures the round
+      // trip and the clock offset.
+      Broadcast(probe);
+      if (options_.metrics != nullptr) {
+        options_.metrics->Gauge("iofleet_cluster_workers_up", "Workers whose session is open and answering").Set(static_cast<double>(up));
+      }
+      lock.lock();
+      now = absl::ToUnixNanos(absl::Now());
     }
-    previous_probe = now;
-    v1::ControllerMessage probe;
-    probe.mutable_probe()->set_sequence(++probes_sent);
-    probe.mutable_probe()->set_controller_send_unix_ns(now);
-    lock.unlock();
-    // A probe renews the worker's leases and measures the round trip and the clock offset.
-    Broadcast(probe);
-    if (options_.metrics != nullptr) {
-      options_.metrics->Gauge("iofleet_cluster_workers_up", "Workers whose session is open and answering").Set(static_cast<double>(up));
+    // Sessions whose stream is gone: resumed on a new one, until two leases have passed since
+    // the worker was last heard. Its runs have stopped by then (it renews them only on our
+    // messages); the second lease is for a saturated worker host, whose threads run seconds
+    // late and whose lease clock does not count that (worker/awake_clock.h).
+    std::vector<size_t> attempt, give_up;
+    int64_t wake = next_probe;
+    for (size_t i = 0; i < peers_.size(); ++i) {
+      Peer& p = peers_[i];
+      if (!p.reconnecting) continue;
+      if (now - p.last_heard_unix_ns > 2 * lease) {
+        p.reconnecting = false;
+        p.closed = true;
+        p.lost = absl::UnavailableError(absl::StrCat(
+            "worker ", addresses_[i], ": not heard for two leases (", absl::FormatDuration(2 * options_.lease),
+            "): its connection was gone and the session could not be resumed (the stream ended: ", p.cut_by.message(), ")"));
+        give_up.push_back(i);
+      } else if (!p.attempt_pending && now >= p.next_attempt_unix_ns) {
+        p.attempt_pending = true;
+        attempt.push_back(i);
+      } else {
+        wake = std::min(wake, p.attempt_pending ? p.last_heard_unix_ns + 2 * lease + 1 : p.next_attempt_unix_ns);
+      }
     }
-    lock.lock();
-    cv_.wait_for(lock, absl::ToChronoNanoseconds(beat), [this] { return closing_; });
+    if (!attempt.empty() || !give_up.empty()) {
+      lock.unlock();
+      for (size_t i : attempt) Reconnect(i);
+      for (size_t i : give_up) {
+        std::lock_guard<std::mutex> link_lock(links_[i]->mu);
+        ++links_[i]->connection;  // nothing from its streams is heard any more
+        if (links_[i]->pending != nullptr) links_[i]->pending->Cancel();
+        links_[i]->pending.reset();
+      }
+      if (!give_up.empty()) cv_.notify_all();
+      lock.lock();
+      continue;
+    }
+    keeper_cv_.wait_for(lock, std::chrono::nanoseconds(std::max<int64_t>(wake - now, 1'000'000)));
   }
 }
 
 PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index,
                                       const std::string& run_id, RunAggregator* aggregator, v1::RunReport* report) {
   PhaseOutcome outcome;
-  const size_t n = sessions_.size();
+  const size_t n = links_.size();
   {
     std::lock_guard<std::mutex> lock(mu_);
     run_id_ = run_id;
@@ -313,7 +497,7 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     request->set_worker_count(static_cast<uint32_t>(n));
     request->set_interval_ns(report->interval_ns());
     request->set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options_.lease)));
-    sessions_[i]->Send(prepare);
+    Send(i, std::move(prepare));
   }
   auto failed = [&](const Peer& p) { return !p.prepare_status.ok() || (!p.prepared && p.closed); };
   WaitUntil([&] {
@@ -466,6 +650,8 @@ void ClusterSession::NoteClocks(v1::RunReport* report) {
     info->set_clock_offset_ns(p.clock_offset_ns);
     info->set_round_trip_ns(p.round_trip_ns);
     info->set_start_lead_ns(p.start_lead_ns);
+    info->set_session_resumes(p.resumes);
+    info->set_longest_silence_ns(p.longest_silence_ns);
     // The estimate is uncertain by half the round trip: only an offset beyond that counts.
     if (std::abs(p.clock_offset_ns) - p.round_trip_ns / 2 > tolerance && clock_warned_.insert(i).second) {
       report->add_problems(absl::StrFormat(
@@ -479,7 +665,7 @@ void ClusterSession::NoteClocks(v1::RunReport* report) {
 
 void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const {
   uint32_t completed = 0;
-  for (size_t i = 0; i < sessions_.size(); ++i) {
+  for (size_t i = 0; i < links_.size(); ++i) {
     if (aggregator.WorkerComplete(i)) {
       ++completed;
       continue;
@@ -503,7 +689,7 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
       // On the session's channel, waiting up to a second for it to reconnect (a restarted
       // worker listens again at once).
       grpc::ClientContext context;
-      if (!token_.empty()) context.AddMetadata(kTokenMetadataKey, token_);
+      if (!security_.token.empty()) context.AddMetadata(kTokenMetadataKey, security_.token);
       context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));
       context.set_wait_for_ready(true);
       v1::HeartbeatRequest request;
@@ -524,7 +710,7 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
                                       "): its figures cover only the intervals received", now));
   }
   report->set_workers_completed(completed);
-  report->set_workers_expected(static_cast<uint32_t>(sessions_.size()));
+  report->set_workers_expected(static_cast<uint32_t>(links_.size()));
 }
 
 }  // namespace iofleet

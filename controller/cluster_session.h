@@ -4,10 +4,13 @@
 // run phases — each prepared on every worker, started on all at one instant chosen from the
 // measured round trips, streamed into a RunAggregator until every worker has finished it (a
 // cluster-wide barrier). One keeper thread probes every session each lease/5 (which renews
-// the worker's leases and measures round trip and clock offset). A worker is lost only when
-// its session ends — the worker closed it, or its connection went unanswered by HTTP/2
-// keepalive pings for about a lease; a slow, busy worker is late, not lost. Ctrl-C becomes a
-// stop that still collects what was measured.
+// the worker's leases and measures round trip and clock offset). A session outlives its
+// stream: when a connection dies (HTTP/2 keepalive pings unanswered for four leases, or the
+// worker's side gave up on it) the keeper reconnects and resumes the session on a new stream,
+// and each side sends again what the other missed (common/session_replay.h), so a cut shorter
+// than the lease loses nothing. A worker is lost only when it refuses the resume (restarted,
+// or its lease ran out) or cannot be reached again within two leases of its last message; a slow,
+// busy worker is late, not lost. Ctrl-C becomes a stop that still collects what was measured.
 #ifndef IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
 #define IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
 
@@ -23,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/atomic_file.h"
+#include "common/session_replay.h"
 #include "controller/local_workers.h"
 #include "controller/run_aggregator.h"
 #include "controller/session_client.h"
@@ -59,7 +63,7 @@ class ClusterSession : private SessionEvents {
   static absl::StatusOr<std::unique_ptr<ClusterSession>> Open(const SessionOptions& options, v1::RunReport* report);
   ~ClusterSession() override;
 
-  size_t size() const { return sessions_.size(); }
+  size_t size() const { return links_.size(); }
   const std::vector<std::string>& addresses() const { return addresses_; }
   bool local() const { return local_; }
 
@@ -84,17 +88,39 @@ class ClusterSession : private SessionEvents {
     int64_t last_heard_unix_ns = 0;
     int64_t round_trip_ns = -1;   // the latest probe's
     int64_t clock_offset_ns = 0;  // the worker's clock minus ours, from the latest probe
+    std::string session_id;
+    // Its stream is gone and the keeper is resuming the session on a new one.
+    bool reconnecting = false, attempt_pending = false;
+    int64_t next_attempt_unix_ns = 0;
+    absl::Status cut_by;          // how the stream ended
+    uint32_t resumes = 0;
+    int64_t longest_silence_ns = 0;
     // The current phase.
     bool prepared = false, started = false, ended = false;
     std::optional<v1::PrepareResponse> prepare_response;
     absl::Status prepare_status, start_status;
     int64_t start_lead_ns = 0;
   };
+  // The sending side of one worker's session: its commands, numbered and kept until the worker
+  // acknowledges them, and the stream they go out on. Locked on its own (never with mu_
+  // held), so gRPC's threads delivering one worker's messages never wait for another's.
+  struct Link {
+    std::mutex mu;
+    SessionReplay<v1::ControllerMessage> replay{4096};
+    std::shared_ptr<SessionClient> client;   // the stream commands go out on; null while cut
+    std::shared_ptr<SessionClient> pending;  // a stream resuming the session, until the worker agrees
+    uint64_t connection = 0;                 // the current stream's number: earlier ones are not heard
+  };
   // SessionEvents, on gRPC's threads.
-  void OnMessage(size_t worker, const v1::WorkerMessage& message) override;
-  void OnClosed(size_t worker, const absl::Status& status) override;
-  // Sends `message` to every worker whose session is open.
+  void OnMessage(const SessionClient& from, const v1::WorkerMessage& message) override;
+  void OnClosed(const SessionClient& from, const absl::Status& status) override;
+  // Numbers `message` into worker `worker`'s session and sends it (or keeps it until the
+  // session is resumed).
+  void Send(size_t worker, v1::ControllerMessage message);
+  // Sends `message` to every worker.
   void Broadcast(const v1::ControllerMessage& message);
+  // Opens a new stream to worker `worker` that resumes its session.
+  void Reconnect(size_t worker);
   void StopAll(const std::string& run_id, const std::string& reason);
   // The workers' clock offsets, round trips and start leads into the report; a clock off by
   // more than 1% of the interval is a problem (named once per session).
@@ -111,10 +137,13 @@ class ClusterSession : private SessionEvents {
   LocalWorkers local_workers_;
   std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<v1::WorkerService::Stub>> stubs_;
-  std::vector<std::unique_ptr<SessionClient>> sessions_;
-  std::string token_;  // what remote workers require (local ones none)
+  std::vector<std::unique_ptr<Link>> links_;
+  TransportSecurity security_;  // towards the workers (local ones need none)
+  std::mutex streams_mu_;
+  std::vector<std::shared_ptr<SessionClient>> streams_;  // every stream opened, until it ends
   mutable std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable keeper_cv_;  // a stream ended: the keeper has a session to resume
   std::vector<Peer> peers_;
   std::string run_id_;  // the current (or latest) phase's run id, what workers know it by
   const std::vector<size_t>* global_index_ = nullptr;

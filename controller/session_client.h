@@ -3,7 +3,8 @@
 // SessionEvents sink on gRPC's threads as it arrives; commands are queued and written one at
 // a time (the callback API allows one write in flight). A thousand workers cost a thousand of
 // these objects, not a thousand threads. The channel keeps the connection checked with HTTP/2
-// keepalive pings, so a dead peer ends the session (OnClosed) rather than leaving it silent.
+// keepalive pings, so a dead connection ends the stream (OnClosed) rather than leaving it
+// silent; the session above it (ClusterSession) then resumes on a new stream.
 #ifndef IOFLEET_CONTROLLER_SESSION_CLIENT_H_
 #define IOFLEET_CONTROLLER_SESSION_CLIENT_H_
 
@@ -22,15 +23,18 @@
 
 namespace iofleet {
 
-// Receives what every session of a controller hears, tagged with the worker's index. Called on
-// gRPC's threads, possibly for several workers at once: implementations lock what they share.
+class SessionClient;
+
+// Receives what every session stream of a controller hears, from the client that heard it (its
+// worker index and connection number say which). Called on gRPC's threads, possibly for several
+// workers at once: implementations lock what they share.
 class SessionEvents {
  public:
   virtual ~SessionEvents() = default;
-  virtual void OnMessage(size_t worker, const v1::WorkerMessage& message) = 0;
-  // The session ended: the worker closed it, the connection died, or it was cancelled. Called
+  virtual void OnMessage(const SessionClient& from, const v1::WorkerMessage& message) = 0;
+  // The stream ended: the worker closed it, the connection died, or it was cancelled. Called
   // once, after the last OnMessage.
-  virtual void OnClosed(size_t worker, const absl::Status& status) = 0;
+  virtual void OnClosed(const SessionClient& from, const absl::Status& status) = 0;
 };
 
 // A channel to a worker for sessions: credentials, quick reconnects, and keepalive pings that
@@ -40,12 +44,16 @@ std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const 
 
 class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage, v1::WorkerMessage> {
  public:
-  // Opens the session at once; `events` must outlive this object.
+  // Opens the stream at once; `events` must outlive this object. `connection` tells this
+  // stream from earlier ones to the same worker (a session resumed after a cut). With
+  // `wait_for_ready` a worker still starting is waited for; without, a connection that fails
+  // ends the stream at once (a resume wants to know that nothing listens any more).
   SessionClient(v1::WorkerService::Stub* stub, size_t worker, std::string address, const TransportSecurity& security,
-                SessionEvents* events);
+                SessionEvents* events, uint64_t connection = 0, bool wait_for_ready = true);
   ~SessionClient() override;  // cancels and waits for the session's end
 
   size_t worker() const { return worker_; }
+  uint64_t connection() const { return connection_; }
   const std::string& address() const { return address_; }
 
   // Queues a command; dropped (false) once the session has ended.
@@ -68,6 +76,7 @@ class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage
   bool ReleaseHoldLocked();
 
   const size_t worker_;
+  const uint64_t connection_;
   const std::string address_;
   SessionEvents* const events_;
   grpc::ClientContext context_;

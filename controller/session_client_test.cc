@@ -22,14 +22,14 @@ using ::testing::HasSubstr;
 // Everything the sessions heard, per worker, and a way to wait for it.
 class Recorder : public SessionEvents {
  public:
-  void OnMessage(size_t worker, const v1::WorkerMessage& message) override {
+  void OnMessage(const SessionClient& from, const v1::WorkerMessage& message) override {
     std::lock_guard<std::mutex> lock(mu_);
-    messages_[worker].push_back(message);
+    messages_[from.worker()].push_back(message);
     cv_.notify_all();
   }
-  void OnClosed(size_t worker, const absl::Status& status) override {
+  void OnClosed(const SessionClient& from, const absl::Status& status) override {
     std::lock_guard<std::mutex> lock(mu_);
-    closed_[worker].push_back(status);
+    closed_[from.worker()].push_back(status);
     cv_.notify_all();
   }
   // Waits (up to 10 s) until `done` holds for what was heard.

@@ -145,13 +145,15 @@ int Main(int argc, char** argv) {
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // A session is alive as long as its connection is (its runs' leases hold meanwhile): the
-  // controller pings it every second, which is allowed here, and the worker pings back, ending
-  // a session whose controller no longer answers (network cut) within about four seconds.
+  // Runs live on their leases, renewed by the controller's messages (worker/worker_session.h),
+  // not on the connection: the controller's pings (every second) are allowed here, and the
+  // worker's own only clear away a connection dead for a long while (a session it carried
+  // waits, detached, for a resume). Short timeouts would tear down the connections of a
+  // saturated host, whose threads answer pings seconds late.
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 3000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddListeningPort(listen, ServerCredentialsFor(*security), &port);
   builder.RegisterService(&service);

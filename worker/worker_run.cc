@@ -44,7 +44,7 @@ WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserve
       layout_(std::move(layout)),
       interval_(request_.interval_ns() ? std::chrono::nanoseconds(request_.interval_ns()) : kDefaultInterval),
       lease_(request_.lease_ns() ? std::chrono::nanoseconds(request_.lease_ns()) : kDefaultLease),
-      last_heartbeat_(Clock::now()) {
+      last_heartbeat_(AwakeClock::Now()) {
   PrepareIntervalCuts();
 }
 
@@ -56,8 +56,8 @@ WorkerRun::~WorkerRun() {
   }
 }
 
-bool WorkerRun::LeaseExpired(Clock::time_point now) const {
-  return lease_holds_.load() == 0 && now - last_heartbeat_.load() > lease_;
+bool WorkerRun::LeaseExpired(AwakeClock::time_point now) const {
+  return now - last_heartbeat_.load() > lease_;
 }
 
 bool WorkerRun::finished() const { return all_reports_produced_.load(); }

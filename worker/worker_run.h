@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "proto/worker_service.pb.h"
+#include "worker/awake_clock.h"
 #include "worker/file_layout.h"
 #include "worker/job_thread.h"
 #include "worker/thread_stats.h"
@@ -41,18 +42,13 @@ class WorkerRun {
   absl::StatusOr<int64_t> Start(int64_t start_unix_ns);
   // Stops IO now; the stream then ends with final reports carrying `reason`. Idempotent.
   void Stop(const std::string& reason);
-  void RenewLease() { last_heartbeat_ = Clock::now(); }
-  // While a session that prepared the run is open, its lease holds: the connection itself
-  // (HTTP/2 keepalive) says the controller is there, so a controller too busy to send a
-  // renewal in time is not taken for gone. When the session ends the lease runs again, counted
-  // from `last_heard` (the controller's last message on it).
-  void HoldLease() { ++lease_holds_; }
-  void ReleaseLease(Clock::time_point last_heard) {
-    last_heartbeat_ = std::max(last_heartbeat_.load(), last_heard);
-    --lease_holds_;
-  }
+  // The lease: the run stops when the controller has not been heard for lease(), counted on
+  // the worker's awake clock (worker/awake_clock.h), so time the worker could not run is not
+  // taken for the controller's silence.
+  void RenewLease() { last_heartbeat_ = AwakeClock::Now(); }
   std::chrono::nanoseconds lease() const { return lease_; }
-  bool LeaseExpired(Clock::time_point now) const;
+  // `now` on the awake clock.
+  bool LeaseExpired(AwakeClock::time_point now) const;
   bool started() const { return started_; }
   // All reports are produced (they may not all be delivered yet).
   bool finished() const;
@@ -96,8 +92,7 @@ class WorkerRun {
   const std::chrono::nanoseconds lease_;
 
   std::atomic<bool> stop_{false};
-  std::atomic<Clock::time_point> last_heartbeat_;
-  std::atomic<int> lease_holds_{0};
+  std::atomic<AwakeClock::time_point> last_heartbeat_;  // on the awake clock
 
   mutable std::mutex mu_;
   std::condition_variable changed_;  // threads finishing, stop, new reports

@@ -49,16 +49,28 @@ WorkerServiceImpl::~WorkerServiceImpl() {
   }
   lease_watchdog_.join();
   StopAll("worker shutting down");
+  // Sessions kept for a resume hold this service as their backend: they end first.
+  std::map<std::string, std::shared_ptr<WorkerSession>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    sessions.swap(sessions_);
+  }
+  for (auto& [id, session] : sessions) session->Close();
 }
 
 void WorkerServiceImpl::WatchLeases() {
+  constexpr auto kTick = std::chrono::milliseconds(200);
   std::unique_lock<std::mutex> lock(mu_);
-  while (!shutdown_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return shutting_down_; })) {
+  auto asleep = AwakeClock::Steady::now();
+  while (!shutdown_cv_.wait_for(lock, kTick, [this] { return shutting_down_; })) {
+    // How late this tick came is how long the worker could not run: not counted in leases.
+    const auto awake = AwakeClock::Steady::now();
+    AwakeClock::NoteSleep(kTick, awake - asleep);
     // The runs are checked without the service lock held, so a run busy cutting an interval
     // never holds up the RPCs that look runs up.
     std::vector<std::pair<std::string, std::shared_ptr<WorkerRun>>> runs(runs_.begin(), runs_.end());
     lock.unlock();
-    const auto now = WorkerRun::Clock::now();
+    const auto now = AwakeClock::Now();
     std::vector<std::string> done;
     for (const auto& [id, run] : runs) {
       if (!run->LeaseExpired(now)) continue;
@@ -66,11 +78,13 @@ void WorkerServiceImpl::WatchLeases() {
       // Forget the run once it has wound down; a stream still reading holds its own reference.
       if (run->finished()) done.push_back(id);
     }
+    ForgetExpiredSessions();
     lock.lock();
     for (const std::string& id : done) {
       runs_.erase(id);
       streamed_.erase(id);
     }
+    asleep = AwakeClock::Steady::now();
   }
 }
 
@@ -260,7 +274,7 @@ grpc::Status WorkerServiceImpl::Heartbeat(grpc::ServerContext* context, const v1
   // An expired lease is not renewed, even when the watchdog has not got to it yet (a worker
   // resumed from a pause may find a heartbeat queued from before); a run dropped for it is
   // not revived by a late heartbeat, which is told why.
-  if (run && run->LeaseExpired(WorkerRun::Clock::now())) ExpireLease(request->run_id(), *run);
+  if (run && run->LeaseExpired(AwakeClock::Now())) ExpireLease(request->run_id(), *run);
   if (!run || Ended(request->run_id())) return ToGrpc(NoRun(request->run_id()));
   run->RenewLease();
   response->set_run_active(!run->finished());
@@ -299,8 +313,8 @@ namespace {
 
 // The worker's side of a session's writes: one thread writes what the session queues, so the
 // thread reading the controller's commands never waits for the network (a renewal is read and
-// applied even while reports queue behind a slow controller). Reports wait when many are
-// queued already (backpressure on the run's forwarder, not on the commands).
+// applied even while reports queue behind a slow controller). The session's report window
+// bounds the queue.
 class SessionWriter {
  public:
   explicit SessionWriter(grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream)
@@ -314,8 +328,7 @@ class SessionWriter {
     thread_.join();
   }
   bool Send(const v1::WorkerMessage& message) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (message.has_report()) cv_.wait(lock, [this] { return broken_ || done_ || queue_.size() < kQueuedReports; });
+    std::lock_guard<std::mutex> lock(mu_);
     if (broken_ || done_) return false;
     queue_.push_back(message);
     cv_.notify_all();
@@ -323,7 +336,6 @@ class SessionWriter {
   }
 
  private:
-  static constexpr size_t kQueuedReports = 1024;
   void Run() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
@@ -331,14 +343,12 @@ class SessionWriter {
       if (queue_.empty()) return;  // done, everything written
       v1::WorkerMessage next = std::move(queue_.front());
       queue_.pop_front();
-      cv_.notify_all();
       lock.unlock();
       const bool written = stream_->Write(next);
       lock.lock();
       if (!written) {
         broken_ = true;
         queue_.clear();
-        cv_.notify_all();
         return;
       }
     }
@@ -351,19 +361,115 @@ class SessionWriter {
   std::thread thread_;
 };
 
+// A controller's name for a session: printable, bounded.
+absl::Status CheckSessionId(const std::string& id) {
+  if (id.size() > 128) return absl::InvalidArgumentError("session id longer than 128 bytes");
+  for (unsigned char c : id) {
+    if (c < 0x21 || c > 0x7e) return absl::InvalidArgumentError("session id with a non-printable byte");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<std::shared_ptr<WorkerSession>> WorkerServiceImpl::NewSession(const std::string& id) {
+  auto session = std::make_shared<WorkerSession>(static_cast<SessionBackend*>(this), id);
+  if (id.empty()) return session;  // not resumable: nobody can name it again
+  std::shared_ptr<WorkerSession> replaced;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    if (auto it = sessions_.find(id); it != sessions_.end()) {
+      replaced = it->second;  // a controller does not reuse a name: whoever had it is done
+      sessions_.erase(it);
+    }
+    if (sessions_.size() >= kMaxSessions) {
+      return absl::ResourceExhaustedError(absl::StrCat("this worker holds ", sessions_.size(), " sessions already (at most ", kMaxSessions, ")"));
+    }
+    sessions_.emplace(id, session);
+  }
+  if (replaced) replaced->Close();
+  return session;
+}
+
+std::shared_ptr<WorkerSession> WorkerServiceImpl::FindSession(const std::string& id) {
+  std::lock_guard<std::mutex> lock(sessions_mu_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+void WorkerServiceImpl::ForgetSession(const std::shared_ptr<WorkerSession>& session) {
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    if (auto it = sessions_.find(session->id()); it != sessions_.end() && it->second == session) sessions_.erase(it);
+  }
+  session->Close();
+}
+
+void WorkerServiceImpl::ForgetExpiredSessions() {
+  const auto now = WorkerRun::Clock::now();
+  std::vector<std::shared_ptr<WorkerSession>> expired;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      if (it->second->Expired(now)) {
+        expired.push_back(it->second);
+        it = sessions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const auto& session : expired) session->Close();  // outside the lock: it joins its threads
+}
 
 grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
+  v1::ControllerMessage first;
+  if (!stream->Read(&first)) return grpc::Status::OK;
+  const std::string id = first.has_hello() ? first.hello().session_id() : "";
+  if (absl::Status valid = CheckSessionId(id); !valid.ok()) return ToGrpc(valid);
   SessionWriter writer(stream);
-  {
-    WorkerSession session(this, [&writer](const v1::WorkerMessage& message) { return writer.Send(message); },
-                          [context] { return context->IsCancelled(); });
-    v1::ControllerMessage message;
-    while (stream->Read(&message)) session.Handle(message);
-    session.Close();
+  WorkerSession::Send send = [&writer](const v1::WorkerMessage& message) { return writer.Send(message); };
+  WorkerSession::Cancel cancel = [context] { context->TryCancel(); };
+  std::shared_ptr<WorkerSession> session;
+  absl::StatusOr<uint64_t> attachment;
+  bool ended = false;
+  if (first.has_hello() && first.hello().resume()) {
+    // The controller lost the stream, not the session: put this stream under it.
+    session = id.empty() ? nullptr : FindSession(id);
+    if (session == nullptr) {
+      return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                          absl::StrCat("this worker has no session ", id, " to resume: it was restarted, or the session was over (",
+                                       "detached for longer than its runs' leases, so their IO stopped)"));
+    }
+    v1::WorkerMessage greeting;
+    if (absl::Status hello = DoHello(first.hello(), greeting.mutable_hello()); !hello.ok()) return ToGrpc(hello);
+    greeting.mutable_hello()->set_resumed(true);
+    greeting.mutable_hello()->set_received_through(session->received_through());
+    attachment = session->Attach(send, cancel, first.hello().received_through(), &greeting);
+    if (!attachment.ok()) {
+      ForgetSession(session);
+      return ToGrpc(attachment.status());
+    }
+    Log(LogLevel::kInfo, absl::StrCat("session ", id, " resumed by ", context->peer()));
+  } else {
+    absl::StatusOr<std::shared_ptr<WorkerSession>> made = NewSession(id);
+    if (!made.ok()) return ToGrpc(made.status());
+    session = *std::move(made);
+    attachment = session->Attach(send, cancel, 0, nullptr);
+    if (!attachment.ok()) return ToGrpc(attachment.status());
+    ended = !session->Handle(first);
   }
-  return context->IsCancelled() ? grpc::Status(grpc::StatusCode::CANCELLED, "session cancelled by the controller") : grpc::Status::OK;
+  v1::ControllerMessage message;
+  while (!ended && stream->Read(&message)) ended = !session->Handle(message);
+  if (ended || session->id().empty()) {
+    ForgetSession(session);  // the controller is done with it (or it could never be resumed)
+  } else {
+    session->Detach(*attachment);  // kept for a resume until its runs' leases run out
+    Log(LogLevel::kInfo, absl::StrCat("session ", session->id(), ": its stream from ", context->peer(),
+                                      " ended; the session waits for a resume until its runs' leases run out"));
+  }
+  return context->IsCancelled() ? grpc::Status(grpc::StatusCode::CANCELLED, "session stream cancelled") : grpc::Status::OK;
 }
 
 }  // namespace iofleet

@@ -72,6 +72,12 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   // OK, or UNAUTHENTICATED (and a log line naming the caller) without the right token.
   grpc::Status Authorize(const grpc::ServerContext* context) const;
   void WatchLeases();
+  // Sessions kept for a resume, by the controller's name for them.
+  absl::StatusOr<std::shared_ptr<WorkerSession>> NewSession(const std::string& id);
+  std::shared_ptr<WorkerSession> FindSession(const std::string& id);
+  void ForgetSession(const std::shared_ptr<WorkerSession>& session);
+  // Closes the sessions detached for longer than their runs' leases (the lease watchdog).
+  void ForgetExpiredSessions();
 
   const PathPolicy policy_;
   const ProtocolVersions versions_;
@@ -89,6 +95,11 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   // oldest entries go first.
   std::map<std::string, std::string> ended_;
   std::deque<std::string> ended_order_;
+  // Sessions (attached, or detached and waiting for a resume). Bounded: a controller that
+  // opens sessions without end is refused past kMaxSessions.
+  static constexpr size_t kMaxSessions = 4096;
+  std::mutex sessions_mu_;
+  std::map<std::string, std::shared_ptr<WorkerSession>> sessions_;
   std::thread lease_watchdog_;
   absl::Duration clock_skew_;
 };

@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <chrono>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace iofleet {
 namespace {
+
+// Kept messages at most: the report window plus room for answers and problems.
+constexpr size_t kKeptMessages = 4 * WorkerSession::kReportWindow;
+// How long a session without runs waits, detached, for its controller to resume it.
+constexpr auto kIdleResumeWait = std::chrono::seconds(10);
 
 v1::StopRequest MakeStop(const std::string& run_id) {
   v1::StopRequest stop;
@@ -17,13 +23,54 @@ v1::StopRequest MakeStop(const std::string& run_id) {
 
 }  // namespace
 
-WorkerSession::WorkerSession(SessionBackend* backend, Send send, std::function<bool()> cancelled)
-    : backend_(backend), send_(std::move(send)), cancelled_(std::move(cancelled)) {}
+WorkerSession::WorkerSession(SessionBackend* backend, std::string id)
+    : backend_(backend), id_(std::move(id)), replay_(kKeptMessages) {}
 
 WorkerSession::~WorkerSession() { Close(); }
 
+absl::StatusOr<uint64_t> WorkerSession::Attach(Send send, Cancel cancel, uint64_t controller_received, const v1::WorkerMessage* greeting) {
+  Cancel replaced;
+  uint64_t attachment = 0;
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    if (closing_) return absl::UnavailableError("the session is over");
+    if (greeting != nullptr) send(*greeting);
+    if (!replay_.Resend(controller_received, [&send](const v1::WorkerMessage& m) { send(m); })) {
+      return absl::DataLossError(absl::StrCat("session ", id_, " cannot be resumed: the controller acknowledged nothing for too long and ",
+                                              "messages it missed were dropped"));
+    }
+    replaced = std::move(cancel_);
+    send_ = std::move(send);
+    cancel_ = std::move(cancel);
+    attachment = ++attachment_;
+  }
+  window_cv_.notify_all();
+  if (replaced) replaced();  // the stream this one replaces ends (its Detach then finds itself replaced)
+  std::lock_guard<std::mutex> lock(mu_);
+  attached_ = true;
+  return attachment;
+}
+
+void WorkerSession::Detach(uint64_t attachment) {
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    if (attachment != attachment_ || !send_) return;
+    send_ = nullptr;
+    cancel_ = nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  attached_ = false;
+  detached_at_ = AwakeClock::Now();
+}
+
 void WorkerSession::Close() {
-  closing_ = true;
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    closing_ = true;
+    send_ = nullptr;
+    cancel_ = nullptr;
+  }
+  window_cv_.notify_all();
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -32,9 +79,36 @@ void WorkerSession::Close() {
   }
   for (std::thread& t : threads) t.join();
   std::lock_guard<std::mutex> lock(mu_);
-  // The session is over: each run's lease runs again from the controller's last word.
-  for (const std::shared_ptr<WorkerRun>& run : runs_) run->ReleaseLease(last_heard_);
+  attached_ = false;
   runs_.clear();
+}
+
+uint64_t WorkerSession::received_through() {
+  std::lock_guard<std::mutex> lock(out_mu_);
+  return replay_.received();
+}
+
+bool WorkerSession::Expired(AwakeClock::time_point now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (attached_) return false;
+  std::chrono::nanoseconds wait = kIdleResumeWait;
+  if (!runs_.empty()) {
+    wait = std::chrono::nanoseconds(0);
+    for (const std::shared_ptr<WorkerRun>& run : runs_) wait = std::max(wait, run->lease());
+  }
+  return now - std::max(last_heard_, detached_at_) > wait;
+}
+
+bool WorkerSession::Emit(v1::WorkerMessage message) {
+  std::unique_lock<std::mutex> lock(out_mu_);
+  if (message.has_report()) {
+    window_cv_.wait(lock, [this] { return closing_ || replay_.unacknowledged() < kReportWindow; });
+  }
+  if (closing_) return false;
+  replay_.Number(message);
+  // A broken stream keeps the message too: the resumed stream sends it again.
+  if (send_) send_(message);
+  return true;
 }
 
 void WorkerSession::Problem(const std::string& run_id, const std::string& command, const absl::Status& status) {
@@ -44,42 +118,54 @@ void WorkerSession::Problem(const std::string& run_id, const std::string& comman
   problem->set_command(command);
   problem->set_code(static_cast<int32_t>(status.code()));
   problem->set_message(std::string(status.message()));
-  send_(message);
+  Emit(std::move(message));
 }
 
-void WorkerSession::Handle(const v1::ControllerMessage& message) {
+bool WorkerSession::Handle(const v1::ControllerMessage& message) {
   const int64_t received_unix_ns = backend_->NowUnixNs();
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    // Its acknowledgement frees kept messages (and window room); a message already received
+    // before a cut, sent again on the resumed stream, is dropped.
+    const bool fresh = replay_.Receive(message);
+    window_cv_.notify_all();
+    if (!fresh) return true;
+  }
   {
     // Any word from the controller keeps this session's runs alive.
     std::lock_guard<std::mutex> lock(mu_);
-    last_heard_ = WorkerRun::Clock::now();
+    last_heard_ = AwakeClock::Now();
     for (const std::shared_ptr<WorkerRun>& run : runs_) run->RenewLease();
   }
   v1::WorkerMessage out;
   switch (message.command_case()) {
     case v1::ControllerMessage::kHello: {
       absl::Status hello = backend_->DoHello(message.hello(), out.mutable_hello());
-      send_(out);  // who this worker is, also when it refuses the controller
+      Emit(std::move(out));  // who this worker is, also when it refuses the controller
       if (!hello.ok()) Problem("", "hello", hello);
-      return;
+      return true;
     }
     case v1::ControllerMessage::kPrepare: {
       auto given_up = std::make_shared<std::atomic<bool>>(false);
       std::lock_guard<std::mutex> lock(mu_);
-      if (closing_) return;
+      if (closing_) return true;
       if (!preparing_.emplace(message.prepare().run_id(), given_up).second) {
-        return Problem(message.prepare().run_id(), "prepare", absl::AlreadyExistsError("this run is being prepared already"));
+        Problem(message.prepare().run_id(), "prepare", absl::AlreadyExistsError("this run is being prepared already"));
+        return true;
       }
       threads_.emplace_back([this, request = message.prepare(), given_up]() mutable { PrepareRun(std::move(request), given_up); });
-      return;
+      return true;
     }
     case v1::ControllerMessage::kStart: {
       absl::StatusOr<int64_t> lead = backend_->DoStart(message.start());
-      if (!lead.ok()) return Problem(message.start().run_id(), "start", lead.status());
+      if (!lead.ok()) {
+        Problem(message.start().run_id(), "start", lead.status());
+        return true;
+      }
       out.mutable_started()->set_run_id(message.start().run_id());
       out.mutable_started()->set_lead_ns(*lead);
-      send_(out);
-      return;
+      Emit(std::move(out));
+      return true;
     }
     case v1::ControllerMessage::kStop: {
       {
@@ -87,34 +173,37 @@ void WorkerSession::Handle(const v1::ControllerMessage& message) {
         std::lock_guard<std::mutex> lock(mu_);
         if (auto it = preparing_.find(message.stop().run_id()); it != preparing_.end()) {
           *it->second = true;
-          return;
+          return true;
         }
       }
       if (absl::Status stopped = backend_->DoStop(message.stop()); !stopped.ok()) Problem(message.stop().run_id(), "stop", stopped);
-      return;
+      return true;
     }
     case v1::ControllerMessage::kRenew:
-      return;  // renewed above
+      return true;  // renewed above
     case v1::ControllerMessage::kProbe: {
       v1::ClockEcho* echo = out.mutable_echo();
       echo->set_sequence(message.probe().sequence());
       echo->set_controller_send_unix_ns(message.probe().controller_send_unix_ns());
       echo->set_worker_receive_unix_ns(received_unix_ns);
       echo->set_worker_send_unix_ns(backend_->NowUnixNs());
-      send_(out);
-      return;
+      Emit(std::move(out));
+      return true;
     }
+    case v1::ControllerMessage::kEnd:
+      return false;
     case v1::ControllerMessage::COMMAND_NOT_SET:
       break;
   }
   Problem("", "?", absl::InvalidArgumentError("a session message with no command (from a newer controller?)"));
+  return true;
 }
 
 void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::atomic<bool>> given_up) {
   const std::string run_id = request.run_id();
   v1::WorkerMessage out;
   v1::RunPrepared* prepared = out.mutable_prepared();
-  absl::Status done = backend_->DoPrepare(request, prepared->mutable_response(), [this, given_up] { return *given_up || closing_ || cancelled_(); });
+  absl::Status done = backend_->DoPrepare(request, prepared->mutable_response(), [this, given_up] { return *given_up || closing_; });
   if (done.ok() && *given_up) {
     (void)backend_->DoStop(MakeStop(run_id));  // laid out just as it was given up
     done = absl::CancelledError("the controller gave the preparation up");
@@ -126,13 +215,12 @@ void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::
     if (run.ok() && closing_) run = absl::CancelledError("the session ended during the layout");
     if (run.ok()) {
       (*run)->RenewLease();  // the lease counts from here, not from when the layout began
-      (*run)->HoldLease();
       runs_.push_back(*run);
     }
   }
   if (!run.ok()) return Problem(run_id, "prepare", run.status());
   prepared->set_run_id(run_id);
-  send_(out);
+  Emit(std::move(out));
   ForwardReports(*std::move(run));
 }
 
@@ -141,13 +229,13 @@ void WorkerSession::ForwardReports(std::shared_ptr<WorkerRun> run) {
       [this](v1::IntervalReport report) {
         v1::WorkerMessage message;
         *message.mutable_report() = std::move(report);
-        return send_(message);  // false: the controller is gone; the lease ends the run
+        return Emit(std::move(message));  // false: the session is over; the lease ends the run
       },
       [this] { return closing_.load(); });
   if (delivered != WorkerRun::Delivered::kAll) return;
   v1::WorkerMessage message;
   message.mutable_ended()->set_run_id(run->request().run_id());
-  send_(message);
+  Emit(std::move(message));
 }
 
 }  // namespace iofleet

@@ -1,15 +1,23 @@
 // One session between this worker and a controller, whoever dialled: the controller's
 // commands (hello, prepare, start, stop, lease renewals, clock probes) come in one by one, and
-// everything the worker has to say goes out through `send` — answers, each run's interval and
-// final reports as they are produced, the end of a run's reports, problems. Every command
-// renews the leases of the runs this session prepared, so the runs live as long as the
-// controller keeps talking; when the session ends they stop at their lease, as before.
+// everything the worker has to say goes out — answers, each run's interval and final reports
+// as they are produced, the end of a run's reports, problems.
+//
+// A session outlives the stream it started on. Every message is numbered (common/
+// session_replay.h) and kept until the controller acknowledges it, so when the connection is
+// cut the session waits, detached, for the controller to resume it on a new stream; it then
+// sends again exactly what the controller missed. The session's runs live as long as the
+// controller keeps talking (each of its messages renews their leases; it probes every lease/5),
+// attached or not; a session detached for longer than its runs' leases is over (the worker's
+// service forgets it).
+//
 // Transport-neutral: the gRPC server stream (WorkerService.Session) and, for a worker that
 // dials in, the client stream drive the same class.
 #ifndef IOFLEET_WORKER_WORKER_SESSION_H_
 #define IOFLEET_WORKER_WORKER_SESSION_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,6 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/session_replay.h"
 #include "proto/worker_service.pb.h"
 #include "worker/worker_run.h"
 
@@ -42,21 +51,45 @@ class SessionBackend {
 
 class WorkerSession {
  public:
-  // `send` delivers one message and says whether the peer is still there; it is called from
-  // several threads and must serialize itself. `cancelled` says the peer has gone away (a
-  // long layout stops on it).
+  // A stream's way out: `send` queues one message (false: the stream is broken; the message
+  // stays kept for a resume), `cancel` ends the stream (when a newer one takes its place).
   using Send = std::function<bool(const v1::WorkerMessage&)>;
-  WorkerSession(SessionBackend* backend, Send send, std::function<bool()> cancelled);
+  using Cancel = std::function<void()>;
+  // Reports the controller has not acknowledged, at most (the forwarders wait beyond it).
+  static constexpr size_t kReportWindow = 1024;
+
+  // `id`: the controller's name for the session (empty: it cannot be resumed).
+  WorkerSession(SessionBackend* backend, std::string id);
   ~WorkerSession();  // Close()
 
-  // Carries out one command. A prepare lays its files out on a thread of its own, so the
-  // session keeps answering (probes, renewals) meanwhile, and a stop for that run gives the
-  // layout up.
-  void Handle(const v1::ControllerMessage& message);
-  // The peer is gone: report forwarding stops (the runs stop at their lease).
+  const std::string& id() const { return id_; }
+
+  // Puts a stream under the session: `greeting` (unnumbered; may be null) goes first, then
+  // every kept message after `controller_received`, then what comes next. A stream still
+  // attached is cancelled (a half-open connection the controller has given up). Returns the
+  // attachment (for Detach), or DATA_LOSS when messages the controller missed were dropped
+  // (it acknowledged nothing for too long): the session cannot be resumed.
+  absl::StatusOr<uint64_t> Attach(Send send, Cancel cancel, uint64_t controller_received, const v1::WorkerMessage* greeting);
+  // Attachment `attachment`'s stream ended; nothing if another has taken its place.
+  void Detach(uint64_t attachment);
+
+  // Carries out one command (a message already received is dropped). A prepare lays its files
+  // out on a thread of its own, so the session keeps answering (probes, renewals) meanwhile,
+  // and a stop for that run gives the layout up. False once the controller ended the session.
+  bool Handle(const v1::ControllerMessage& message);
+  // Ends the session: layouts are given up, report forwarding stops (the runs stop at their
+  // lease, counted from the controller's last message).
   void Close();
 
+  // What the controller sent that has arrived (a resuming stream's greeting says it).
+  uint64_t received_through();
+  // Detached for longer than its runs' leases (or 10 s without runs): nothing to resume.
+  bool Expired(AwakeClock::time_point now);
+
  private:
+  // Numbers and sends (or keeps, when detached) one message; a report waits while the window
+  // is full. False once the session is closed.
+  bool Emit(v1::WorkerMessage message);
   void Problem(const std::string& run_id, const std::string& command, const absl::Status& status);
   // Lays out the run's files, answers, then forwards its reports.
   void PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::atomic<bool>> given_up);
@@ -64,12 +97,23 @@ class WorkerSession {
   void ForwardReports(std::shared_ptr<WorkerRun> run);
 
   SessionBackend* const backend_;
-  const Send send_;
-  const std::function<bool()> cancelled_;
+  const std::string id_;
   std::atomic<bool> closing_{false};
+
+  // The stream and what goes out on it.
+  std::mutex out_mu_;
+  std::condition_variable window_cv_;
+  SessionReplay<v1::WorkerMessage> replay_;
+  Send send_;  // null while detached
+  Cancel cancel_;
+  uint64_t attachment_ = 0;
+
+  // The runs and the commands' state.
   std::mutex mu_;
-  std::vector<std::shared_ptr<WorkerRun>> runs_;  // prepared in this session: their leases held while it is open
-  WorkerRun::Clock::time_point last_heard_ = WorkerRun::Clock::now();  // the controller's last message
+  bool attached_ = false;
+  AwakeClock::time_point detached_at_ = AwakeClock::Now();
+  std::vector<std::shared_ptr<WorkerRun>> runs_;  // prepared in this session: renewed by its messages
+  AwakeClock::time_point last_heard_ = AwakeClock::Now();  // the controller's last message
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> preparing_;  // run id -> given up
   std::vector<std::thread> threads_;      // per run: its layout, then its reports
 };

@@ -122,10 +122,10 @@ TEST_F(WorkerSessionTest, ProblemsAreAnsweredAndTheSessionGoesOn) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
-// A run lives as long as its session is open — well past its lease, whether the controller
-// talks or not (a busy controller is not a gone one) — and stops at its lease, counted from the
-// controller's last message, once the session ends.
-TEST_F(WorkerSessionTest, RunsLiveWhileTheSessionIsOpenAndStopAtTheLeaseAfter) {
+// A run lives as long as its controller talks — well past its lease, renewed by every message
+// (a probe here each lease/5) — and stops at its lease once the controller goes quiet, whether
+// its stream is still open (a controller hung, or a connection dead without a reset) or not.
+TEST_F(WorkerSessionTest, RunsLiveWhileTheControllerTalksAndStopAtTheLeaseWhenItGoesQuiet) {
   Serve();
   auto context = std::make_unique<grpc::ClientContext>();
   std::unique_ptr<Stream> stream = stub_->Session(context.get());
@@ -136,33 +136,35 @@ TEST_F(WorkerSessionTest, RunsLiveWhileTheSessionIsOpenAndStopAtTheLeaseAfter) {
   ASSERT_TRUE(stream->Write(Start("r3", absl::Milliseconds(50))));
   ASSERT_TRUE(stream->Read(&in));
   ASSERT_TRUE(in.has_started()) << in.DebugString();
-  // Three leases of silence from the controller, reading the interval reports as they come.
+  // Three leases, probing every 100 ms and reading the interval reports as they come.
   int intervals = 0;
+  absl::Time next_probe = absl::Now();
   const absl::Time until = absl::Now() + absl::Milliseconds(1500);
   while (absl::Now() < until && stream->Read(&in)) {
+    if (absl::Now() >= next_probe) {
+      v1::ControllerMessage probe;
+      probe.mutable_probe()->set_sequence(1);
+      ASSERT_TRUE(stream->Write(probe));
+      next_probe = absl::Now() + absl::Milliseconds(100);
+    }
+    if (in.has_echo()) continue;
     ASSERT_TRUE(in.has_report()) << in.DebugString();
-    ASSERT_FALSE(in.report().final()) << "the run ended while its session was open: " << in.report().stop_reason();
+    ASSERT_FALSE(in.report().final()) << "the run ended while its controller talked: " << in.report().stop_reason();
     ++intervals;
   }
   EXPECT_GE(intervals, 5);
-  // The controller goes away: the run stops at its lease; the worker says why.
+  // The controller goes quiet, its stream still open: the run stops at its lease and its final
+  // report says why.
+  std::string stop_reason;
+  while (stream->Read(&in)) {
+    if (in.has_report() && in.report().final()) {
+      stop_reason = in.report().stop_reason();
+      break;
+    }
+  }
+  EXPECT_THAT(stop_reason, HasSubstr("lease expired"));
   context->TryCancel();
   (void)stream->Finish();
-  // Asked (without renewing anything: the same prepare again, on a new session) until the
-  // worker says the run ended; bounded, not after a fixed sleep.
-  std::string said;
-  for (const absl::Time give_up = absl::Now() + absl::Seconds(10); absl::Now() < give_up;
-       std::this_thread::sleep_for(std::chrono::milliseconds(100))) {
-    grpc::ClientContext ask_context;
-    std::unique_ptr<Stream> ask = stub_->Session(&ask_context);
-    ASSERT_TRUE(ask->Write(Prepare("r3", 20'000, 500)));
-    ASSERT_TRUE(ask->Read(&in));
-    ask_context.TryCancel();
-    (void)ask->Finish();
-    said = in.has_problem() ? in.problem().message() : in.DebugString();
-    if (in.has_problem() && in.problem().code() == static_cast<int>(absl::StatusCode::kFailedPrecondition)) break;
-  }
-  EXPECT_THAT(said, HasSubstr("its lease expired"));
 }
 
 // While a run's files are laid out the session keeps answering, and a stop for that run gives
@@ -193,6 +195,86 @@ TEST_F(WorkerSessionTest, ALayoutCanBeGivenUpWhileTheSessionAnswers) {
   EXPECT_EQ(in.problem().code(), static_cast<int>(absl::StatusCode::kCancelled)) << in.problem().message();
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+// A stream cut mid-run (the controller's connection went): the session waits, detached, and a
+// new stream that resumes it gets the worker's messages from the first one the controller did
+// not receive — none missing, none twice — and the run goes on to its end. A session the worker
+// does not have cannot be resumed, and says why.
+TEST_F(WorkerSessionTest, ACutStreamIsResumedWithNothingLostOrRepeated) {
+  Serve();
+  uint64_t sent = 0;
+  auto numbered = [&sent](v1::ControllerMessage message) {
+    message.set_sequence(++sent);
+    return message;
+  };
+  auto first_context = std::make_unique<grpc::ClientContext>();
+  std::unique_ptr<Stream> first = stub_->Session(first_context.get());
+  v1::ControllerMessage hello = Hello();
+  hello.mutable_hello()->set_session_id("s-resume");
+  v1::WorkerMessage in;
+  ASSERT_TRUE(first->Write(numbered(hello)));
+  ASSERT_TRUE(first->Read(&in));
+  ASSERT_TRUE(in.has_hello());
+  ASSERT_TRUE(first->Write(numbered(Prepare("r5", 1500, /*lease_ms=*/5000))));
+  ASSERT_TRUE(first->Read(&in));
+  ASSERT_TRUE(in.has_prepared()) << in.DebugString();
+  ASSERT_TRUE(first->Write(numbered(Start("r5", absl::Milliseconds(50)))));
+  ASSERT_TRUE(first->Read(&in));
+  ASSERT_TRUE(in.has_started()) << in.DebugString();
+  std::vector<uint32_t> intervals;
+  uint64_t received = in.sequence();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(first->Read(&in));
+    ASSERT_TRUE(in.has_report()) << in.DebugString();
+    ASSERT_EQ(in.sequence(), received + 1);
+    received = in.sequence();
+    intervals.push_back(in.report().interval_index());
+  }
+  first_context->TryCancel();  // the cut; what the worker sent meanwhile never arrives
+  (void)first->Finish();
+
+  grpc::ClientContext second_context;
+  std::unique_ptr<Stream> second = stub_->Session(&second_context);
+  v1::ControllerMessage resume = Hello();
+  resume.mutable_hello()->set_session_id("s-resume");
+  resume.mutable_hello()->set_resume(true);
+  resume.mutable_hello()->set_received_through(received);
+  ASSERT_TRUE(second->Write(resume));
+  ASSERT_TRUE(second->Read(&in));
+  ASSERT_TRUE(in.has_hello()) << in.DebugString();
+  EXPECT_TRUE(in.hello().resumed());
+  EXPECT_EQ(in.hello().received_through(), sent) << "every command arrived before the cut";
+  bool final_seen = false;
+  while (second->Read(&in) && !in.has_ended()) {
+    ASSERT_EQ(in.sequence(), received + 1) << "a message missing or repeated: " << in.DebugString();
+    received = in.sequence();
+    ASSERT_TRUE(in.has_report()) << in.DebugString();
+    if (in.report().final()) {
+      final_seen = true;
+      EXPECT_EQ(in.report().stop_reason(), "") << "the run was not stopped by the cut";
+    } else {
+      intervals.push_back(in.report().interval_index());
+    }
+  }
+  ASSERT_TRUE(in.has_ended()) << in.DebugString();
+  EXPECT_TRUE(final_seen);
+  for (size_t i = 0; i < intervals.size(); ++i) EXPECT_EQ(intervals[i], i) << "intervals in order, each once";
+  EXPECT_GE(intervals.size(), 14u);  // 1.5 s of 100 ms intervals
+  v1::ControllerMessage end;
+  end.mutable_end();
+  ASSERT_TRUE(second->Write(numbered(end)));
+  second->WritesDone();
+  EXPECT_TRUE(second->Finish().ok());
+
+  // Ended by the controller: nothing left to resume.
+  grpc::ClientContext third_context;
+  std::unique_ptr<Stream> third = stub_->Session(&third_context);
+  ASSERT_TRUE(third->Write(resume));
+  EXPECT_FALSE(third->Read(&in));
+  const grpc::Status refused = third->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(refused.error_message(), HasSubstr("no session s-resume to resume"));
 }
 
 TEST_F(WorkerSessionTest, ASessionWithoutTheTokenIsRefused) {
