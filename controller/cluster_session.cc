@@ -52,44 +52,27 @@ std::string NewRunId() {
 absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const SessionOptions& options, v1::RunReport* report) {
   std::unique_ptr<ClusterSession> session(new ClusterSession());
   session->options_ = options;
-  session->local_ = options.hosts.empty();
+  session->local_ = options.hosts.empty() && options.listen.empty();
   session->addresses_ = options.hosts;
-  if (session->local_) {
+  // Names each worker's session, so a stream cut short can resume it.
+  session->session_name_ = absl::StrCat("s-", absl::StrFormat("%016x", std::random_device()() * 0x100000000ull + std::random_device()()));
+  if (!options.listen.empty()) {
+    session->security_ = options.security;
+    session->addresses_.resize(static_cast<size_t>(options.expect_workers));
+    session->peers_.resize(session->addresses_.size());
+    for (size_t i = 0; i < session->addresses_.size(); ++i) session->links_.push_back(std::make_unique<Link>());
+    absl::StatusOr<std::unique_ptr<SessionListener>> listener =
+        SessionListener::Start(options.listen, options.security, static_cast<DialInHandler*>(session.get()));
+    if (!listener.ok()) return listener.status();
+    session->listener_ = *std::move(listener);
+    if (absl::Status arrived = session->AwaitDialIns(); !arrived.ok()) return arrived;
+  } else if (session->local_) {
     absl::Status started = session->local_workers_.Start(options.local_workers, options.local_roots, options.worker_binary);
     if (!started.ok()) return started;
     session->addresses_ = session->local_workers_.addresses();
   }
   const size_t n = session->addresses_.size();
-  session->peers_.resize(n);
-  // Local workers listen on loopback without credentials of their own.
-  session->security_ = session->local_ ? TransportSecurity{} : options.security;
-  // Names each worker's session, so a stream cut short can resume it.
-  const std::string session_name = absl::StrCat("s-", absl::StrFormat("%016x", std::random_device()() * 0x100000000ull + std::random_device()()));
-  for (size_t i = 0; i < n; ++i) {
-    session->peers_[i].session_id = absl::StrCat(session_name, "-", i);
-    session->stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(session->addresses_[i], session->security_, options.lease)));
-    session->links_.push_back(std::make_unique<Link>());
-    session->links_[i]->connection = 1;
-    session->links_[i]->client = std::make_shared<SessionClient>(session->stubs_[i].get(), i, session->addresses_[i], session->security_,
-                                                                 static_cast<SessionEvents*>(session.get()), 1);
-    session->streams_.push_back(session->links_[i]->client);
-  }
-
-  // Handshake with every worker at once; any failure ends the run before IO.
-  for (size_t i = 0; i < n; ++i) {
-    v1::ControllerMessage hello;
-    hello.mutable_hello()->set_protocol_version(kProtocolVersion);
-    hello.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
-    hello.mutable_hello()->set_controller_host(Hostname());
-    hello.mutable_hello()->set_session_id(session->peers_[i].session_id);
-    session->Send(i, hello);
-  }
-  session->WaitUntil([&] {
-    for (const Peer& p : session->peers_) {
-      if (!p.hello && !p.closed) return false;
-    }
-    return true;
-  }, options.connect_timeout, false);
+  if (session->listener_ == nullptr) session->DialWorkers();
   std::vector<std::string> failures;
   {
     std::lock_guard<std::mutex> lock(session->mu_);
@@ -150,6 +133,121 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
   return session;
 }
 
+v1::ControllerMessage ClusterSession::Hello(size_t worker) const {
+  v1::ControllerMessage hello;
+  hello.mutable_hello()->set_protocol_version(kProtocolVersion);
+  hello.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
+  hello.mutable_hello()->set_controller_host(Hostname());
+  hello.mutable_hello()->set_session_id(absl::StrCat(session_name_, "-", worker));
+  return hello;
+}
+
+void ClusterSession::DialWorkers() {
+  const size_t n = addresses_.size();
+  peers_.resize(n);
+  // Local workers listen on loopback without credentials of their own.
+  security_ = local_ ? TransportSecurity{} : options_.security;
+  for (size_t i = 0; i < n; ++i) {
+    peers_[i].session_id = absl::StrCat(session_name_, "-", i);
+    stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(addresses_[i], security_, options_.lease)));
+    links_.push_back(std::make_unique<Link>());
+    links_[i]->connection = 1;
+    links_[i]->client = std::make_shared<SessionClient>(stubs_[i].get(), i, addresses_[i], security_, static_cast<SessionEvents*>(this), 1);
+    streams_.push_back(links_[i]->client);
+  }
+  // Handshake with every worker at once; any failure ends the run before IO.
+  for (size_t i = 0; i < n; ++i) Send(i, Hello(i));
+  WaitUntil([&] {
+    for (const Peer& p : peers_) {
+      if (!p.hello && !p.closed) return false;
+    }
+    return true;
+  }, options_.connect_timeout, false);
+}
+
+absl::Status ClusterSession::AwaitDialIns() {
+  std::cerr << "iofleet: listening on " << options_.listen << " (port " << listener_->port() << ") for " << options_.expect_workers
+            << " worker(s): iofleet-worker --controller HOST:" << listener_->port() << "\n";
+  const bool arrived = WaitUntil([&] {
+    size_t ready = 0;
+    for (const Peer& p : peers_) ready += p.hello.has_value() || p.closed;
+    return ready == peers_.size();
+  }, options_.wait, true);
+  if (arrived) return absl::OkStatus();
+  size_t ready = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Peer& p : peers_) ready += p.hello.has_value();
+  }
+  if (g_interrupted) return absl::CancelledError(absl::StrCat("interrupted while waiting for workers: ", ready, " of ", peers_.size(), " had dialled in"));
+  return absl::DeadlineExceededError(absl::StrCat(ready, " of ", peers_.size(), " worker(s) dialled in within --wait ", absl::FormatDuration(options_.wait),
+                                                  " (start them with: iofleet-worker --controller THIS_HOST:", listener_->port(), ")"));
+}
+
+absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream, const v1::HelloResponse& offer) {
+  size_t worker = 0;
+  bool resume = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closing_) return absl::UnavailableError("this controller is closing");
+    if (!offer.session_id().empty()) {
+      // A worker whose connection was cut, back for its session.
+      worker = peers_.size();
+      for (size_t i = 0; i < peers_.size(); ++i) {
+        if (peers_[i].session_id == offer.session_id()) worker = i;
+      }
+      if (worker == peers_.size() || peers_[worker].closed) {
+        return absl::NotFoundError(absl::StrCat("this controller has no session ", offer.session_id(),
+                                                " (it belongs to another run, or the worker was given up)"));
+      }
+      resume = true;
+    } else {
+      if (dialled_in_ >= peers_.size()) {
+        return absl::ResourceExhaustedError(absl::StrCat("this controller expected ", peers_.size(), " worker(s) and has them all"));
+      }
+      worker = dialled_in_++;
+      peers_[worker].session_id = absl::StrCat(session_name_, "-", worker);
+      addresses_[worker] = stream->address();
+    }
+  }
+  Link& link = *links_[worker];
+  {
+    std::lock_guard<std::mutex> lock(link.mu);
+    const uint64_t connection = ++link.connection;
+    stream->Bind(worker, connection, static_cast<SessionEvents*>(this));
+    if (resume) {
+      // What the worker missed goes again, after the answer saying what we received.
+      v1::ControllerMessage resumed;
+      resumed.mutable_hello()->set_protocol_version(kProtocolVersion);
+      resumed.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
+      resumed.mutable_hello()->set_session_id(offer.session_id());
+      resumed.mutable_hello()->set_resume(true);
+      resumed.mutable_hello()->set_received_through(link.replay.received());
+      stream->Send(resumed);
+      if (!link.replay.Resend(offer.received_through(), [&](const v1::ControllerMessage& m) { stream->Send(m); })) {
+        return absl::DataLossError("this controller cannot resume the session: commands the worker missed were dropped");
+      }
+    }
+    link.client = stream;
+    link.pending.reset();
+  }
+  {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    streams_.push_back(stream);
+  }
+  if (resume) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Peer& p = peers_[worker];
+    p.reconnecting = p.attempt_pending = false;
+    ++p.resumes;
+    Log(LogLevel::kWarning, absl::StrFormat("worker %s dialled in again: its session resumed, nothing lost", addresses_[worker]));
+  } else {
+    Send(worker, Hello(worker));
+  }
+  cv_.notify_all();
+  return absl::OkStatus();
+}
+
 void ClusterSession::ClearInterrupt() { g_interrupted = 0; }
 
 bool UserInterrupted() { return g_user_stop != 0; }
@@ -173,7 +271,7 @@ ClusterSession::~ClusterSession() {
     }
     return true;
   }, absl::Seconds(1), false);
-  std::vector<std::shared_ptr<SessionClient>> streams;
+  std::vector<std::shared_ptr<SessionStream>> streams;
   {
     std::lock_guard<std::mutex> lock(streams_mu_);
     streams.swap(streams_);
@@ -183,7 +281,11 @@ ClusterSession::~ClusterSession() {
     link->client.reset();
     link->pending.reset();
   }
-  streams.clear();  // each cancels its stream and waits for its end
+  // Every stream ends before this object does (their events come here).
+  for (const auto& stream : streams) stream->Cancel();
+  for (const auto& stream : streams) stream->WaitClosed(absl::Seconds(10));
+  streams.clear();
+  listener_.reset();
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
 }
@@ -202,7 +304,7 @@ bool ClusterSession::WaitUntil(Done done, absl::Duration timeout, bool notice_in
   return true;
 }
 
-void ClusterSession::OnMessage(const SessionClient& from, const v1::WorkerMessage& message) {
+void ClusterSession::OnMessage(const SessionStream& from, const v1::WorkerMessage& message) {
   const size_t worker = from.worker();
   const int64_t now = absl::ToUnixNanos(absl::Now());
   bool resumed = false, unresumable = false;
@@ -212,7 +314,7 @@ void ClusterSession::OnMessage(const SessionClient& from, const v1::WorkerMessag
     if (from.connection() != link.connection) return;  // an earlier stream's last words
     if (message.has_hello() && message.hello().resumed()) {
       // The worker has the session still: what it has not received goes again, first.
-      std::shared_ptr<SessionClient> resuming = link.pending;
+      std::shared_ptr<SessionStream> resuming = link.pending;
       if (resuming == nullptr || resuming.get() != &from) return;
       if (!link.replay.Resend(message.hello().received_through(), [&](const v1::ControllerMessage& m) { resuming->Send(m); })) {
         unresumable = true;
@@ -289,7 +391,7 @@ void ClusterSession::OnMessage(const SessionClient& from, const v1::WorkerMessag
   if (aggregator != nullptr) aggregator->Add(worker, report);
 }
 
-void ClusterSession::OnClosed(const SessionClient& from, const absl::Status& status) {
+void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& status) {
   const size_t worker = from.worker();
   {
     Link& link = *links_[worker];
@@ -377,7 +479,7 @@ void ClusterSession::Reconnect(size_t worker) {
   stream->Send(resume);  // unnumbered: it opens the stream, it is not part of the session
   std::lock_guard<std::mutex> lock(streams_mu_);
   // Streams that ended are let go here (never on their own gRPC thread, which still runs them).
-  streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [](const std::shared_ptr<SessionClient>& s) {
+  streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [](const std::shared_ptr<SessionStream>& s) {
                    return s.use_count() == 1 && s->WaitClosed(absl::ZeroDuration());
                  }),
                  streams_.end());
@@ -438,11 +540,12 @@ void ClusterSession::Keep() {
             "worker ", addresses_[i], ": not heard for two leases (", absl::FormatDuration(2 * options_.lease),
             "): its connection was gone and the session could not be resumed (the stream ended: ", p.cut_by.message(), ")"));
         give_up.push_back(i);
-      } else if (!p.attempt_pending && now >= p.next_attempt_unix_ns) {
+      } else if (listener_ == nullptr && !p.attempt_pending && now >= p.next_attempt_unix_ns) {
         p.attempt_pending = true;
         attempt.push_back(i);
       } else {
-        wake = std::min(wake, p.attempt_pending ? p.last_heard_unix_ns + 2 * lease + 1 : p.next_attempt_unix_ns);
+        // A worker that dialled in dials again itself; we only wait for it.
+        wake = std::min(wake, p.attempt_pending || listener_ != nullptr ? p.last_heard_unix_ns + 2 * lease + 1 : p.next_attempt_unix_ns);
       }
     }
     if (!attempt.empty() || !give_up.empty()) {
@@ -685,9 +788,9 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
       run_id = run_id_;
       lost = peers_[i].lost;
     }
-    if (!run_id.empty()) {
+    if (!run_id.empty() && i < stubs_.size()) {
       // On the session's channel, waiting up to a second for it to reconnect (a restarted
-      // worker listens again at once).
+      // worker listens again at once). (A worker that dialled in cannot be asked.)
       grpc::ClientContext context;
       if (!security_.token.empty()) context.AddMetadata(kTokenMetadataKey, security_.token);
       context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(1)));

@@ -30,13 +30,19 @@
 #include "controller/local_workers.h"
 #include "controller/run_aggregator.h"
 #include "controller/session_client.h"
+#include "controller/session_listener.h"
 #include "metrics/interval_metrics.h"
 #include "proto/report.pb.h"
 
 namespace iofleet {
 
 struct SessionOptions {
-  std::vector<std::string> hosts;  // empty: start local workers
+  std::vector<std::string> hosts;  // empty (and no `listen`): start local workers
+  // Workers dial in (iofleet-worker --controller): listen here and wait up to `wait` for
+  // `expect_workers` of them.
+  std::string listen;
+  int expect_workers = 0;
+  absl::Duration wait = absl::Minutes(10);
   int local_workers = 2;
   std::string worker_binary;
   std::vector<std::string> local_roots;  // what local workers may touch
@@ -57,7 +63,7 @@ struct PhaseOutcome {
   int64_t start_unix_ns = 0;
 };
 
-class ClusterSession : private SessionEvents {
+class ClusterSession : private SessionEvents, private DialInHandler {
  public:
   // Reaches (or starts) the workers and fills report->workers(); errors name the workers.
   static absl::StatusOr<std::unique_ptr<ClusterSession>> Open(const SessionOptions& options, v1::RunReport* report);
@@ -107,13 +113,21 @@ class ClusterSession : private SessionEvents {
   struct Link {
     std::mutex mu;
     SessionReplay<v1::ControllerMessage> replay{4096};
-    std::shared_ptr<SessionClient> client;   // the stream commands go out on; null while cut
-    std::shared_ptr<SessionClient> pending;  // a stream resuming the session, until the worker agrees
+    std::shared_ptr<SessionStream> client;   // the stream commands go out on; null while cut
+    std::shared_ptr<SessionStream> pending;  // a stream resuming the session, until the worker agrees
     uint64_t connection = 0;                 // the current stream's number: earlier ones are not heard
   };
+  // DialInHandler, on gRPC's threads: a worker that dialled in, new or resuming its session.
+  absl::Status OnOffer(const std::shared_ptr<DialInStream>& stream, const v1::HelloResponse& offer) override;
+  // Waits for `expect_workers` workers to dial in and say hello.
+  absl::Status AwaitDialIns();
+  // Opens a session with each of addresses_ and waits (connect_timeout) for their hellos.
+  void DialWorkers();
+  // The hello that opens worker `worker`'s session.
+  v1::ControllerMessage Hello(size_t worker) const;
   // SessionEvents, on gRPC's threads.
-  void OnMessage(const SessionClient& from, const v1::WorkerMessage& message) override;
-  void OnClosed(const SessionClient& from, const absl::Status& status) override;
+  void OnMessage(const SessionStream& from, const v1::WorkerMessage& message) override;
+  void OnClosed(const SessionStream& from, const absl::Status& status) override;
   // Numbers `message` into worker `worker`'s session and sends it (or keeps it until the
   // session is resumed).
   void Send(size_t worker, v1::ControllerMessage message);
@@ -140,10 +154,13 @@ class ClusterSession : private SessionEvents {
   std::vector<std::unique_ptr<Link>> links_;
   TransportSecurity security_;  // towards the workers (local ones need none)
   std::mutex streams_mu_;
-  std::vector<std::shared_ptr<SessionClient>> streams_;  // every stream opened, until it ends
+  std::vector<std::shared_ptr<SessionStream>> streams_;  // every stream opened, until it ends
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable keeper_cv_;  // a stream ended: the keeper has a session to resume
+  std::string session_name_;           // what each worker's session id starts with
+  std::unique_ptr<SessionListener> listener_;  // workers dial in (then the keeper never dials)
+  size_t dialled_in_ = 0;              // workers taken so far
   std::vector<Peer> peers_;
   std::string run_id_;  // the current (or latest) phase's run id, what workers know it by
   const std::vector<size_t>* global_index_ = nullptr;

@@ -14,6 +14,9 @@ absl::StatusOr<SessionOptions> SessionOptionsFrom(const SessionFlags& flags, Int
   absl::StatusOr<TransportSecurity> security = LoadTransportSecurity(flags.token_file, flags.tls_cert, flags.tls_key, flags.tls_ca);
   if (!security.ok()) return security.status();
   return SessionOptions{.hosts = flags.hosts,
+                        .listen = flags.listen,
+                        .expect_workers = flags.expect_workers,
+                        .wait = flags.wait,
                         .local_workers = flags.local_workers,
                         .worker_binary = flags.worker_binary,
                         .interval = flags.interval,

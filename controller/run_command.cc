@@ -131,7 +131,7 @@ int RunJob(const RunOptions& options) {
 RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport* report_out) {
   v1::RunReport& report = *report_out;
   auto early = [](int code) { return RunResult{code, false}; };
-  const bool local = options.session.hosts.empty();
+  const bool local = options.session.local();
   TemporaryDirectory temporary{.keep = options.keep_files};
   // 1. The spec the workers get: files placed, verify_across_workers expanded, validated.
   absl::StatusOr<ResolvedRun> resolved =

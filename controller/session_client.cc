@@ -27,7 +27,7 @@ std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const 
 
 SessionClient::SessionClient(v1::WorkerService::Stub* stub, size_t worker, std::string address, const TransportSecurity& security,
                              SessionEvents* events, uint64_t connection, bool wait_for_ready)
-    : worker_(worker), connection_(connection), address_(std::move(address)), events_(events) {
+    : SessionStream(worker, connection, std::move(address)), events_(events) {
   if (!security.token.empty()) context_.AddMetadata(kTokenMetadataKey, security.token);
   // A worker that is still starting is waited for (the controller gives up on its own clock).
   context_.set_wait_for_ready(wait_for_ready);

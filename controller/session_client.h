@@ -23,18 +23,44 @@
 
 namespace iofleet {
 
-class SessionClient;
+class SessionStream;
 
-// Receives what every session stream of a controller hears, from the client that heard it (its
+// Receives what every session stream of a controller hears, from the stream that heard it (its
 // worker index and connection number say which). Called on gRPC's threads, possibly for several
 // workers at once: implementations lock what they share.
 class SessionEvents {
  public:
   virtual ~SessionEvents() = default;
-  virtual void OnMessage(const SessionClient& from, const v1::WorkerMessage& message) = 0;
+  virtual void OnMessage(const SessionStream& from, const v1::WorkerMessage& message) = 0;
   // The stream ended: the worker closed it, the connection died, or it was cancelled. Called
   // once, after the last OnMessage.
-  virtual void OnClosed(const SessionClient& from, const absl::Status& status) = 0;
+  virtual void OnClosed(const SessionStream& from, const absl::Status& status) = 0;
+};
+
+// One stream of a worker's session, whoever dialled: the controller's commands out, the
+// worker's messages to a SessionEvents sink. SessionClient (the controller dialled) and
+// DialInStream (controller/session_listener.h: the worker dialled) are the two.
+class SessionStream {
+ public:
+  virtual ~SessionStream() = default;
+  size_t worker() const { return worker_; }
+  uint64_t connection() const { return connection_; }
+  const std::string& address() const { return address_; }
+  // Queues a command; dropped (false) once the stream has ended.
+  virtual bool Send(v1::ControllerMessage message) = 0;
+  // Ends the stream from this side.
+  virtual void Cancel() = 0;
+  // Waits up to `timeout` for the stream to end (its OnClosed delivered); true if it has.
+  virtual bool WaitClosed(absl::Duration timeout) = 0;
+
+ protected:
+  SessionStream(size_t worker, uint64_t connection, std::string address)
+      : worker_(worker), connection_(connection), address_(std::move(address)) {}
+  // Set once, before any message is delivered (a stream that dialled in learns its worker
+  // from its first message).
+  size_t worker_;
+  uint64_t connection_;
+  std::string address_;
 };
 
 // A channel to a worker for sessions: credentials, quick reconnects, and keepalive pings that
@@ -42,7 +68,7 @@ class SessionEvents {
 std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security,
                                               absl::Duration lease = absl::Seconds(5));
 
-class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage, v1::WorkerMessage> {
+class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage, v1::WorkerMessage>, public SessionStream {
  public:
   // Opens the stream at once; `events` must outlive this object. `connection` tells this
   // stream from earlier ones to the same worker (a session resumed after a cut). With
@@ -52,16 +78,10 @@ class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage
                 SessionEvents* events, uint64_t connection = 0, bool wait_for_ready = true);
   ~SessionClient() override;  // cancels and waits for the session's end
 
-  size_t worker() const { return worker_; }
-  uint64_t connection() const { return connection_; }
-  const std::string& address() const { return address_; }
-
-  // Queues a command; dropped (false) once the session has ended.
-  bool Send(v1::ControllerMessage message);
-  // Ends the session from this side: the worker's runs then stop at their lease.
-  void Cancel();
-  // Waits up to `timeout` for the session to end; true if it has.
-  bool WaitClosed(absl::Duration timeout);
+  // SessionStream
+  bool Send(v1::ControllerMessage message) override;
+  void Cancel() override;
+  bool WaitClosed(absl::Duration timeout) override;
 
   // grpc::ClientBidiReactor
   void OnReadDone(bool ok) override;
@@ -75,9 +95,6 @@ class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage
   // ending and no write is in flight); true once.
   bool ReleaseHoldLocked();
 
-  const size_t worker_;
-  const uint64_t connection_;
-  const std::string address_;
   SessionEvents* const events_;
   grpc::ClientContext context_;
   v1::WorkerMessage incoming_;

@@ -22,12 +22,12 @@ using ::testing::HasSubstr;
 // Everything the sessions heard, per worker, and a way to wait for it.
 class Recorder : public SessionEvents {
  public:
-  void OnMessage(const SessionClient& from, const v1::WorkerMessage& message) override {
+  void OnMessage(const SessionStream& from, const v1::WorkerMessage& message) override {
     std::lock_guard<std::mutex> lock(mu_);
     messages_[from.worker()].push_back(message);
     cv_.notify_all();
   }
-  void OnClosed(const SessionClient& from, const absl::Status& status) override {
+  void OnClosed(const SessionStream& from, const absl::Status& status) override {
     std::lock_guard<std::mutex> lock(mu_);
     closed_[from.worker()].push_back(status);
     cv_.notify_all();

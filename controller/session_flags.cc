@@ -46,6 +46,9 @@ const std::vector<OptionSpec>& SessionOptionSpecs() {
   static const std::vector<OptionSpec> kSpecs = {
       {"hosts", true, true, "HOST:PORT,...", "workers to use (comma-separated; repeatable)"},
       {"hostfile", true, false, "FILE", "workers to use, one HOST:PORT per line (# comments)"},
+      {"listen", true, false, "HOST:PORT", "workers dial in here (iofleet-worker --controller HOST:PORT) instead of --hosts"},
+      {"expect-workers", true, false, "N", "with --listen: start once N workers have dialled in"},
+      {"wait", true, false, "DURATION", "with --listen: how long to wait for them (default 10m)"},
       {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
       {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},
       {"interval", true, false, "DURATION", "interval report length (default 1s)"},
@@ -87,8 +90,26 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
   for (const std::string& host : flags->hosts) {
     if (absl::Status s = CheckHost(host); !s.ok()) return s;
   }
+  if (cl.Has("listen")) {
+    if (!flags->hosts.empty()) return absl::InvalidArgumentError("--listen (workers dial in) and --hosts/--hostfile (the controller dials) exclude each other");
+    flags->listen = cl.Get("listen");
+    if (!cl.Has("expect-workers")) return absl::InvalidArgumentError("--listen needs --expect-workers N: how many workers to wait for");
+    int n = 0;
+    if (!absl::SimpleAtoi(cl.Get("expect-workers"), &n) || n < 1 || n > 100000) {
+      return absl::InvalidArgumentError(absl::StrCat("--expect-workers must be a number from 1 to 100000, not '", cl.Get("expect-workers"), "'"));
+    }
+    flags->expect_workers = n;
+    if (cl.Has("wait")) {
+      absl::StatusOr<absl::Duration> wait = Duration(cl, "wait", " of at least 1s");
+      if (!wait.ok()) return wait.status();
+      if (*wait < absl::Seconds(1)) return absl::InvalidArgumentError("--wait must be at least 1s");
+      flags->wait = *wait;
+    }
+  } else if (cl.Has("expect-workers") || cl.Has("wait")) {
+    return absl::InvalidArgumentError(absl::StrCat("--", cl.Has("expect-workers") ? "expect-workers" : "wait", " applies only with --listen"));
+  }
   if (cl.Has("local-workers")) {
-    if (!flags->hosts.empty()) return absl::InvalidArgumentError("--local-workers applies only without --hosts/--hostfile");
+    if (!flags->local()) return absl::InvalidArgumentError("--local-workers applies only without --hosts/--hostfile/--listen");
     absl::StatusOr<int> local_workers = ParseLocalWorkers(cl.Get("local-workers"));
     if (!local_workers.ok()) return local_workers.status();
     flags->local_workers = *local_workers;

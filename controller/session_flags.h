@@ -16,7 +16,11 @@ namespace iofleet {
 
 struct SessionFlags {
   std::vector<std::string> hosts;  // --hosts and --hostfile, each HOST:PORT; empty: local workers
-  int local_workers = 2;           // --local-workers (only without hosts)
+  // --listen ADDR --expect-workers N [--wait DURATION]: workers dial in (iofleet-worker --controller).
+  std::string listen;
+  int expect_workers = 0;
+  absl::Duration wait = absl::Minutes(10);
+  int local_workers = 2;           // --local-workers (only without hosts or --listen)
   std::string worker_binary;       // --worker-binary: the local workers' binary
   absl::Duration interval = absl::Seconds(1);  // --interval
   absl::Duration lease = absl::Seconds(5);     // --lease
@@ -31,6 +35,9 @@ struct SessionFlags {
   std::string results_dir = "results";         // --results-dir DIR|none
   std::string output_file;                     // --output FILE (written atomically)
   std::string html_report;                     // --report FILE.html
+
+  // No hosts given and none dialling in: the controller starts local workers.
+  bool local() const { return hosts.empty() && listen.empty(); }
 };
 
 // The shared options, for a command's table and its help.

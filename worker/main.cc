@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <thread>
 #include <iostream>
 
 #include "absl/strings/numbers.h"
@@ -19,13 +20,15 @@
 #include "metrics/interval_metrics.h"
 #include "common/transport_security.h"
 #include "grpcpp/grpcpp.h"
+#include "worker/controller_dialer.h"
 #include "worker/worker_service.h"
 
 namespace iofleet {
 namespace {
 
 const std::vector<OptionSpec> kOptions = {
-    {"listen", true, false, "HOST:PORT", "address to serve on (default 127.0.0.1:7420; port 0 = any free port)"},
+    {"listen", true, false, "HOST:PORT", "address to serve on (default 127.0.0.1:7420, or none with --controller; port 0 = any free port)"},
+    {"controller", true, false, "HOST:PORT", "dial this controller (iofleet run|mdtest|compare --listen) and serve its runs, one after another"},
     {"allow-root", true, true, "DIR", "a directory under which jobs may do IO (repeatable, at least one)"},
     {"log-level", true, false, "LEVEL", "debug, info, warning or error (default info)"},
     {"token-file", true, false, "FILE", "require this shared token from controllers (x-iofleet-token)"},
@@ -47,6 +50,7 @@ int Main(int argc, char** argv) {
   }
   if (args->Has("help")) {
     std::cout << "usage: iofleet-worker --listen HOST:PORT --allow-root DIR [--allow-root DIR ...]\n"
+              << "       iofleet-worker --controller HOST:PORT --allow-root DIR [--allow-root DIR ...]\n"
               << FormatOptionHelp(kOptions);
     return 0;
   }
@@ -89,7 +93,9 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  const std::string listen = args->Get("listen", "127.0.0.1:7420");
+  const std::string controller = args->Get("controller");
+  // Dialling a controller, the worker serves no port of its own unless asked to.
+  const std::string listen = controller.empty() || args->Has("listen") ? args->Get("listen", "127.0.0.1:7420") : "";
   auto security = LoadTransportSecurity(args->Get("token-file"), args->Get("tls-cert"), args->Get("tls-key"), args->Get("tls-ca"));
   if (!security.ok()) {
     std::cerr << "iofleet-worker: " << security.status().message() << "\n";
@@ -97,7 +103,13 @@ int Main(int argc, char** argv) {
   }
   // Anyone who can reach a worker can make it write files: beyond loopback, only with a
   // token or mutual TLS.
-  if (!IsLoopbackAddress(listen) && security->token.empty() && !security->tls()) {
+  if (!controller.empty() && !IsLoopbackAddress(controller) && security->token.empty() && !security->tls()) {
+    std::cerr << "iofleet-worker: dialling the controller at " << controller
+              << " (beyond 127.0.0.1) needs --token-file FILE or --tls-cert/--tls-key/--tls-ca: the controller tells this worker what to "
+                 "write, so it must prove it is yours\n";
+    return 2;
+  }
+  if (!listen.empty() && !IsLoopbackAddress(listen) && security->token.empty() && !security->tls()) {
     std::cerr << "iofleet-worker: listening on " << listen
               << " (beyond 127.0.0.1) needs --token-file FILE or --tls-cert/--tls-key/--tls-ca, so that strangers cannot drive it\n";
     return 2;
@@ -111,7 +123,7 @@ int Main(int argc, char** argv) {
     }
     max_run_memory = *size;
   }
-  if (!security->token.empty() && !security->tls() && !IsLoopbackAddress(listen)) {
+  if (!listen.empty() && !security->token.empty() && !security->tls() && !IsLoopbackAddress(listen)) {
     // The token travels in every call's metadata: in plaintext, anyone on the path can read it.
     std::cerr << "iofleet-worker: WARNING: listening on " << listen << " in plaintext with --token-file: the token crosses the network "
               << "unencrypted, so anyone who can watch the traffic can take it and drive this worker. Use mutual TLS "
@@ -119,7 +131,7 @@ int Main(int argc, char** argv) {
   }
   // gRPC sets SO_REUSEPORT, which would let a second worker share a port already in use and
   // take half of the controller's calls: bind it once ourselves first, without it.
-  if (absl::Status free = CheckPortFree(listen); !free.ok()) {
+  if (absl::Status free = listen.empty() ? absl::OkStatus() : CheckPortFree(listen); !free.ok()) {
     std::cerr << "iofleet-worker: " << free.message() << "\n";
     return 1;
   }
@@ -142,37 +154,53 @@ int Main(int argc, char** argv) {
     }
     service.set_clock_skew_for_testing(skew);
   }
-  int port = 0;
-  grpc::ServerBuilder builder;
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // Runs live on their leases, renewed by the controller's messages (worker/worker_session.h),
-  // not on the connection: the controller's pings (every second) are allowed here, and the
-  // worker's own only clear away a connection dead for a long while (a session it carried
-  // waits, detached, for a resume). Short timeouts would tear down the connections of a
-  // saturated host, whose threads answer pings seconds late.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddListeningPort(listen, ServerCredentialsFor(*security), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    std::cerr << "iofleet-worker: cannot listen on " << listen << " (address in use or invalid?)\n";
-    return 1;
+  std::unique_ptr<grpc::Server> server;
+  if (!listen.empty()) {
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    // Runs live on their leases, renewed by the controller's messages (worker/worker_session.h),
+    // not on the connection: the controller's pings (every second) are allowed here, and the
+    // worker's own only clear away a connection dead for a long while (a session it carried
+    // waits, detached, for a resume). Short timeouts would tear down the connections of a
+    // saturated host, whose threads answer pings seconds late.
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 5000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    builder.AddListeningPort(listen, ServerCredentialsFor(*security), &port);
+    builder.RegisterService(&service);
+    server = builder.BuildAndStart();
+    if (!server || port == 0) {
+      std::cerr << "iofleet-worker: cannot listen on " << listen << " (address in use or invalid?)\n";
+      return 1;
+    }
+    const std::string host = listen.substr(0, listen.rfind(':'));
+    SetLogPrefix(absl::StrCat("iofleet-worker ", host, ":", port));
+    std::printf("iofleet-worker listening on %s:%d\n", host.c_str(), port);
+    std::fflush(stdout);
+    Log(LogLevel::kInfo, "ready");
   }
-  const std::string host = listen.substr(0, listen.rfind(':'));
-  SetLogPrefix(absl::StrCat("iofleet-worker ", host, ":", port));
-  std::printf("iofleet-worker listening on %s:%d\n", host.c_str(), port);
-  std::fflush(stdout);
-  Log(LogLevel::kInfo, "ready");
+  std::unique_ptr<ControllerDialer> dialer;
+  std::thread dialling;
+  if (!controller.empty()) {
+    if (listen.empty()) SetLogPrefix("iofleet-worker");
+    dialer = std::make_unique<ControllerDialer>(&service, controller, *security);
+    dialling = std::thread([&dialer] { dialer->Run(); });
+    std::printf("iofleet-worker dialling the controller at %s\n", controller.c_str());
+    std::fflush(stdout);
+  }
 
   int received = 0;
   sigwait(&signals, &received);
   Log(LogLevel::kInfo, absl::StrCat("signal ", received, ": stopping runs and shutting down"));
   service.StopAll("the worker received a stop signal");
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (dialer != nullptr) {
+    dialer->Stop();
+    dialling.join();
+  }
+  if (server != nullptr) server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;
 }
 

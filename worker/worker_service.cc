@@ -1,5 +1,7 @@
 #include "worker/worker_service.h"
 
+#include "worker/session_writer.h"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -311,56 +313,6 @@ absl::StatusOr<std::shared_ptr<WorkerRun>> WorkerServiceImpl::TakeReports(const 
 
 namespace {
 
-// The worker's side of a session's writes: one thread writes what the session queues, so the
-// thread reading the controller's commands never waits for the network (a renewal is read and
-// applied even while reports queue behind a slow controller). The session's report window
-// bounds the queue.
-class SessionWriter {
- public:
-  explicit SessionWriter(grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream)
-      : stream_(stream), thread_([this] { Run(); }) {}
-  ~SessionWriter() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  bool Send(const v1::WorkerMessage& message) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (broken_ || done_) return false;
-    queue_.push_back(message);
-    cv_.notify_all();
-    return true;
-  }
-
- private:
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // done, everything written
-      v1::WorkerMessage next = std::move(queue_.front());
-      queue_.pop_front();
-      lock.unlock();
-      const bool written = stream_->Write(next);
-      lock.lock();
-      if (!written) {
-        broken_ = true;
-        queue_.clear();
-        return;
-      }
-    }
-  }
-  grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* const stream_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<v1::WorkerMessage> queue_;
-  bool done_ = false, broken_ = false;
-  std::thread thread_;
-};
-
 // A controller's name for a session: printable, bounded.
 absl::Status CheckSessionId(const std::string& id) {
   if (id.size() > 128) return absl::InvalidArgumentError("session id longer than 128 bytes");
@@ -428,7 +380,7 @@ grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::Serv
   if (!stream->Read(&first)) return grpc::Status::OK;
   const std::string id = first.has_hello() ? first.hello().session_id() : "";
   if (absl::Status valid = CheckSessionId(id); !valid.ok()) return ToGrpc(valid);
-  SessionWriter writer(stream);
+  SessionWriter<grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>> writer(stream);
   WorkerSession::Send send = [&writer](const v1::WorkerMessage& message) { return writer.Send(message); };
   WorkerSession::Cancel cancel = [context] { context->TryCancel(); };
   std::shared_ptr<WorkerSession> session;

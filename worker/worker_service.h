@@ -27,6 +27,7 @@ namespace iofleet {
 
 class WorkerServiceImpl final : public v1::WorkerService::Service, private SessionBackend {
  public:
+  friend class ControllerDialer;  // a worker that dials in keeps its sessions here too
   // `versions` is what Hello announces (overridable only to test version skew).
   // `token`: when set, every call must carry it (x-iofleet-token metadata).
   // `metrics`: when set, every interval report is also counted there (--metrics-listen).

@@ -1,0 +1,142 @@
+// Workers that dial their controller (iofleet-worker --controller, iofleet run --listen
+// --expect-workers): started after the controller, they find it; a token that does not match is
+// refused both ways; a connection cut mid-run is dialled again and the session resumed with
+// nothing lost. Real processes over real gRPC on 127.0.0.1.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "proto/report.pb.h"
+#include "tests/test_process.h"
+
+namespace iofleet {
+namespace {
+
+using ::iofleet::testing::ReadFile;
+using ::iofleet::testing::Runfile;
+using ::iofleet::testing::TempDir;
+using ::iofleet::testing::TestProcess;
+using ::iofleet::testing::WaitFor;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class DialIn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    data_ = base_ + "/data";
+    ::mkdir(base_.c_str(), 0755);
+    ::mkdir(data_.c_str(), 0755);
+  }
+  std::string Job(const std::string& body) {
+    const std::string path = base_ + "/job.fio";
+    std::ofstream(path) << body << "directory=" << data_ << "\n";
+    return path;
+  }
+  // Starts `iofleet run JOB --listen 127.0.0.1:0 ...` and returns the port it listens on.
+  std::unique_ptr<TestProcess> Controller(const std::string& job, int workers, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Runfile("controller/iofleet"), "run", job, "--listen", "127.0.0.1:0", "--expect-workers",
+                                     std::to_string(workers), "--results-dir", "none", "--output-format", "iofleet-json",
+                                     "--output", base_ + "/result.json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto controller = std::make_unique<TestProcess>(argv, base_ + "/controller");
+    EXPECT_TRUE(controller->WaitForOutput("for " + std::to_string(workers) + " worker(s)", std::chrono::seconds(20), true))
+        << controller->Stderr();
+    std::smatch port;
+    const std::string err = controller->Stderr();
+    if (std::regex_search(err, port, std::regex("\\(port ([0-9]+)\\)"))) port_ = port[1];
+    return controller;
+  }
+  std::unique_ptr<TestProcess> Worker(const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + port_, "--allow-root", data_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<TestProcess>(argv, base_ + "/" + name);
+  }
+  v1::RunReport Result() {
+    v1::RunReport report;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(base_ + "/result.json"), &report).ok());
+    return report;
+  }
+  std::string base_, data_, port_;
+};
+
+// The controller first, waiting for three workers; the workers, started after it, dial in; the
+// run is theirs, and each worker then waits for the next run.
+TEST_F(DialIn, WorkersStartedAfterTheControllerFindItAndRunTheJob) {
+  auto controller = Controller(Job("[j]\nrw=randwrite\nsize=1m\nruntime=2s\ntime_based\nrate_iops=100\n"), 3);
+  ASSERT_FALSE(port_.empty()) << controller->Stderr();
+  auto a = Worker("a"), b = Worker("b"), c = Worker("c");
+  ASSERT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller->Stderr();
+  const v1::RunReport report = Result();
+  EXPECT_EQ(report.workers_size(), 3);
+  EXPECT_EQ(report.workers_completed(), 3u);
+  uint64_t ops = 0;
+  for (const v1::DirectionResult& d : report.jobs(0).directions()) ops += d.ops();
+  EXPECT_GE(ops, 3u * 100 * 2 * 9 / 10) << "three workers at 100 IOPS for 2 s";
+  EXPECT_TRUE(a->WaitForOutput("ended by the controller", std::chrono::seconds(10), true)) << a->Stderr();
+  EXPECT_EQ(a->Wait(std::chrono::milliseconds(200)), std::nullopt) << "a worker that dialled in serves the next run too";
+}
+
+// The worker checks the controller before obeying it, the controller checks the worker before
+// counting it: with tokens that differ, neither accepts the other, and each says so.
+TEST_F(DialIn, AControllerAndAWorkerWithDifferentTokensRefuseEachOther) {
+  std::ofstream(base_ + "/right.token") << "the-right-token\n";
+  std::ofstream(base_ + "/wrong.token") << "another-token\n";
+  auto controller = Controller(Job("[j]\nrw=randwrite\nsize=1m\nruntime=1s\ntime_based\n"), 1,
+                               {"--token-file", base_ + "/right.token", "--wait", "4s"});
+  ASSERT_FALSE(port_.empty());
+  // A worker with another token: the controller's proof does not match; it obeys nothing.
+  auto impostor_victim = Worker("wrong-token", {"--token-file", base_ + "/wrong.token"});
+  EXPECT_TRUE(impostor_victim->WaitForOutput("did not prove it holds this worker's token", std::chrono::seconds(10), true))
+      << impostor_victim->Stderr();
+  // A worker with no token at all: the controller refuses it, and the worker hears why.
+  auto tokenless = Worker("no-token");
+  EXPECT_TRUE(tokenless->WaitForOutput("refused this worker: this controller needs the worker's --token-file", std::chrono::seconds(10), true))
+      << tokenless->Stderr();
+  const auto code = controller->Wait(std::chrono::seconds(30));
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  EXPECT_THAT(controller->Stderr(), HasSubstr("0 of 1 worker(s) dialled in within --wait 4s"));
+  EXPECT_THAT(controller->Stderr(), HasSubstr("refused a worker dialling in from 127.0.0.1:"));
+  // Nothing was written for either.
+  EXPECT_TRUE(::iofleet::testing::DirectoryNames(data_).empty());
+}
+
+// The worker's connection is reset mid-run (ss -K: as a NAT or firewall that dropped it): the
+// worker dials again, the session resumes, and the run ends as if nothing happened — every
+// interval there once, totals equal to the sum of the intervals, the resume counted.
+TEST_F(DialIn, AConnectionResetMidRunIsDialledAgainAndNothingIsLost) {
+  if (::geteuid() != 0) GTEST_SKIP() << "ss -K needs CAP_NET_ADMIN";
+  auto controller = Controller(Job("[j]\nrw=randwrite\nsize=1m\nruntime=6s\ntime_based\nrate_iops=200\n"), 1, {"--lease", "10s"});
+  ASSERT_FALSE(port_.empty());
+  auto worker = Worker("w");
+  ASSERT_TRUE(controller->WaitForOutput("IOPS", std::chrono::seconds(30), true)) << controller->Stderr();
+  ASSERT_EQ(std::system(("PATH=/usr/sbin:/usr/bin:/sbin:/bin ss -K dst 127.0.0.1 dport = " + port_ + " >/dev/null 2>&1").c_str()), 0);
+  ASSERT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller->Stderr();
+  EXPECT_THAT(controller->Stderr(), HasSubstr("dialled in again: its session resumed, nothing lost"));
+  EXPECT_THAT(worker->Stderr(), HasSubstr("resumed with the controller"));
+  const v1::RunReport report = Result();
+  EXPECT_EQ(report.workers_completed(), 1u);
+  ASSERT_EQ(report.workers_size(), 1);
+  EXPECT_EQ(report.workers(0).session_resumes(), 1u);
+  const v1::JobResult& job = report.jobs(0);
+  ASSERT_GE(job.intervals_size(), 6);
+  uint64_t interval_ops = 0, total_ops = 0;
+  for (int i = 0; i < job.intervals_size(); ++i) {
+    EXPECT_EQ(job.intervals(i).interval_index(), static_cast<uint32_t>(i));
+    EXPECT_EQ(job.intervals(i).workers_reporting(), 1u) << "interval " << i;
+    for (const v1::WorkerInterval& w : job.intervals(i).workers()) interval_ops += w.ops();
+  }
+  for (const v1::DirectionResult& d : job.directions()) total_ops += d.ops();
+  EXPECT_EQ(interval_ops, total_ops);
+  EXPECT_GE(total_ops, 200u * 6 * 9 / 10);
+}
+
+}  // namespace
+}  // namespace iofleet
