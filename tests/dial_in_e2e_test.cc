@@ -108,6 +108,29 @@ TEST_F(DialIn, AControllerAndAWorkerWithDifferentTokensRefuseEachOther) {
   EXPECT_TRUE(::iofleet::testing::DirectoryNames(data_).empty());
 }
 
+// Mutual TLS, the worker dialling: each side checks the other's certificate against its CA. A
+// worker whose certificate another CA signed (and which trusts only that CA) gets nowhere, and
+// the run goes on with the worker that belongs.
+TEST_F(DialIn, MutualTlsChecksBothEnds) {
+  const std::string d = base_ + "/pki";
+  const std::string script = absl::StrCat(
+      "set -e; mkdir -p ", d, "; cd ", d, "; printf 'subjectAltName=IP:127.0.0.1\\n' > san;",
+      "for ca in ca other; do openssl req -x509 -newkey rsa:2048 -nodes -keyout $ca.key -out $ca.pem -days 1 -subj /CN=$ca 2>/dev/null; done;",
+      "for who in worker controller stranger; do openssl req -newkey rsa:2048 -nodes -keyout $who.key -out $who.csr -subj /CN=$who 2>/dev/null; done;",
+      "for who in worker controller; do openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $who.pem -days 1 -extfile san 2>/dev/null; done;",
+      "openssl x509 -req -in stranger.csr -CA other.pem -CAkey other.key -CAcreateserial -out stranger.pem -days 1 -extfile san 2>/dev/null");
+  if (std::system(("PATH=/usr/bin:/bin; " + script).c_str()) != 0) GTEST_SKIP() << "openssl could not make test certificates";
+  auto controller = Controller(Job("[j]\nrw=randwrite\nsize=1m\nruntime=1s\ntime_based\nrate_iops=100\n"), 1,
+                               {"--tls-cert", d + "/controller.pem", "--tls-key", d + "/controller.key", "--tls-ca", d + "/ca.pem"});
+  ASSERT_FALSE(port_.empty());
+  auto stranger = Worker("stranger", {"--tls-cert", d + "/stranger.pem", "--tls-key", d + "/stranger.key", "--tls-ca", d + "/other.pem"});
+  EXPECT_TRUE(stranger->WaitForOutput("cannot reach the controller", std::chrono::seconds(10), true)) << stranger->Stderr();
+  auto worker = Worker("w", {"--tls-cert", d + "/worker.pem", "--tls-key", d + "/worker.key", "--tls-ca", d + "/ca.pem"});
+  ASSERT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller->Stderr();
+  EXPECT_EQ(Result().workers_completed(), 1u);
+  EXPECT_THAT(stranger->Stderr(), Not(HasSubstr("session")));
+}
+
 // The worker's connection is reset mid-run (ss -K: as a NAT or firewall that dropped it): the
 // worker dials again, the session resumes, and the run ends as if nothing happened — every
 // interval there once, totals equal to the sum of the intervals, the resume counted.
