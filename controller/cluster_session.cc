@@ -8,6 +8,7 @@
 #include <atomic>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -735,14 +736,19 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     }
   }
   StopAll(run_id, "run complete");
-  NoteClocks(report);
+  NoteClocks(report, *aggregator, global_index);
   MarkHostDifferences(report);
   outcome.interrupted = interrupted || g_interrupted;
   return outcome;
 }
 
-void ClusterSession::NoteClocks(v1::RunReport* report) {
+void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggregator, const std::vector<size_t>& jobs) {
   std::lock_guard<std::mutex> lock(mu_);
+  // The real start of each worker, on the controller's clock: its threads' lateness by its own
+  // clock, less how far its clock is ahead (it read the instant off that clock).
+  int64_t earliest = std::numeric_limits<int64_t>::max(), latest = std::numeric_limits<int64_t>::min();
+  uint32_t late_starts = 0;
+  constexpr int64_t kLateStart = 10'000'000;
   // Intervals are cut by each worker's own clock: one that is off by more than 1% of an
   // interval puts its reports that much beside the others'.
   const int64_t tolerance = absl::ToInt64Nanoseconds(options_.interval) / 100;
@@ -755,6 +761,13 @@ void ClusterSession::NoteClocks(v1::RunReport* report) {
     info->set_start_lead_ns(p.start_lead_ns);
     info->set_session_resumes(p.resumes);
     info->set_longest_silence_ns(p.longest_silence_ns);
+    if (std::optional<int64_t> late = aggregator.StartLateNs(i, jobs); late.has_value() && p.started) {
+      const int64_t offset = *late - p.clock_offset_ns;
+      info->set_start_offset_ns(offset);
+      earliest = std::min(earliest, offset);
+      latest = std::max(latest, offset);
+      late_starts += p.start_lead_ns < 0 || offset > kLateStart;
+    }
     // The estimate is uncertain by half the round trip: only an offset beyond that counts.
     if (std::abs(p.clock_offset_ns) - p.round_trip_ns / 2 > tolerance && clock_warned_.insert(i).second) {
       report->add_problems(absl::StrFormat(
@@ -763,6 +776,10 @@ void ClusterSession::NoteClocks(v1::RunReport* report) {
           addresses_[i], std::abs(static_cast<double>(p.clock_offset_ns)) / 1e6, p.clock_offset_ns > 0 ? "ahead of" : "behind",
           static_cast<double>(p.round_trip_ns) / 1e6, absl::FormatDuration(options_.interval)));
     }
+  }
+  if (latest >= earliest) {
+    report->set_start_skew_ns(latest - earliest);
+    report->set_late_starts(late_starts);
   }
 }
 

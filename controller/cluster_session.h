@@ -138,7 +138,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   void StopAll(const std::string& run_id, const std::string& reason);
   // The workers' clock offsets, round trips and start leads into the report; a clock off by
   // more than 1% of the interval is a problem (named once per session).
-  void NoteClocks(v1::RunReport* report);
+  // Also each worker's real start (from the phase's final reports) and the cluster's start skew.
+  void NoteClocks(v1::RunReport* report, const RunAggregator& aggregator, const std::vector<size_t>& jobs);
   // The keeper: probes every lease/5 and keeps workers_up.
   void Keep();
   // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes; wakes

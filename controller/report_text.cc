@@ -244,8 +244,8 @@ std::string RenderTextReport(const v1::RunReport& report) {
     absl::StrAppendFormat(&out, "  %s: %s, %s, %d CPUs (%s), %s memory%s\n", w.address(), f.hostname().empty() ? w.hostname() : f.hostname(),
                           f.kernel().empty() ? w.kernel() : f.kernel(), f.cpus() ? f.cpus() : w.cores(), f.cpu_model(),
                           FormatBytes(static_cast<double>(f.memory_bytes())),
-                          w.round_trip_ns() > 0 ? absl::StrFormat(", clock %+.2f ms, round trip %.2f ms", static_cast<double>(w.clock_offset_ns()) / 1e6,
-                                                                  static_cast<double>(w.round_trip_ns()) / 1e6)
+                          w.round_trip_ns() > 0 ? absl::StrFormat(", clock %+.2f ms, round trip %.2f ms, started %+.2f ms", static_cast<double>(w.clock_offset_ns()) / 1e6,
+                                                                  static_cast<double>(w.round_trip_ns()) / 1e6, static_cast<double>(w.start_offset_ns()) / 1e6)
                                                 : "");
     for (const v1::TargetFacts& t : f.targets()) {
       absl::StrAppend(&out, "    ", t.path(), ": ", t.fs_type(), " ", t.mount_source(), t.mount_point().empty() ? "" : " on " + t.mount_point());
@@ -266,7 +266,16 @@ std::string RenderTextReport(const v1::RunReport& report) {
     for (const std::string& o : report.ignored_options()) absl::StrAppend(&out, "  - ", o, "\n");
   }
   absl::StrAppend(&out, "started ", absl::FormatTime("%Y-%m-%d %H:%M:%E3S %Z", absl::FromUnixNanos(report.start_unix_ns()), absl::UTCTimeZone()),
-                  ", intervals of ", FormatDurationNs(static_cast<double>(report.interval_ns())), "\n");
+                  ", intervals of ", FormatDurationNs(static_cast<double>(report.interval_ns())));
+  if (report.workers_size() > 1 && report.start_skew_ns() > 0) {
+    // The workers' real starts, clock offsets taken out.
+    int64_t uncertainty = 0;  // the clock offsets are known to half a round trip
+    for (const v1::WorkerInfo& w : report.workers()) uncertainty = std::max(uncertainty, w.round_trip_ns() / 2);
+    absl::StrAppend(&out, ", start skew ", FormatDurationNs(static_cast<double>(report.start_skew_ns())), " across ", report.workers_size(),
+                    " workers (clocks compared to within ", FormatDurationNs(static_cast<double>(uncertainty)), ")");
+    if (report.late_starts() > 0) absl::StrAppend(&out, " (", report.late_starts(), " started more than 10 ms late)");
+  }
+  absl::StrAppend(&out, "\n");
   if (report.group_reporting()) {
     // fio's group_reporting: one block per group, summed over its jobs.
     for (const v1::GroupResult& group : report.groups()) {

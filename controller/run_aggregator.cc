@@ -88,6 +88,7 @@ void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& from_work
     worker_job.depth_counts.assign(report.depth_counts().begin(), report.depth_counts().end());
     worker_job.task_items.assign(report.task_items().begin(), report.task_items().end());
     worker_job.stonewalled = report.stonewalled();
+    worker_job.start_late_ns = report.start_late_ns();
     worker_job.submit_counts.assign(report.submit_counts().begin(), report.submit_counts().end());
     worker_job.complete_counts.assign(report.complete_counts().begin(), report.complete_counts().end());
   }
@@ -256,6 +257,17 @@ int64_t RunAggregator::LastReportUnixNs(size_t worker_index) const {
     if (worker_index < job_workers.size()) last = std::max(last, job_workers[worker_index].last_end_unix_ns);
   }
   return last;
+}
+
+std::optional<int64_t> RunAggregator::StartLateNs(size_t worker_index, const std::vector<size_t>& jobs) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<int64_t> late;
+  for (size_t job : jobs) {
+    if (job >= per_job_worker_.size() || worker_index >= per_job_worker_[job].size()) continue;
+    const WorkerJob& w = per_job_worker_[job][worker_index];
+    if (w.final) late = std::max(late.value_or(w.start_late_ns), w.start_late_ns);
+  }
+  return late;
 }
 
 bool RunAggregator::WorkerComplete(size_t worker_index) const {

@@ -55,6 +55,10 @@ class RunAggregator {
   // The end of the last interval this worker reported (Unix ns), 0 if none.
   int64_t LastReportUnixNs(size_t worker_index) const;
 
+  // How late (by its own clock) this worker's latest thread began among `jobs`, from their
+  // final reports; nullopt before any of them arrived.
+  std::optional<int64_t> StartLateNs(size_t worker_index, const std::vector<size_t>& jobs) const;
+
   // Whether every started job's final report from this worker has arrived.
   bool WorkerComplete(size_t worker_index) const;
 
@@ -92,6 +96,7 @@ class RunAggregator {
     std::vector<uint64_t> depth_counts, submit_counts, complete_counts;
     std::vector<uint64_t> task_items;
     bool stonewalled = false;
+    int64_t start_late_ns = 0;
     int64_t last_end_unix_ns = 0;
   };
   struct ClusterInterval {

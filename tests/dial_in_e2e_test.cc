@@ -79,6 +79,15 @@ TEST_F(DialIn, WorkersStartedAfterTheControllerFindItAndRunTheJob) {
   uint64_t ops = 0;
   for (const v1::DirectionResult& d : report.jobs(0).directions()) ops += d.ops();
   EXPECT_GE(ops, 3u * 100 * 2 * 9 / 10) << "three workers at 100 IOPS for 2 s";
+  // Each worker's real start (clock offset taken out) and the spread of them are reported.
+  int64_t earliest = INT64_MAX, latest = INT64_MIN;
+  for (const v1::WorkerInfo& w : report.workers()) {
+    EXPECT_GT(w.round_trip_ns(), 0);
+    earliest = std::min(earliest, w.start_offset_ns());
+    latest = std::max(latest, w.start_offset_ns());
+  }
+  EXPECT_GT(report.start_skew_ns(), 0);
+  EXPECT_EQ(report.start_skew_ns(), latest - earliest);
   EXPECT_TRUE(a->WaitForOutput("ended by the controller", std::chrono::seconds(10), true)) << a->Stderr();
   EXPECT_EQ(a->Wait(std::chrono::milliseconds(200)), std::nullopt) << "a worker that dialled in serves the next run too";
 }

@@ -433,6 +433,7 @@ JobThreadOutcome IoLoop::Run() {
   if (job_.runtime_ns()) deadline_ns_ = record_from_ns_ + job_.runtime_ns();
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
   bool go = (!job_.invalidate() || InvalidateFiles()) && SleepUntil(job_start, stop_);
+  if (go) outcome_.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - job_start).count();
   const uint32_t loops = std::max(1u, job_.loops());
   for (uint32_t pass = 0; go; ++pass) {  // one pass over the file each
     if (pass > 0 && job_.invalidate() && !InvalidateFiles()) break;

@@ -40,6 +40,8 @@ struct JobThreadOutcome {
   // Metadata tasks: items done, and whether the stonewall time stopped the task.
   uint64_t items = 0;
   bool stonewalled = false;
+  // How long after its start instant the thread began (0 if it never did: stopped before).
+  int64_t start_late_ns = 0;
 };
 
 // Runs until the job's work is done, its runtime has passed, or `stop` becomes true.

@@ -140,6 +140,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     if (stop.load(std::memory_order_relaxed)) break;
     std::this_thread::sleep_until(std::min(plan.start, Clock::now() + std::chrono::milliseconds(20)));
   }
+  if (!stop.load(std::memory_order_relaxed)) {
+    outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - plan.start).count();
+  }
   // Cleanup after an interruption removes what is there (found by listing), not every item
   // the phase would have made: a run stopped early may have made few of millions.
   // The listing goes in batches of at most kLeftoverBatch names, so a tree of millions left by

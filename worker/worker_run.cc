@@ -110,6 +110,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
         if (!outcome.status.ok() && state.first_error.ok()) state.first_error = outcome.status;
         state.task_items[plan.jobnum] = outcome.items;
         state.stonewalled |= outcome.stonewalled;
+        state.start_late_ns = std::max(state.start_late_ns, outcome.start_late_ns);
         state.cpu_user_ns += outcome.cpu_user_ns;
         state.cpu_system_ns += outcome.cpu_system_ns;
         state.context_switches += outcome.context_switches;
@@ -250,6 +251,7 @@ void WorkerRun::CollectorLoop() {
         report.set_context_switches(state.context_switches);
         for (uint64_t items : state.task_items) report.add_task_items(items);
         report.set_stonewalled(state.stonewalled);
+        report.set_start_late_ns(state.start_late_ns);
         for (int b = 0; b < kDepthBuckets; ++b) {
           uint64_t depth = 0, submit = 0, complete = 0;
           for (const auto& thread : state.threads) {

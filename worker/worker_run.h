@@ -75,6 +75,7 @@ class WorkerRun {
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     std::vector<uint64_t> task_items;
     bool stonewalled = false;
+    int64_t start_late_ns = 0;  // the latest thread's
     bool final_sent = false;
   };
 
