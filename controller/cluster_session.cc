@@ -389,7 +389,7 @@ void ClusterSession::OnMessage(const SessionStream& from, const v1::WorkerMessag
   }
   cv_.notify_all();
   // Outside the lock: the aggregator has its own, and a thousand sessions report at once.
-  if (aggregator != nullptr) aggregator->Add(worker, report);
+  if (aggregator != nullptr) aggregator->Add(worker, std::move(report));
 }
 
 void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& status) {
@@ -672,7 +672,10 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     std::lock_guard<std::mutex> lock(mu_);
     for (const Peer& p : peers_) slowest_round_trip = std::max(slowest_round_trip, p.round_trip_ns);
   }
-  const absl::Duration lead = std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(20), absl::Milliseconds(50), absl::Seconds(2));
+  // Besides the round trip, the command goes out to n workers one after another and each of
+  // them must be scheduled to read it: 0.25 ms a worker (256 workers: +64 ms).
+  const absl::Duration lead = std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(20) + absl::Microseconds(250) * static_cast<int64_t>(n),
+                                         absl::Milliseconds(50), absl::Seconds(2));
   const int64_t start = absl::ToUnixNanos(absl::Now() + lead);
   outcome.start_unix_ns = start;
   for (size_t j : global_index) aggregator->MarkStarted(j, start);
@@ -748,7 +751,6 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
   // clock, less how far its clock is ahead (it read the instant off that clock).
   int64_t earliest = std::numeric_limits<int64_t>::max(), latest = std::numeric_limits<int64_t>::min();
   uint32_t late_starts = 0;
-  constexpr int64_t kLateStart = 10'000'000;
   // Intervals are cut by each worker's own clock: one that is off by more than 1% of an
   // interval puts its reports that much beside the others'.
   const int64_t tolerance = absl::ToInt64Nanoseconds(options_.interval) / 100;
@@ -766,7 +768,7 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
       info->set_start_offset_ns(offset);
       earliest = std::min(earliest, offset);
       latest = std::max(latest, offset);
-      late_starts += p.start_lead_ns < 0 || offset > kLateStart;
+      late_starts += p.start_lead_ns < 0;
     }
     // The estimate is uncertain by half the round trip: only an offset beyond that counts.
     if (std::abs(p.clock_offset_ns) - p.round_trip_ns / 2 > tolerance && clock_warned_.insert(i).second) {

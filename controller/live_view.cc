@@ -111,6 +111,8 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
       in.worker >= 0 ? absl::StrCat(",\"host\":", JsonString(workers_[in.worker])) : "", ",\"direction\":\"", DirectionName(d),
       "\",\"interval\":", in.index, ",\"start_unix_ns\":", in.start_unix_ns, ",\"end_unix_ns\":", in.end_unix_ns,
       ",\"complete\":", in.complete ? "true" : "false", ",\"amended\":", in.amended ? "true" : "false",
+      // When the controller published it: how long after the interval's end the cluster knew.
+      ",\"published_unix_ns\":", absl::ToUnixNanos(absl::Now()),
       ",\"workers_reporting\":", in.workers_reporting, ",\"workers_expected\":", in.workers_expected, ",\"late_workers\":[",
       absl::StrJoin(late, ","), "],\"ops\":", stats.ops(), ",\"bytes\":", stats.bytes(), ",\"errors\":", stats.errors(),
       ",\"iops\":", absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds),

@@ -273,7 +273,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
     for (const v1::WorkerInfo& w : report.workers()) uncertainty = std::max(uncertainty, w.round_trip_ns() / 2);
     absl::StrAppend(&out, ", start skew ", FormatDurationNs(static_cast<double>(report.start_skew_ns())), " across ", report.workers_size(),
                     " workers (clocks compared to within ", FormatDurationNs(static_cast<double>(uncertainty)), ")");
-    if (report.late_starts() > 0) absl::StrAppend(&out, " (", report.late_starts(), " started more than 10 ms late)");
+    if (report.late_starts() > 0) absl::StrAppend(&out, "; ", report.late_starts(), " got the start command after the instant");
   }
   absl::StrAppend(&out, "\n");
   if (report.group_reporting()) {

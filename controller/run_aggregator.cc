@@ -64,11 +64,10 @@ void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* tota
   }
 }
 
-void RunAggregator::Add(size_t worker_index, const v1::IntervalReport& from_worker) {
+void RunAggregator::Add(size_t worker_index, v1::IntervalReport report) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (from_worker.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
+  if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
   // Slow requests name their worker from here on.
-  v1::IntervalReport report = from_worker;
   DropMalformedHistograms(worker_index, &report);
   for (v1::DirectionStats& stats : *report.mutable_directions()) {
     for (v1::SlowRequest& request : *stats.mutable_slowest()) request.set_worker(workers_[worker_index]);

@@ -50,7 +50,7 @@ class RunAggregator {
   // Adds one report from worker `worker_index`; its job_index is into the whole spec. Reports
   // of one worker arrive in order. This is where histograms from the wire are checked: a
   // malformed one is left out and named among the report's problems.
-  void Add(size_t worker_index, const v1::IntervalReport& report);
+  void Add(size_t worker_index, v1::IntervalReport report);
 
   // The end of the last interval this worker reported (Unix ns), 0 if none.
   int64_t LastReportUnixNs(size_t worker_index) const;

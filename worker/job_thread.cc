@@ -420,13 +420,24 @@ void IoLoop::SyncNow() {
 }
 
 JobThreadOutcome IoLoop::Run() {
+  StartGate::Ticket armed(plan_.start_gate);
   if (absl::Status s = Setup(); !s.ok()) {
     if (engine_) {
       for (const File& f : files_) (void)engine_->Close(f.handle);
     }
     return JobThreadOutcome{std::move(s), Clock::now(), {}};
   }
-  const Clock::time_point job_start = plan_.start + std::chrono::nanoseconds(job_.startdelay_ns());
+  // Armed: wait for the instant (a run stopped before it starts ends here).
+  Clock::time_point run_start = plan_.start;
+  if (plan_.start_gate != nullptr) {
+    std::optional<Clock::time_point> opened = armed.Wait();
+    if (!opened.has_value()) {
+      for (const File& f : files_) (void)engine_->Close(f.handle);
+      return JobThreadOutcome{absl::OkStatus(), Clock::now(), {}};
+    }
+    run_start = *opened;
+  }
+  const Clock::time_point job_start = run_start + std::chrono::nanoseconds(job_.startdelay_ns());
   const uint64_t start_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
   record_from_ns_ = start_ns + job_.ramp_time_ns();

@@ -9,6 +9,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
+#include <mutex>
+#include <condition_variable>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +22,71 @@
 
 namespace iofleet {
 
+// Where a run's threads wait, armed (files open, engine and buffers ready), for the start
+// instant: the worker says it is prepared only once every thread is here, the controller
+// picks the instant only once every worker is, and a thread with nothing left to do but wait
+// starts on time. Opened once with the instant, or closed (the run stopped before it started).
+class StartGate {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // One thread's place at the gate: it counts as armed when it waits there, or when it ends
+  // before reaching it (its setup failed). A null gate: no-op, Wait gives nullopt.
+  class Ticket {
+   public:
+    explicit Ticket(StartGate* gate) : gate_(gate) {}
+    ~Ticket() {
+      if (gate_ != nullptr && !counted_) gate_->Arrive();
+    }
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+    // Armed: waits for the instant (nullopt: the gate was closed, the run is over).
+    std::optional<Clock::time_point> Wait() {
+      if (gate_ == nullptr) return std::nullopt;
+      counted_ = true;
+      gate_->Arrive();
+      return gate_->WaitOpen();
+    }
+
+   private:
+    StartGate* const gate_;
+    bool counted_ = false;
+  };
+
+  void Open(Clock::time_point start) {
+    std::lock_guard<std::mutex> lock(mu_);
+    start_ = start;
+    cv_.notify_all();
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+  // Waits up to `timeout` until `threads` threads are armed; true if they are.
+  bool WaitArmed(size_t threads, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return arrived_ >= threads || closed_; }) && arrived_ >= threads;
+  }
+
+ private:
+  void Arrive() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++arrived_;
+    cv_.notify_all();
+  }
+  std::optional<Clock::time_point> WaitOpen() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return start_.has_value() || closed_; });
+    return start_;
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<Clock::time_point> start_;
+  bool closed_ = false;
+  size_t arrived_ = 0;
+};
+
 struct JobThreadPlan {
   const v1::JobSpec* job = nullptr;
   std::vector<std::string> paths;  // the files this thread works on (nrfiles)
@@ -27,7 +95,9 @@ struct JobThreadPlan {
   uint32_t job_index = 0;     // the job's place in the run (verify headers name it)
   uint32_t worker_index = 0;  // this worker's place in the run
   uint64_t seed = 0;    // random offsets and mixes; distinct per worker and thread
-  std::chrono::steady_clock::time_point start;  // the run's common start instant
+  std::chrono::steady_clock::time_point start;  // the run's common start instant (when no gate)
+  // When set, the start instant comes through it (the thread arms first, then waits).
+  StartGate* start_gate = nullptr;
 };
 
 // How a job thread ended.

@@ -80,6 +80,7 @@ class StepOrder {
 
 JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats) {
   const v1::MetadataPhase& phase = plan.job->metadata();
+  StartGate::Ticket armed(plan.start_gate);  // armed at the gate, or on an early return
   JobThreadOutcome outcome;
   // Each task has its own connection to the test directories (libnfs contexts are per thread).
   auto opened = OpenFileSystem({phase.test_dirs().begin(), phase.test_dirs().end()});
@@ -136,12 +137,21 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     }
   }
 
-  while (Clock::now() < plan.start) {
+  Clock::time_point start = plan.start;
+  if (plan.start_gate != nullptr) {
+    std::optional<Clock::time_point> opened = armed.Wait();
+    if (!opened.has_value()) {
+      outcome.end = Clock::now();
+      return outcome;
+    }
+    start = *opened;
+  }
+  while (Clock::now() < start) {
     if (stop.load(std::memory_order_relaxed)) break;
-    std::this_thread::sleep_until(std::min(plan.start, Clock::now() + std::chrono::milliseconds(20)));
+    std::this_thread::sleep_until(std::min(start, Clock::now() + std::chrono::milliseconds(20)));
   }
   if (!stop.load(std::memory_order_relaxed)) {
-    outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - plan.start).count();
+    outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   }
   // Cleanup after an interruption removes what is there (found by listing), not every item
   // the phase would have made: a run stopped early may have made few of millions.

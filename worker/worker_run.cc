@@ -46,6 +46,7 @@ WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserve
       lease_(request_.lease_ns() ? std::chrono::nanoseconds(request_.lease_ns()) : kDefaultLease),
       last_heartbeat_(AwakeClock::Now()) {
   PrepareIntervalCuts();
+  Arm();
 }
 
 WorkerRun::~WorkerRun() {
@@ -66,18 +67,10 @@ int64_t WorkerRun::ToUnixNs(Clock::time_point t) const {
   return start_unix_ns_ + std::chrono::duration_cast<std::chrono::nanoseconds>(t - start_).count();
 }
 
-absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
+void WorkerRun::Arm() {
+  // Every thread sets itself up now (files opened, engine and buffers ready) and waits at the
+  // start gate, so that at the instant nothing is left to do but go.
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t lead = start_unix_ns - WallNowNs();
-  if (started_) {
-    if (start_unix_ns == start_unix_ns_) return lead;
-    return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was already started for another instant"));
-  }
-  if (stop_) return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was stopped: ", stop_reason_));
-  started_ = true;
-  start_unix_ns_ = start_unix_ns;
-  // The wall-clock instant mapped onto the monotonic clock, which times everything after.
-  start_ = Clock::now() + std::chrono::nanoseconds(lead);
   const auto& specs = request_.spec().jobs();
   jobs_.resize(specs.size());
   for (int j = 0; j < specs.size(); ++j) {
@@ -98,7 +91,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
                          .job_index = static_cast<uint32_t>(j),
                          .worker_index = request_.worker_index(),
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
-                         .start = start_};
+                         .start_gate = &start_gate_};
       ThreadStats* stats = jobs_[j].threads[t].get();
       io_threads_.emplace_back([this, plan, stats, j] {
         JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, stop_, stats) : RunJobThread(plan, stop_, stats);
@@ -121,6 +114,30 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
       });
     }
   }
+}
+
+bool WorkerRun::WaitArmed(const std::function<bool()>& given_up) {
+  size_t threads = 0;
+  for (const v1::JobSpec& job : request_.spec().jobs()) threads += job.numjobs();
+  while (!start_gate_.WaitArmed(threads, std::chrono::milliseconds(100))) {
+    if (given_up()) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t lead = start_unix_ns - WallNowNs();
+  if (started_) {
+    if (start_unix_ns == start_unix_ns_) return lead;
+    return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was already started for another instant"));
+  }
+  if (stop_) return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was stopped: ", stop_reason_));
+  started_ = true;
+  start_unix_ns_ = start_unix_ns;
+  // The wall-clock instant mapped onto the monotonic clock, which times everything after.
+  start_ = Clock::now() + std::chrono::nanoseconds(lead);
+  start_gate_.Open(start_);  // the armed threads go
   collector_ = std::thread([this] { CollectorLoop(); });
   return lead;
 }
@@ -130,7 +147,10 @@ void WorkerRun::Stop(const std::string& reason) {
   if (stop_) return;
   stop_reason_ = reason;
   stop_ = true;
-  if (!started_) all_reports_produced_ = true;  // nothing ran, nothing to report
+  if (!started_) {
+    all_reports_produced_ = true;  // nothing ran, nothing to report
+    start_gate_.Close();           // the armed threads end
+  }
   changed_.notify_all();
 }
 

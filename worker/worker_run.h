@@ -40,6 +40,9 @@ class WorkerRun {
   // Starts the IO threads, which begin at `start_unix_ns` (wall clock). Idempotent for the
   // same instant; kFailedPrecondition for a different one. Returns how far ahead it arrived.
   absl::StatusOr<int64_t> Start(int64_t start_unix_ns);
+  // Waits until every thread of the run is armed (set up and waiting for the instant, or ended
+  // on a setup error) or `given_up` holds (checked every 100 ms); true if armed.
+  bool WaitArmed(const std::function<bool()>& given_up);
   // Stops IO now; the stream then ends with final reports carrying `reason`. Idempotent.
   void Stop(const std::string& reason);
   // The lease: the run stops when the controller has not been heard for lease(), counted on
@@ -79,6 +82,8 @@ class WorkerRun {
     bool final_sent = false;
   };
 
+  // Starts the threads, which set themselves up and wait at start_gate_ (from the constructor).
+  void Arm();
   void CollectorLoop();
   // Builds the report of `job` for the time since its previous one.
   v1::IntervalReport CutInterval(size_t job_index, uint32_t interval_index, Clock::time_point from,
@@ -105,6 +110,7 @@ class WorkerRun {
   std::deque<v1::IntervalReport> reports_;
   uint64_t dropped_reports_ = 0;  // past kMaxQueuedReports (nobody reads them)
   std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
+  StartGate start_gate_;
   std::vector<std::thread> io_threads_;
   std::thread collector_;
 };

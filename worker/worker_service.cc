@@ -233,6 +233,12 @@ absl::Status WorkerServiceImpl::DoPrepare(const v1::PrepareRequest& prepare, v1:
     };
   }
   auto run = std::make_shared<WorkerRun>(*request, std::move(*layout), std::move(observer));
+  // Prepared means armed: every thread set up and waiting for the instant, so that the start
+  // the controller picks next finds nothing left to do here.
+  if (!run->WaitArmed(cancelled)) {
+    run->Stop("the controller gave the preparation up");
+    return absl::CancelledError("the controller gave the preparation up");
+  }
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = runs_.emplace(request->run_id(), run);
   if (!inserted) *response = it->second->prepared();  // a concurrent duplicate won the race

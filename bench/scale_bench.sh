@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The control plane at scale (issue 14's benchmark; a benchmark, not a test): for each N given,
+# starts N real iofleet-worker processes on 127.0.0.1, runs 8 null-engine jobs at a low
+# rate_iops for DURATION (1 s intervals) through one controller (--hostfile), and prints the
+# controller's CPU (% of one core) and peak RSS, how long after an interval's end the cluster
+# interval was published (p50/p99, first publications), the start skew and late starts, the
+# workers declared lost, and whether the totals equal the sum of the workers'.
+#   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=10
+set -u
+bin=${BIN:-$(readlink -f "$(dirname "$0")/../bazel-bin")}
+duration=${DURATION:-30s}
+rate=${RATE:-10}
+counts=("$@"); [ ${#counts[@]} -eq 0 ] && counts=(64 256 1024)
+[ -x "$bin/controller/iofleet" ] && [ -x "$bin/worker/iofleet-worker" ] || { echo "build first: bazel build //controller:iofleet //worker:iofleet-worker" >&2; exit 2; }
+ulimit -n 65536 2>/dev/null || true
+printf '%-8s %-10s %-9s %-12s %-12s %-11s %-6s %-5s %s\n' workers "ctl CPU" "ctl RSS" "publish p50" "publish p99" "start skew" late lost "totals exact"
+for n in "${counts[@]}"; do
+  dir=$(mktemp -d /tmp/scale-bench-XXXXXX)
+  : > "$dir/hosts"
+  for j in 1 2 3 4 5 6 7 8; do
+    printf '[j%s]\nioengine=null\nrw=randread\nbs=4k\nsize=1g\nrate_iops=%s\ntime_based\nruntime=%s\n' "$j" "$rate" "$duration"
+  done > "$dir/job.fio"
+  base=$((30000 + RANDOM % 20000))
+  for i in $(seq 0 $((n - 1))); do
+    port=$((base + i))
+    "$bin/worker/iofleet-worker" --listen 127.0.0.1:$port --allow-root "$dir" > /dev/null 2>&1 &
+    echo 127.0.0.1:$port >> "$dir/hosts"
+  done
+  # Until every worker listens (bounded).
+  for _ in $(seq 1 600); do
+    [ "$(ss -ltn "sport >= :$base and sport < :$((base + n))" | tail -n +2 | wc -l)" -ge "$n" ] && break
+    sleep 0.2
+  done
+  /usr/bin/time -f "%e %U %S %M" -o "$dir/time" "$bin/controller/iofleet" run "$dir/job.fio" --hostfile "$dir/hosts" --quiet \
+    --results-dir "$dir/results" --output "$dir/report.txt" > /dev/null 2> "$dir/err"
+  python3 - "$dir" "$n" <<'PY'
+import glob, json, sys
+d, n = sys.argv[1], int(sys.argv[2])
+e, u, s, m = open(d + '/time').read().split()[-4:]
+runs = glob.glob(d + '/results/*/result.json')
+if not runs:
+    print(f"{n:<8} controller failed: " + open(d + '/err').read()[-300:].replace('\n', ' ')); sys.exit()
+r = json.load(open(runs[0]))
+lat = []
+for line in open(glob.glob(d + '/results/*/intervals.ndjson')[0]):
+    x = json.loads(line)
+    if x['scope'] == 'cluster' and not x['amended']:
+        lat.append((x['published_unix_ns'] - x['end_unix_ns']) / 1e6)
+lat.sort()
+pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float('nan')
+cluster = sum(int(dd.get('ops', 0)) for j in r['jobs'] for dd in j['directions'])
+per_worker = sum(int(dd.get('ops', 0)) for j in r['jobs'] for w in j['workers'] for dd in w['directions'])
+lost = int(r.get('workers_expected', n)) - int(r.get('workers_completed', 0))
+print(f"{n:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%    {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
+      f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})'}")
+PY
+  pkill -f -- "--allow-root $dir" 2>/dev/null
+  for _ in $(seq 1 100); do pgrep -f -- "--allow-root $dir" > /dev/null || break; sleep 0.1; done
+  rm -rf "$dir"
+done
