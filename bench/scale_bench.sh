@@ -5,7 +5,7 @@
 # controller's CPU (% of one core) and peak RSS, how long after an interval's end the cluster
 # interval was published (p50/p99, first publications), the start skew and late starts, the
 # workers declared lost, and whether the totals equal the sum of the workers'.
-#   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=10
+#   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=10 JOBS=8
 set -u
 bin=${BIN:-$(readlink -f "$(dirname "$0")/../bazel-bin")}
 duration=${DURATION:-30s}
@@ -17,7 +17,7 @@ printf '%-8s %-10s %-9s %-12s %-12s %-11s %-6s %-5s %s\n' workers "ctl CPU" "ctl
 for n in "${counts[@]}"; do
   dir=$(mktemp -d /tmp/scale-bench-XXXXXX)
   : > "$dir/hosts"
-  for j in 1 2 3 4 5 6 7 8; do
+  for j in $(seq 1 "${JOBS:-8}"); do
     printf '[j%s]\nioengine=null\nrw=randread\nbs=4k\nsize=1g\nrate_iops=%s\ntime_based\nruntime=%s\n' "$j" "$rate" "$duration"
   done > "$dir/job.fio"
   base=$((30000 + RANDOM % 20000))
@@ -54,7 +54,10 @@ lost = int(r.get('workers_expected', n)) - int(r.get('workers_completed', 0))
 print(f"{n:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%    {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
       f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})'}")
 PY
+  # Every worker gone before the next N (a thousand take a while to exit): TERM, then KILL.
   pkill -f -- "--allow-root $dir" 2>/dev/null
-  for _ in $(seq 1 100); do pgrep -f -- "--allow-root $dir" > /dev/null || break; sleep 0.1; done
-  rm -rf "$dir"
+  for _ in $(seq 1 300); do pgrep -f -- "--allow-root $dir" > /dev/null || break; sleep 0.2; done
+  pkill -9 -f -- "--allow-root $dir" 2>/dev/null
+  for _ in $(seq 1 300); do pgrep -f -- "--allow-root $dir" > /dev/null || break; sleep 0.2; done
+  [ -n "${KEEP:-}" ] && echo "kept $dir" >&2 || rm -rf "$dir"
 done
