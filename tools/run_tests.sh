@@ -14,11 +14,14 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1  # a build error: no test could say so itself
   echo "bazel test failed (exit $rc) before tests could report" >&2
 fi
-# The worker's and the aggregator's threads under ThreadSanitizer.
-# tools/tsan.supp: races reported inside the uninstrumented system gRPC and abseil libraries.
-if bazel test --config=tsan --test_env=TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp" //worker:worker_test //controller:run_aggregator_test //controller:session_client_test \
+# The worker's and the aggregator's threads, and the sessions (both ways, resumed after a reset,
+# with real controller and worker processes built with TSAN: a race there makes the controller
+# exit 66), under ThreadSanitizer.
+# tools/tsan.supp: races reported inside the uninstrumented system gRPC, abseil and OpenSSL libraries.
+tsan_tests="//worker:worker_test //controller:run_aggregator_test //controller:session_client_test //tests:dial_in_e2e_test"
+if bazel test --config=tsan --test_env=TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp" $tsan_tests \
     ${BAZEL_TEST_FLAGS:-} > "$log.tsan" 2>&1; then
-  echo "tsan: //worker:worker_test, //controller:run_aggregator_test and //controller:session_client_test pass under ThreadSanitizer"
+  echo "tsan: $tsan_tests pass under ThreadSanitizer"
   passed=$((passed + 1))
 else
   tail -60 "$log.tsan" >&2
