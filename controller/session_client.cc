@@ -50,7 +50,7 @@ bool SessionClient::Send(v1::ControllerMessage message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (ending_) return false;
-    outgoing_.push_back(std::move(message));
+    outgoing_.Push(std::move(message));
     next = NextWriteLocked();
   }
   if (next != nullptr) StartWrite(next);  // outside the lock: a reaction may take it
@@ -58,18 +58,15 @@ bool SessionClient::Send(v1::ControllerMessage message) {
 }
 
 const v1::ControllerMessage* SessionClient::NextWriteLocked() {
-  if (writing_ || outgoing_.empty() || ending_) return nullptr;
-  writing_ = true;
-  return &outgoing_.front();  // stays put while queued behind it: a deque keeps references on push_back
+  return ending_ ? nullptr : outgoing_.Next();
 }
 
 void SessionClient::OnWriteDone(bool ok) {
   const v1::ControllerMessage* next = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    writing_ = false;
+    outgoing_.Done(ok);
     if (ok) {
-      outgoing_.pop_front();
       next = NextWriteLocked();
     } else {
       ending_ = true;  // the stream is broken: OnDone follows
@@ -99,7 +96,7 @@ void SessionClient::OnReadDone(bool ok) {
 }
 
 bool SessionClient::ReleaseHoldLocked() {
-  if (!ending_ || writing_ || hold_released_) return false;
+  if (!ending_ || outgoing_.writing() || hold_released_) return false;
   hold_released_ = true;
   return true;
 }

@@ -63,6 +63,30 @@ class SessionStream {
   std::string address_;
 };
 
+// The commands a stream has yet to write, one write in flight at a time (gRPC's callback API
+// allows no more): both kinds of SessionStream keep one, under their own lock.
+class WriteQueue {
+ public:
+  void Push(v1::ControllerMessage message) { queue_.push_back(std::move(message)); }
+  // The next command to start writing, if none is in flight (it then is). It stays put while
+  // others queue behind it: a deque keeps references on push_back.
+  const v1::ControllerMessage* Next() {
+    if (writing_ || queue_.empty()) return nullptr;
+    writing_ = true;
+    return &queue_.front();
+  }
+  // The write in flight is over; a written command leaves the queue.
+  void Done(bool written) {
+    writing_ = false;
+    if (written) queue_.pop_front();
+  }
+  bool writing() const { return writing_; }
+
+ private:
+  std::deque<v1::ControllerMessage> queue_;
+  bool writing_ = false;
+};
+
 // A channel to a worker for sessions: credentials, quick reconnects, and keepalive pings that
 // end the sessions of a connection dead for about `lease`.
 std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const TransportSecurity& security,
@@ -100,8 +124,7 @@ class SessionClient final : public grpc::ClientBidiReactor<v1::ControllerMessage
   v1::WorkerMessage incoming_;
   std::mutex mu_;
   std::condition_variable closed_cv_;
-  std::deque<v1::ControllerMessage> outgoing_;
-  bool writing_ = false;
+  WriteQueue outgoing_;
   bool ending_ = false;         // no more writes: the stream is ending
   bool hold_released_ = false;
   bool closed_ = false;         // OnDone has run

@@ -89,7 +89,7 @@ bool DialInStream::Send(v1::ControllerMessage message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (finished_) return false;
-    outgoing_.push_back(std::move(message));
+    outgoing_.Push(std::move(message));
     next = NextWriteLocked();
   }
   if (next != nullptr) StartWrite(next);
@@ -97,9 +97,7 @@ bool DialInStream::Send(v1::ControllerMessage message) {
 }
 
 const v1::ControllerMessage* DialInStream::NextWriteLocked() {
-  if (writing_ || outgoing_.empty() || finished_) return nullptr;
-  writing_ = true;
-  return &outgoing_.front();
+  return finished_ ? nullptr : outgoing_.Next();
 }
 
 void DialInStream::OnWriteDone(bool ok) {
@@ -108,9 +106,8 @@ void DialInStream::OnWriteDone(bool ok) {
   grpc::Status status;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    writing_ = false;
+    outgoing_.Done(ok);
     if (ok && !finished_) {
-      outgoing_.pop_front();
       next = NextWriteLocked();
     } else if (!finished_) {
       finished_ = true;
@@ -136,7 +133,7 @@ void DialInStream::FinishOnce(const grpc::Status& status) {
     end_status_ = status.ok() ? absl::OkStatus()
                               : absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                                              absl::StrCat("worker ", address(), ": session ended: ", status.error_message()));
-    if (writing_) {
+    if (outgoing_.writing()) {
       pending_finish_ = true;  // after the write in flight
       finish_status_ = status;
       return;

@@ -72,8 +72,8 @@ class DialInStream final : public grpc::ServerBidiReactor<v1::WorkerMessage, v1:
   std::condition_variable closed_cv_;
   SessionEvents* events_ = nullptr;  // set by Bind
   bool offered_ = false;
-  std::deque<v1::ControllerMessage> outgoing_;
-  bool writing_ = false, finished_ = false, closed_ = false;
+  WriteQueue outgoing_;
+  bool finished_ = false, closed_ = false;
   bool pending_finish_ = false;  // Finish waits for the write in flight
   grpc::Status finish_status_;
   absl::Status end_status_;
