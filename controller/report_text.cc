@@ -194,6 +194,29 @@ void RenderWorkerDistribution(const google::protobuf::RepeatedPtrField<v1::Worke
     name_ends("highest p99", [](const v1::DirectionResult& d) { return static_cast<double>(PercentileValue(Clat(d), 99)); }, true, format_ns);
   }
   if (silent > 0) absl::StrAppendFormat(out, "    %d worker(s) reported no IO\n", silent);
+  // The late: workers that got the start command after the instant, went silent for seconds
+  // (a stall or a cut: the controller hears from each at least every second), or whose
+  // connection was cut and their session resumed. (The lost are named among the problems.)
+  if (infos != nullptr) {
+    auto name_late = [&](const char* label, auto value, const std::function<std::string(const v1::WorkerInfo&)>& say) {
+      std::vector<const v1::WorkerInfo*> late;
+      for (const v1::WorkerInfo& info : *infos) {
+        if (value(info) > 0) late.push_back(&info);
+      }
+      if (late.empty()) return;
+      std::stable_sort(late.begin(), late.end(), [&](const v1::WorkerInfo* a, const v1::WorkerInfo* b) { return value(*a) > value(*b); });
+      std::vector<std::string> named;
+      for (size_t i = 0; i < std::min(kOutliersNamed, late.size()); ++i) named.push_back(absl::StrCat(late[i]->address(), " ", say(*late[i])));
+      absl::StrAppendFormat(out, "    %s: %d worker(s)%s %s\n", label, late.size(), late.size() > named.size() ? ", the most:" : ":",
+                            absl::StrJoin(named, ", "));
+    };
+    name_late("started late", [](const v1::WorkerInfo& w) { return -w.start_lead_ns(); },
+              [](const v1::WorkerInfo& w) { return FormatDurationNs(static_cast<double>(-w.start_lead_ns())); });
+    name_late("silent for seconds", [](const v1::WorkerInfo& w) { return w.longest_silence_ns() > 2'000'000'000 ? w.longest_silence_ns() : 0; },
+              [](const v1::WorkerInfo& w) { return FormatDurationNs(static_cast<double>(w.longest_silence_ns())); });
+    name_late("connection cut and resumed", [](const v1::WorkerInfo& w) { return static_cast<int64_t>(w.session_resumes()); },
+              [](const v1::WorkerInfo& w) { return absl::StrCat(w.session_resumes(), "x"); });
+  }
   for (const v1::WorkerResult& w : workers) {
     if (!HasRemarks(w, infos)) continue;
     absl::StrAppendFormat(out, "    %s:\n", w.worker());

@@ -202,8 +202,17 @@ TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
   }
   v1::RunReport report;
   for (const std::string& n : names) report.add_workers()->set_address(n);
+  // The late are named too: a start command that came late, a stall, a cut session resumed.
+  report.mutable_workers(30)->set_start_lead_ns(-350'000'000);
+  report.mutable_workers(31)->set_longest_silence_ns(4'200'000'000);
+  report.mutable_workers(31)->set_session_resumes(1);
+  report.mutable_workers(32)->set_longest_silence_ns(900'000'000);  // under a second apart: not late
   aggregator.FillReport(&report);
   const std::string text = RenderTextReport(report);
+  EXPECT_NE(text.find("started late: 1 worker(s): 10.0.0.30:7420 "), std::string::npos) << text;
+  EXPECT_NE(text.find("silent for seconds: 1 worker(s): 10.0.0.31:7420 "), std::string::npos) << text;
+  EXPECT_NE(text.find("connection cut and resumed: 1 worker(s): 10.0.0.31:7420 1x"), std::string::npos) << text;
+  EXPECT_EQ(text.find("10.0.0.32:7420"), std::string::npos) << text;
   EXPECT_NE(text.find("per worker (40 workers: their spread and outliers; the JSON report lists each)"), std::string::npos) << text;
   EXPECT_NE(text.find("write  IOPS min 500  p10"), std::string::npos) << text;
   EXPECT_NE(text.find("lowest IOPS: 10.0.0.0:7420 500, 10.0.0.1:7420 505, 10.0.0.2:7420 510"), std::string::npos) << text;
