@@ -222,7 +222,9 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
       published->phase = phase;
       published->index = index;
       published->late_workers = phase_late[phase][index];
-      published->workers_expected = static_cast<uint32_t>(interval.workers.size() + published->late_workers.size());
+      size_t late_not_in = 0;  // late for one job but in for another: counted once
+      for (size_t w : published->late_workers) late_not_in += interval.workers.count(w) == 0;
+      published->workers_expected = static_cast<uint32_t>(interval.workers.size() + late_not_in);
       out.push_back(*published);
     }
   }
