@@ -1,6 +1,5 @@
 #include "common/session_auth.h"
 
-#include <openssl/crypto.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
@@ -8,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/transport_security.h"
 
 namespace iofleet {
 
@@ -34,7 +34,7 @@ std::string TokenProof(absl::string_view token, absl::string_view role, absl::st
 }
 
 bool ProofMatches(absl::string_view expected, absl::string_view given) {
-  return !expected.empty() && expected.size() == given.size() && CRYPTO_memcmp(expected.data(), given.data(), expected.size()) == 0;
+  return !expected.empty() && TokensEqual(std::string(expected), std::string(given));
 }
 
 }  // namespace iofleet

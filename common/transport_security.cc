@@ -70,6 +70,11 @@ bool IsLoopbackAddress(const std::string& host_port) {
   return absl::StartsWith(host, "127.") || host == "::1" || host == "localhost";
 }
 
+std::string MetadataValue(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, const char* key) {
+  auto it = metadata.find(key);
+  return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
+}
+
 bool TokensEqual(const std::string& a, const std::string& b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   const size_t n = std::max(a.size(), b.size());

@@ -37,6 +37,9 @@ bool IsLoopbackAddress(const std::string& host_port);
 // Constant-time comparison (no early exit on the first differing byte).
 bool TokensEqual(const std::string& a, const std::string& b);
 
+// The value of gRPC metadata `key` (client, or a server's initial metadata); empty if absent.
+std::string MetadataValue(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, const char* key);
+
 }  // namespace iofleet
 
 #endif  // IOFLEET_COMMON_TRANSPORT_SECURITY_H_

@@ -139,8 +139,24 @@ v1::ControllerMessage ClusterSession::Hello(size_t worker) const {
   hello.mutable_hello()->set_protocol_version(kProtocolVersion);
   hello.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
   hello.mutable_hello()->set_controller_host(Hostname());
-  hello.mutable_hello()->set_session_id(absl::StrCat(session_name_, "-", worker));
+  hello.mutable_hello()->set_session_id(SessionId(worker));
   return hello;
+}
+
+v1::ControllerMessage ClusterSession::ResumeHello(size_t worker, uint64_t received_through) const {
+  v1::ControllerMessage hello = Hello(worker);
+  hello.mutable_hello()->set_resume(true);
+  hello.mutable_hello()->set_received_through(received_through);
+  return hello;
+}
+
+void ClusterSession::KeepStream(std::shared_ptr<SessionStream> stream) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [](const std::shared_ptr<SessionStream>& s) {
+                   return s.use_count() == 1 && s->WaitClosed(absl::ZeroDuration());
+                 }),
+                 streams_.end());
+  streams_.push_back(std::move(stream));
 }
 
 void ClusterSession::DialWorkers() {
@@ -149,7 +165,6 @@ void ClusterSession::DialWorkers() {
   // Local workers listen on loopback without credentials of their own.
   security_ = local_ ? TransportSecurity{} : options_.security;
   for (size_t i = 0; i < n; ++i) {
-    peers_[i].session_id = absl::StrCat(session_name_, "-", i);
     stubs_.push_back(v1::WorkerService::NewStub(SessionChannel(addresses_[i], security_, options_.lease)));
     links_.push_back(std::make_unique<Link>());
     links_[i]->connection = 1;
@@ -193,11 +208,11 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
     if (closing_) return absl::UnavailableError("this controller is closing");
     if (!offer.session_id().empty()) {
       // A worker whose connection was cut, back for its session.
-      worker = peers_.size();
-      for (size_t i = 0; i < peers_.size(); ++i) {
-        if (peers_[i].session_id == offer.session_id()) worker = i;
+      worker = dialled_in_;
+      for (size_t i = 0; i < dialled_in_; ++i) {
+        if (SessionId(i) == offer.session_id()) worker = i;
       }
-      if (worker == peers_.size() || peers_[worker].closed) {
+      if (worker == dialled_in_ || peers_[worker].closed) {
         return absl::NotFoundError(absl::StrCat("this controller has no session ", offer.session_id(),
                                                 " (it belongs to another run, or the worker was given up)"));
       }
@@ -207,7 +222,6 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
         return absl::ResourceExhaustedError(absl::StrCat("this controller expected ", peers_.size(), " worker(s) and has them all"));
       }
       worker = dialled_in_++;
-      peers_[worker].session_id = absl::StrCat(session_name_, "-", worker);
       addresses_[worker] = stream->address();
     }
   }
@@ -218,13 +232,7 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
     stream->Bind(worker, connection, static_cast<SessionEvents*>(this));
     if (resume) {
       // What the worker missed goes again, after the answer saying what we received.
-      v1::ControllerMessage resumed;
-      resumed.mutable_hello()->set_protocol_version(kProtocolVersion);
-      resumed.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
-      resumed.mutable_hello()->set_session_id(offer.session_id());
-      resumed.mutable_hello()->set_resume(true);
-      resumed.mutable_hello()->set_received_through(link.replay.received());
-      stream->Send(resumed);
+      stream->Send(ResumeHello(worker, link.replay.received()));
       if (!link.replay.Resend(offer.received_through(), [&](const v1::ControllerMessage& m) { stream->Send(m); })) {
         return absl::DataLossError("this controller cannot resume the session: commands the worker missed were dropped");
       }
@@ -232,10 +240,7 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
     link.client = stream;
     link.pending.reset();
   }
-  {
-    std::lock_guard<std::mutex> lock(streams_mu_);
-    streams_.push_back(stream);
-  }
+  KeepStream(stream);
   if (resume) {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[worker];
@@ -459,32 +464,16 @@ void ClusterSession::Reconnect(size_t worker) {
     link.client.reset();
     link.pending.reset();
   }
-  std::string session_id;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    session_id = peers_[worker].session_id;
-  }
   auto stream = std::make_shared<SessionClient>(stubs_[worker].get(), worker, addresses_[worker], security_, static_cast<SessionEvents*>(this), connection,
                                                 /*wait_for_ready=*/false);
-  v1::ControllerMessage resume;
-  resume.mutable_hello()->set_protocol_version(kProtocolVersion);
-  resume.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
-  resume.mutable_hello()->set_controller_host(Hostname());
-  resume.mutable_hello()->set_session_id(session_id);
-  resume.mutable_hello()->set_resume(true);
+  uint64_t received = 0;
   {
     std::lock_guard<std::mutex> lock(link.mu);
     if (link.connection == connection) link.pending = stream;
-    resume.mutable_hello()->set_received_through(link.replay.received());
+    received = link.replay.received();
   }
-  stream->Send(resume);  // unnumbered: it opens the stream, it is not part of the session
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  // Streams that ended are let go here (never on their own gRPC thread, which still runs them).
-  streams_.erase(std::remove_if(streams_.begin(), streams_.end(), [](const std::shared_ptr<SessionStream>& s) {
-                   return s.use_count() == 1 && s->WaitClosed(absl::ZeroDuration());
-                 }),
-                 streams_.end());
-  streams_.push_back(std::move(stream));
+  stream->Send(ResumeHello(worker, received));  // unnumbered: it opens the stream, it is not part of the session
+  KeepStream(std::move(stream));
 }
 
 void ClusterSession::StopAll(const std::string& run_id, const std::string& reason) {

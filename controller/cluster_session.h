@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/atomic_file.h"
 #include "common/session_replay.h"
@@ -94,7 +95,6 @@ class ClusterSession : private SessionEvents, private DialInHandler {
     int64_t last_heard_unix_ns = 0;
     int64_t round_trip_ns = -1;   // the latest probe's
     int64_t clock_offset_ns = 0;  // the worker's clock minus ours, from the latest probe
-    std::string session_id;
     // Its stream is gone and the keeper is resuming the session on a new one.
     bool reconnecting = false, attempt_pending = false;
     int64_t next_attempt_unix_ns = 0;
@@ -123,8 +123,15 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   absl::Status AwaitDialIns();
   // Opens a session with each of addresses_ and waits (connect_timeout) for their hellos.
   void DialWorkers();
-  // The hello that opens worker `worker`'s session.
+  // Worker `worker`'s session id: this session's name and the worker's index.
+  std::string SessionId(size_t worker) const { return absl::StrCat(session_name_, "-", worker); }
+  // The hello that opens worker `worker`'s session, and the one that resumes it on a new
+  // stream (unnumbered; saying what of the worker's messages arrived).
   v1::ControllerMessage Hello(size_t worker) const;
+  v1::ControllerMessage ResumeHello(size_t worker, uint64_t received_through) const;
+  // Keeps `stream` until it has ended, letting go of those that have (never on their own gRPC
+  // thread, which still runs them).
+  void KeepStream(std::shared_ptr<SessionStream> stream);
   // SessionEvents, on gRPC's threads.
   void OnMessage(const SessionStream& from, const v1::WorkerMessage& message) override;
   void OnClosed(const SessionStream& from, const absl::Status& status) override;

@@ -16,11 +16,6 @@ std::string PeerAddress(const std::string& peer) {
   return std::string(address);
 }
 
-std::string MetadataValue(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, const char* key) {
-  auto it = metadata.find(key);
-  return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
-}
-
 }  // namespace
 
 DialInStream::DialInStream(std::string peer, std::string worker_nonce, const TransportSecurity& security, DialInHandler* handler)

@@ -25,11 +25,6 @@ std::shared_ptr<grpc::Channel> DialChannel(const std::string& address, const Tra
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(security), args);
 }
 
-std::string MetadataValue(const std::multimap<grpc::string_ref, grpc::string_ref>& metadata, const char* key) {
-  auto it = metadata.find(key);
-  return it == metadata.end() ? "" : std::string(it->second.data(), it->second.size());
-}
-
 }  // namespace
 
 ControllerDialer::ControllerDialer(WorkerServiceImpl* service, std::string address, TransportSecurity security)
@@ -97,14 +92,12 @@ absl::Status ControllerDialer::ServeOnce() {
   };
   stream->WaitForInitialMetadata();
   // A controller opens with its nonce; without one the call failed (or it is no controller).
-  if (MetadataValue(context.GetServerInitialMetadata(), kDialNonceKey).empty()) {
-    return failed(absl::StrCat("cannot reach the controller at ", address_));
-  }
+  const std::string controller_nonce = MetadataValue(context.GetServerInitialMetadata(), kDialNonceKey);
+  if (controller_nonce.empty()) return failed(absl::StrCat("cannot reach the controller at ", address_));
   // Nothing the controller says is obeyed before it has proved it holds our token.
   if (!security_.token.empty()) {
-    const auto& metadata = context.GetServerInitialMetadata();
-    const std::string controller_nonce = MetadataValue(metadata, kDialNonceKey);
-    if (!ProofMatches(TokenProof(security_.token, "controller", nonce, controller_nonce), MetadataValue(metadata, kDialProofKey))) {
+    if (!ProofMatches(TokenProof(security_.token, "controller", nonce, controller_nonce),
+                      MetadataValue(context.GetServerInitialMetadata(), kDialProofKey))) {
       context.TryCancel();
       (void)stream->Finish();
       return absl::UnauthenticatedError(absl::StrCat("the controller at ", address_,
@@ -122,7 +115,7 @@ absl::Status ControllerDialer::ServeOnce() {
     offer.mutable_hello()->set_received_through(session_->received_through());
   }
   if (!security_.token.empty()) {
-    offer.mutable_hello()->set_auth_proof(TokenProof(security_.token, "worker", MetadataValue(context.GetServerInitialMetadata(), kDialNonceKey), nonce));
+    offer.mutable_hello()->set_auth_proof(TokenProof(security_.token, "worker", controller_nonce, nonce));
   }
   if (!stream->Write(offer)) return failed(absl::StrCat("the controller at ", address_, " closed the connection"));
   v1::ControllerMessage first;

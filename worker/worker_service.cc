@@ -331,6 +331,8 @@ absl::Status CheckSessionId(const std::string& id) {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<WorkerSession>> WorkerServiceImpl::NewSession(const std::string& id) {
+  // Whoever named it (a controller that dialled here, or one this worker dialled).
+  if (absl::Status valid = CheckSessionId(id); !valid.ok()) return valid;
   auto session = std::make_shared<WorkerSession>(static_cast<SessionBackend*>(this), id);
   if (id.empty()) return session;  // not resumable: nobody can name it again
   std::shared_ptr<WorkerSession> replaced;
@@ -385,7 +387,6 @@ grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::Serv
   v1::ControllerMessage first;
   if (!stream->Read(&first)) return grpc::Status::OK;
   const std::string id = first.has_hello() ? first.hello().session_id() : "";
-  if (absl::Status valid = CheckSessionId(id); !valid.ok()) return ToGrpc(valid);
   SessionWriter<grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>> writer(stream);
   WorkerSession::Send send = [&writer](const v1::WorkerMessage& message) { return writer.Send(message); };
   WorkerSession::Cancel cancel = [context] { context->TryCancel(); };
@@ -394,6 +395,7 @@ grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::Serv
   bool ended = false;
   if (first.has_hello() && first.hello().resume()) {
     // The controller lost the stream, not the session: put this stream under it.
+    if (absl::Status valid = CheckSessionId(id); !valid.ok()) return ToGrpc(valid);
     session = id.empty() ? nullptr : FindSession(id);
     if (session == nullptr) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND,

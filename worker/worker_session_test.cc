@@ -277,6 +277,27 @@ TEST_F(WorkerSessionTest, ACutStreamIsResumedWithNothingLostOrRepeated) {
   EXPECT_THAT(refused.error_message(), HasSubstr("no session s-resume to resume"));
 }
 
+// A session's name is kept by the worker (for a resume): one that is too long or not printable
+// is refused, whether it opens a session or resumes one.
+TEST_F(WorkerSessionTest, ASessionNameTooLongOrNotPrintableIsRefused) {
+  Serve();
+  for (const std::string& id : {std::string(129, 's'), std::string("s\n1")}) {
+    for (bool resume : {false, true}) {
+      grpc::ClientContext context;
+      std::unique_ptr<Stream> stream = stub_->Session(&context);
+      v1::ControllerMessage hello = Hello();
+      hello.mutable_hello()->set_session_id(id);
+      hello.mutable_hello()->set_resume(resume);
+      stream->Write(hello);
+      v1::WorkerMessage in;
+      EXPECT_FALSE(stream->Read(&in));
+      const grpc::Status status = stream->Finish();
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << id.size() << " " << resume;
+      EXPECT_THAT(status.error_message(), HasSubstr("session id"));
+    }
+  }
+}
+
 TEST_F(WorkerSessionTest, ASessionWithoutTheTokenIsRefused) {
   Serve("s3cret");
   grpc::ClientContext context;
