@@ -428,16 +428,12 @@ JobThreadOutcome IoLoop::Run() {
     return JobThreadOutcome{std::move(s), Clock::now(), {}};
   }
   // Armed: wait for the instant (a run stopped before it starts ends here).
-  Clock::time_point run_start = plan_.start;
-  if (plan_.start_gate != nullptr) {
-    std::optional<Clock::time_point> opened = armed.Wait();
-    if (!opened.has_value()) {
-      for (const File& f : files_) (void)engine_->Close(f.handle);
-      return JobThreadOutcome{absl::OkStatus(), Clock::now(), {}};
-    }
-    run_start = *opened;
+  const std::optional<Clock::time_point> run_start = armed.Wait(plan_.start);
+  if (!run_start.has_value()) {
+    for (const File& f : files_) (void)engine_->Close(f.handle);
+    return JobThreadOutcome{absl::OkStatus(), Clock::now(), {}};
   }
-  const Clock::time_point job_start = run_start + std::chrono::nanoseconds(job_.startdelay_ns());
+  const Clock::time_point job_start = *run_start + std::chrono::nanoseconds(job_.startdelay_ns());
   const uint64_t start_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
   record_from_ns_ = start_ns + job_.ramp_time_ns();

@@ -40,9 +40,10 @@ class StartGate {
     }
     Ticket(const Ticket&) = delete;
     Ticket& operator=(const Ticket&) = delete;
-    // Armed: waits for the instant (nullopt: the gate was closed, the run is over).
-    std::optional<Clock::time_point> Wait() {
-      if (gate_ == nullptr) return std::nullopt;
+    // Armed: waits for the instant (nullopt: the gate was closed, the run is over). Without a
+    // gate the instant is `fixed_start` (a plan made with its start already known).
+    std::optional<Clock::time_point> Wait(Clock::time_point fixed_start) {
+      if (gate_ == nullptr) return fixed_start;
       counted_ = true;
       gate_->Arrive();
       return gate_->WaitOpen();
@@ -63,10 +64,11 @@ class StartGate {
     closed_ = true;
     cv_.notify_all();
   }
-  // Waits up to `timeout` until `threads` threads are armed; true if they are.
+  // Waits up to `timeout` until `threads` threads are armed; true if they are. (Every thread
+  // arrives, also one that ends early, so this ends however the run goes.)
   bool WaitArmed(size_t threads, std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return arrived_ >= threads || closed_; }) && arrived_ >= threads;
+    return cv_.wait_for(lock, timeout, [&] { return arrived_ >= threads; });
   }
 
  private:

@@ -137,15 +137,12 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
     }
   }
 
-  Clock::time_point start = plan.start;
-  if (plan.start_gate != nullptr) {
-    std::optional<Clock::time_point> opened = armed.Wait();
-    if (!opened.has_value()) {
-      outcome.end = Clock::now();
-      return outcome;
-    }
-    start = *opened;
+  const std::optional<Clock::time_point> gate_opened = armed.Wait(plan.start);
+  if (!gate_opened.has_value()) {  // stopped before it started
+    outcome.end = Clock::now();
+    return outcome;
   }
+  const Clock::time_point start = *gate_opened;
   while (Clock::now() < start) {
     if (stop.load(std::memory_order_relaxed)) break;
     std::this_thread::sleep_until(std::min(start, Clock::now() + std::chrono::milliseconds(20)));
