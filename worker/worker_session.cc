@@ -46,8 +46,6 @@ absl::StatusOr<uint64_t> WorkerSession::Attach(Send send, Cancel cancel, uint64_
   }
   window_cv_.notify_all();
   if (replaced) replaced();  // the stream this one replaces ends (its Detach then finds itself replaced)
-  std::lock_guard<std::mutex> lock(mu_);
-  attached_ = true;
   return attachment;
 }
 
@@ -57,10 +55,8 @@ void WorkerSession::Detach(uint64_t attachment) {
     if (attachment != attachment_ || !send_) return;
     send_ = nullptr;
     cancel_ = nullptr;
+    detached_at_ = AwakeClock::Now();
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  attached_ = false;
-  detached_at_ = AwakeClock::Now();
 }
 
 void WorkerSession::Close() {
@@ -79,7 +75,6 @@ void WorkerSession::Close() {
   }
   for (std::thread& t : threads) t.join();
   std::lock_guard<std::mutex> lock(mu_);
-  attached_ = false;
   runs_.clear();
 }
 
@@ -89,14 +84,19 @@ uint64_t WorkerSession::received_through() {
 }
 
 bool WorkerSession::Expired(AwakeClock::time_point now) {
+  AwakeClock::time_point detached_at;
+  {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    if (send_) return false;  // a stream is attached
+    detached_at = detached_at_;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  if (attached_) return false;
   std::chrono::nanoseconds wait = kIdleResumeWait;
   if (!runs_.empty()) {
     wait = std::chrono::nanoseconds(0);
     for (const std::shared_ptr<WorkerRun>& run : runs_) wait = std::max(wait, run->lease());
   }
-  return now - std::max(last_heard_, detached_at_) > wait;
+  return now - std::max(last_heard_, detached_at) > wait;
 }
 
 bool WorkerSession::Emit(v1::WorkerMessage message) {

@@ -107,11 +107,10 @@ class WorkerSession {
   Send send_;  // null while detached
   Cancel cancel_;
   uint64_t attachment_ = 0;
+  AwakeClock::time_point detached_at_ = AwakeClock::Now();  // when the last stream went
 
   // The runs and the commands' state.
   std::mutex mu_;
-  bool attached_ = false;
-  AwakeClock::time_point detached_at_ = AwakeClock::Now();
   std::vector<std::shared_ptr<WorkerRun>> runs_;  // prepared in this session: renewed by its messages
   AwakeClock::time_point last_heard_ = AwakeClock::Now();  // the controller's last message
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> preparing_;  // run id -> given up
