@@ -310,7 +310,7 @@ bool ClusterSession::WaitUntil(Done done, absl::Duration timeout, bool notice_in
   return true;
 }
 
-void ClusterSession::OnMessage(const SessionStream& from, const v1::WorkerMessage& message) {
+void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage message) {
   const size_t worker = from.worker();
   const int64_t now = absl::ToUnixNanos(absl::Now());
   bool resumed = false, unresumable = false;
@@ -336,7 +336,7 @@ void ClusterSession::OnMessage(const SessionStream& from, const v1::WorkerMessag
   }
   if (unresumable) return;  // its OnClosed follows; the keeper tries again until the lease
   RunAggregator* aggregator = nullptr;
-  v1::IntervalReport report;
+  std::vector<v1::IntervalReport> reports;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[worker];
@@ -365,11 +365,13 @@ void ClusterSession::OnMessage(const SessionStream& from, const v1::WorkerMessag
           p.start_lead_ns = message.started().lead_ns();
         }
         break;
-      case v1::WorkerMessage::kReport:
-        if (message.report().run_id() == run_id_ && aggregator_ != nullptr) {
-          aggregator = aggregator_;
-          report = message.report();
+      case v1::WorkerMessage::kReports:
+        if (aggregator_ == nullptr) break;
+        aggregator = aggregator_;
+        for (v1::IntervalReport& report : *message.mutable_reports()->mutable_reports()) {
+          if (report.run_id() != run_id_) continue;
           if (report.job_index() < global_index_->size()) report.set_job_index(static_cast<uint32_t>((*global_index_)[report.job_index()]));
+          reports.push_back(std::move(report));
         }
         break;
       case v1::WorkerMessage::kEnded:
@@ -394,7 +396,7 @@ void ClusterSession::OnMessage(const SessionStream& from, const v1::WorkerMessag
   }
   cv_.notify_all();
   // Outside the lock: the aggregator has its own, and a thousand sessions report at once.
-  if (aggregator != nullptr) aggregator->Add(worker, std::move(report));
+  if (aggregator != nullptr && !reports.empty()) aggregator->Add(worker, std::move(reports));
 }
 
 void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& status) {

@@ -133,7 +133,7 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   // thread, which still runs them).
   void KeepStream(std::shared_ptr<SessionStream> stream);
   // SessionEvents, on gRPC's threads.
-  void OnMessage(const SessionStream& from, const v1::WorkerMessage& message) override;
+  void OnMessage(const SessionStream& from, v1::WorkerMessage message) override;
   void OnClosed(const SessionStream& from, const absl::Status& status) override;
   // Numbers `message` into worker `worker`'s session and sends it (or keeps it until the
   // session is resumed).

@@ -64,8 +64,12 @@ void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* tota
   }
 }
 
-void RunAggregator::Add(size_t worker_index, v1::IntervalReport report) {
+void RunAggregator::Add(size_t worker_index, std::vector<v1::IntervalReport> reports) {
   std::lock_guard<std::mutex> lock(mu_);
+  for (v1::IntervalReport& report : reports) AddLocked(worker_index, std::move(report));
+}
+
+void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
   // Slow requests name their worker from here on.
   DropMalformedHistograms(worker_index, &report);

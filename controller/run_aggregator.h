@@ -47,10 +47,11 @@ class RunAggregator {
   // Records that `job` (an index into the whole spec) started at `start_unix_ns` (its
   // stonewall phase's start instant).
   void MarkStarted(size_t job, int64_t start_unix_ns);
-  // Adds one report from worker `worker_index`; its job_index is into the whole spec. Reports
-  // of one worker arrive in order. This is where histograms from the wire are checked: a
-  // malformed one is left out and named among the report's problems.
-  void Add(size_t worker_index, v1::IntervalReport report);
+  // Adds reports from worker `worker_index` (what one of its messages carried); their
+  // job_index is into the whole spec. Reports of one worker arrive in order. This is where
+  // histograms from the wire are checked: a malformed one is left out and named among the
+  // report's problems.
+  void Add(size_t worker_index, std::vector<v1::IntervalReport> reports);
 
   // The end of the last interval this worker reported (Unix ns), 0 if none.
   int64_t LastReportUnixNs(size_t worker_index) const;
@@ -116,6 +117,7 @@ class RunAggregator {
   static std::optional<PublishedInterval> Due(ClusterInterval& interval, size_t reports, size_t expected_reports, int64_t now_unix_ns,
                                               int64_t grace_ns);
 
+  void AddLocked(size_t worker_index, v1::IntervalReport report);
   // Clears every histogram of `report` that does not decode and records why.
   void DropMalformedHistograms(size_t worker_index, v1::IntervalReport* report);
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);

@@ -49,10 +49,10 @@ TEST(RunAggregator, MalformedHistogramIsLeftOutAndNamed) {
   LatencyHistogram good, bad;
   for (uint64_t v = 1000; v < 2000; ++v) good.Record(v);
   for (uint64_t v = 900'000'000; v < 900'000'100; ++v) bad.Record(v);
-  aggregator.Add(0, MakeReport(0, good, 1000 * 4096, true));
+  aggregator.Add(0, {MakeReport(0, good, 1000 * 4096, true)});
   v1::IntervalReport broken = MakeReport(0, bad, 100 * 4096, true);
   broken.mutable_directions(0)->mutable_latency()->set_count(7);  // buckets add up to 100
-  aggregator.Add(1, broken);
+  aggregator.Add(1, {broken});
 
   v1::RunReport report;
   aggregator.FillReport(&report);
@@ -74,7 +74,7 @@ TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
   LatencyHistogram a, b;
   for (uint64_t v = 1000; v < 2000; ++v) a.Record(v);
   for (uint64_t v = 50000; v < 50100; ++v) b.Record(v);
-  aggregator.Add(0, MakeReport(0, a, 1000 * 4096, false));
+  aggregator.Add(0, {MakeReport(0, a, 1000 * 4096, false)});
   const int64_t end = 2'000'000'000;  // interval 0 ends at 2 s (MakeReport)
   EXPECT_TRUE(aggregator.TakeDue(end + 500'000'000, 1'000'000'000).empty()) << "worker b still has time";
 
@@ -100,7 +100,7 @@ TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
   EXPECT_EQ(worker_scope, 1);
   EXPECT_TRUE(aggregator.TakeDue(end + 1'100'000'000, 1'000'000'000).empty()) << "published once";
 
-  aggregator.Add(1, MakeReport(0, b, 100 * 4096, false));
+  aggregator.Add(1, {MakeReport(0, b, 100 * 4096, false)});
   due = aggregator.TakeDue(end + 1'200'000'000, 1'000'000'000);
   bool amended_job = false;
   for (const PublishedInterval& p : due) {
@@ -116,8 +116,8 @@ TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
   }
   EXPECT_TRUE(amended_job);
   // A complete interval is published at once, without waiting for the grace.
-  aggregator.Add(0, MakeReport(1, a, 1000 * 4096, false));
-  aggregator.Add(1, MakeReport(1, b, 100 * 4096, false));
+  aggregator.Add(0, {MakeReport(1, a, 1000 * 4096, false)});
+  aggregator.Add(1, {MakeReport(1, b, 100 * 4096, false)});
   due = aggregator.TakeDue(0, 1'000'000'000);
   ASSERT_FALSE(due.empty());
   for (const PublishedInterval& p : due) {
@@ -138,8 +138,8 @@ TEST(RunAggregator, ClusterIsTheExactMergeOfWorkersAndIntervals) {
     everything.Merge(a);
     everything.Merge(b);
     worker_b.Merge(b);
-    aggregator.Add(0, MakeReport(interval, a, 1000 * 4096, interval == 1));
-    aggregator.Add(1, MakeReport(interval, b, 500 * 4096, interval == 1));
+    aggregator.Add(0, {MakeReport(interval, a, 1000 * 4096, interval == 1)});
+    aggregator.Add(1, {MakeReport(interval, b, 500 * 4096, interval == 1)});
   }
   EXPECT_TRUE(aggregator.WorkerComplete(0));
   v1::RunReport report;
@@ -175,7 +175,7 @@ TEST(RunAggregator, JobsPercentileListIsUsed) {
   for (int i = 1; i <= 1000; ++i) h.Record(i * 1000);
   v1::IntervalReport r = MakeReport(0, h, 1000 * 4096, true);
   r.mutable_directions(0)->set_direction(v1::READ);
-  aggregator.Add(0, r);
+  aggregator.Add(0, {r});
   v1::RunReport report;
   aggregator.FillReport(&report);
   const auto& percentiles = report.jobs(0).directions(0).latency().percentiles();
@@ -198,7 +198,7 @@ TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
     for (uint64_t i = 0; i < ops; ++i) h.Record(w == 7 ? 5'000'000 : 100'000 + i);
     v1::IntervalReport r = MakeReport(0, h, ops * 4096, true);
     if (w == 12) r.set_error("write of 4096 bytes at offset 0 in /data/j.0: No space left on device");
-    aggregator.Add(static_cast<size_t>(w), r);
+    aggregator.Add(static_cast<size_t>(w), {r});
   }
   v1::RunReport report;
   for (const std::string& n : names) report.add_workers()->set_address(n);

@@ -11,17 +11,20 @@ std::shared_ptr<grpc::Channel> SessionChannel(const std::string& address, const 
   // Reconnect quickly after a refused connection instead of gRPC's default 1..120 s backoff.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  // The connection is pinged every second; one whose ping goes unanswered for four leases is
+  // The connection is pinged once a lease; one whose ping goes unanswered for four leases is
   // taken for dead, which ends its streams (the session above then resumes them on a new
   // connection, or gives the worker up). Not sooner: on a saturated worker host the pings are
   // answered seconds late, and tearing down a connection that would have carried on is what
   // loses workers there (256 workers at 2,000 IOPS each on 2 cores: 53 to 89 of 256 completed
-  // with a one-lease timeout, all with four). The worker's runs do not wait for this: they stop
-  // at their lease when the controller's messages stop arriving.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  // with a one-lease timeout, all with four). Not more often either: the session's own probes
+  // already cross every second, and each ping wakes the worker (a thousand workers on one host
+  // pay for every wakeup). The worker's runs do not wait for this: they stop at their lease when
+  // the controller's messages stop arriving.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(std::max<int64_t>(1000, absl::ToInt64Milliseconds(lease))));
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, static_cast<int>(std::max<int64_t>(1000, absl::ToInt64Milliseconds(4 * lease))));
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);  // as the worker's server (worker/main.cc)
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(security), args);
 }
 
@@ -82,7 +85,7 @@ void SessionClient::OnWriteDone(bool ok) {
 
 void SessionClient::OnReadDone(bool ok) {
   if (ok) {
-    events_->OnMessage(*this, incoming_);
+    events_->OnMessage(*this, std::move(incoming_));
     StartRead(&incoming_);
     return;
   }

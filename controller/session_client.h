@@ -31,7 +31,7 @@ class SessionStream;
 class SessionEvents {
  public:
   virtual ~SessionEvents() = default;
-  virtual void OnMessage(const SessionStream& from, const v1::WorkerMessage& message) = 0;
+  virtual void OnMessage(const SessionStream& from, v1::WorkerMessage message) = 0;
   // The stream ended: the worker closed it, the connection died, or it was cancelled. Called
   // once, after the last OnMessage.
   virtual void OnClosed(const SessionStream& from, const absl::Status& status) = 0;

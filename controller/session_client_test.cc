@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 // Everything the sessions heard, per worker, and a way to wait for it.
 class Recorder : public SessionEvents {
  public:
-  void OnMessage(const SessionStream& from, const v1::WorkerMessage& message) override {
+  void OnMessage(const SessionStream& from, v1::WorkerMessage message) override {
     std::lock_guard<std::mutex> lock(mu_);
     messages_[from.worker()].push_back(message);
     cv_.notify_all();
@@ -119,8 +119,8 @@ TEST_F(SessionClientTest, ARunFromPrepareToItsEndThenCancel) {
     EXPECT_TRUE(heard[2].has_started());
     int finals = 0;
     for (size_t i = 3; i + 1 < heard.size(); ++i) {
-      EXPECT_TRUE(heard[i].has_report()) << heard[i].DebugString();
-      finals += heard[i].report().final();
+      EXPECT_TRUE(heard[i].has_reports()) << heard[i].DebugString();
+      for (const v1::IntervalReport& report : heard[i].reports().reports()) finals += report.final();
     }
     EXPECT_EQ(finals, 1);
     return true;

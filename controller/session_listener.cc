@@ -75,7 +75,7 @@ void DialInStream::OnReadDone(bool ok) {
     StartRead(&incoming_);
     return;
   }
-  if (events != nullptr) events->OnMessage(*this, incoming_);
+  if (events != nullptr) events->OnMessage(*this, std::move(incoming_));
   StartRead(&incoming_);
 }
 

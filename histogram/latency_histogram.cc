@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
+
+#include <sys/mman.h>
 
 #include "absl/strings/str_cat.h"
 
@@ -193,12 +196,18 @@ void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProt
   into->set_max_ns(std::max(into->max_ns(), from.max_ns()));
 }
 
-LiveLatencyHistogram::LiveLatencyHistogram()
-    : buckets_(new std::atomic<uint64_t>[HistogramLayout::kBucketCount]) {
-  for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
-    buckets_[i].store(0, std::memory_order_relaxed);
-  }
+namespace {
+constexpr size_t kLiveBucketBytes = HistogramLayout::kBucketCount * sizeof(uint64_t);
+}  // namespace
+
+LiveLatencyHistogram::LiveLatencyHistogram() {
+  void* pages = mmap(nullptr, kLiveBucketBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  // Without address space there is nothing sensible to record into; as with operator new.
+  if (pages == MAP_FAILED) throw std::bad_alloc();
+  buckets_ = static_cast<uint64_t*>(pages);
 }
+
+LiveLatencyHistogram::~LiveLatencyHistogram() { munmap(buckets_, kLiveBucketBytes); }
 
 LatencyHistogram LiveLatencyHistogram::Snapshot() const {
   // Buckets first (acquire), then the sums and extremes: every sample seen in a bucket is
@@ -207,7 +216,7 @@ LatencyHistogram LiveLatencyHistogram::Snapshot() const {
   uint64_t count = 0;
   uint32_t used = 0;
   for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
-    counts[i] = buckets_[i].load(std::memory_order_acquire);
+    counts[i] = std::atomic_ref<uint64_t>(buckets_[i]).load(std::memory_order_acquire);
     count += counts[i];
     if (counts[i]) used = i + 1;
   }
@@ -220,14 +229,21 @@ LatencyHistogram LiveLatencyHistogram::Snapshot() const {
 LatencyHistogram LiveLatencyHistogram::Take() {
   std::vector<uint64_t> counts;
   uint64_t count = 0;
-  for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) {
-    const uint64_t n = buckets_[i].load(std::memory_order_acquire);
-    if (n == 0) continue;  // untouched cache lines stay clean
-    if (counts.empty()) counts.reserve(HistogramLayout::kBucketCount);
+  // With the writer gone the extremes are exact: only the buckets between theirs can hold
+  // samples (an empty histogram has min > max and scans nothing). A worker takes tens of these
+  // a second, most of them empty or narrow.
+  const uint64_t min_ns = min_ns_.load(std::memory_order_relaxed), max_ns = max_ns_.load(std::memory_order_relaxed);
+  const uint32_t first = min_ns <= max_ns ? HistogramLayout::BucketIndex(min_ns) : HistogramLayout::kBucketCount;
+  const uint32_t last = min_ns <= max_ns ? HistogramLayout::BucketIndex(max_ns) : 0;
+  for (uint32_t i = first; i <= last && i < HistogramLayout::kBucketCount; ++i) {
+    std::atomic_ref<uint64_t> bucket(buckets_[i]);
+    const uint64_t n = bucket.load(std::memory_order_acquire);
+    if (n == 0) continue;  // untouched pages stay uncommitted
+    if (counts.empty()) counts.reserve(last + 1);
     counts.resize(i + 1, 0);
     counts[i] = n;
     count += n;
-    buckets_[i].store(0, std::memory_order_relaxed);
+    bucket.store(0, std::memory_order_relaxed);
   }
   LatencyHistogram taken = LatencyHistogram::FromParts(std::move(counts), count, sum_ns_.load(std::memory_order_relaxed),
                                                        sum_squares_.load(std::memory_order_relaxed), min_ns_.load(std::memory_order_relaxed),

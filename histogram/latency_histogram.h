@@ -106,9 +106,15 @@ void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProt
 // with relaxed atomic loads and stores (plain moves on x86, no lock prefix, no allocation); a
 // reader may take a Snapshot whenever it likes, and once the writer has moved on (the worker's
 // counters switch buffers per interval) the collector Takes it whole and empty.
+//
+// The 30 KiB of buckets are mapped zero pages, committed only where samples land: a job thread
+// holds 30 of these (5 directions x 3 latencies x 2 interval buffers) but its latencies fall in
+// a few powers of two, so it commits a few pages instead of 900 KiB — which is what lets a
+// thousand workers share one host.
 class LiveLatencyHistogram {
  public:
   LiveLatencyHistogram();
+  ~LiveLatencyHistogram();
   LiveLatencyHistogram(const LiveLatencyHistogram&) = delete;
   LiveLatencyHistogram& operator=(const LiveLatencyHistogram&) = delete;
 
@@ -121,7 +127,7 @@ class LiveLatencyHistogram {
                        std::memory_order_relaxed);
     if (ns < min_ns_.load(std::memory_order_relaxed)) min_ns_.store(ns, std::memory_order_relaxed);
     if (ns > max_ns_.load(std::memory_order_relaxed)) max_ns_.store(ns, std::memory_order_relaxed);
-    std::atomic<uint64_t>& bucket = buckets_[HistogramLayout::BucketIndex(ns)];
+    std::atomic_ref<uint64_t> bucket(buckets_[HistogramLayout::BucketIndex(ns)]);
     bucket.store(bucket.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
 
@@ -137,7 +143,9 @@ class LiveLatencyHistogram {
   static void Bump(std::atomic<uint64_t>& cell, uint64_t by) {
     cell.store(cell.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
   }
-  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;
+  // kBucketCount counters, only ever accessed atomically (std::atomic_ref): an array of plain
+  // words is what an anonymous mapping's zero pages can be without writing every one.
+  uint64_t* buckets_;
   std::atomic<uint64_t> sum_ns_{0};
   std::atomic<double> sum_squares_{0};
   std::atomic<uint64_t> min_ns_{UINT64_MAX};

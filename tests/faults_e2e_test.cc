@@ -237,11 +237,11 @@ TEST_F(EndToEnd, IncompatibleWorkerVersionIsNamed) {
   ControllerRun run = RunController({"run", WriteJob("v.fio", absl::StrCat("[j]\nsize=1m\ndirectory=", data_, "\n")),
                                      "--hosts", old_worker.address()}, "version");
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", old_worker.address(), " speaks protocol 0, but this controller (protocol 2) needs at least 2")));
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", old_worker.address(), " speaks protocol 0, but this controller (protocol 3) needs at least 3")));
 }
 
 TEST_F(EndToEnd, NewerCompatibleWorkerWorks) {
-  // A worker from the future that still accepts protocol 2 runs the job.
+  // A worker from the future that still accepts protocol 3 runs the job.
   TestWorker newer("worker-newer", {"--allow-root", data_, "--advertise-protocol-version", "7"});
   ControllerRun run = RunController({"run", WriteJob("newer.fio", absl::StrCat("[j]\nrw=write\nsize=256k\ndirectory=", data_, "\n")),
                                      "--hosts", newer.address()}, "newer");

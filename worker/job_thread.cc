@@ -44,22 +44,13 @@ const char* OpName(IoOp op) {
   return "?";
 }
 
-// Sleeps until `when` in short steps so that a stop request is honoured promptly.
-bool SleepUntil(Clock::time_point when, const std::atomic<bool>& stop) {
-  while (Clock::now() < when) {
-    if (stop.load(std::memory_order_relaxed)) return false;
-    std::this_thread::sleep_until(std::min(when, Clock::now() + std::chrono::milliseconds(20)));
-  }
-  return !stop.load(std::memory_order_relaxed);
-}
-
 // The IO loop of one thread: keeps up to iodepth requests in flight through the engine and
 // times every one. What to issue comes from the WorkGenerator, what writes carry from the
 // WriteBufferFiller, when from the RatePacer, and what to read back from ReadBack; the loop
 // drives the engine (slots, batching, short transfers, errors) and runs the passes.
 class IoLoop {
  public:
-  IoLoop(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats);
+  IoLoop(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* stats);
 
   JobThreadOutcome Run();
 
@@ -100,7 +91,7 @@ class IoLoop {
 
   const JobThreadPlan& plan_;
   const v1::JobSpec& job_;
-  const std::atomic<bool>& stop_;
+  const StopSignal& stop_;
   ThreadStats* const stats_;
   JobThreadOutcome outcome_;
   std::mt19937_64 seeds_;  // seeds the parts below, in this order
@@ -137,7 +128,7 @@ uint64_t ThreadSeed(const JobThreadPlan& plan) {
   return (job.randrepeat() ? job.randseed() : std::random_device{}() ^ NowNs()) ^ plan.seed;
 }
 
-IoLoop::IoLoop(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats)
+IoLoop::IoLoop(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* stats)
     : plan_(plan),
       job_(*plan.job),
       stop_(stop),
@@ -255,7 +246,7 @@ void IoLoop::FillAndSubmit() {
   uint64_t now = NowNs();
   // As in fio, a sync due after the pass's last write is not issued (end_fsync is for that).
   while (queue_->HasFree() && !stopping_ && !think_due_ && (verifying_ || !work_.PassDone())) {
-    if (stop_.load(std::memory_order_relaxed)) {
+    if (stop_.stopped()) {
       stopping_ = true;
       break;
     }
@@ -392,7 +383,7 @@ void IoLoop::VerifyPass() {
   think_due_ = false;
   read_back_.StartReadBack();
   const bool was_stopping = stopping_;
-  if (stop_.load(std::memory_order_relaxed) || !outcome_.status.ok()) return;  // stopped or failed: no read-back
+  if (stop_.stopped() || !outcome_.status.ok()) return;  // stopped or failed: no read-back
   stopping_ = false;
   verifying_ = true;
   while (true) {
@@ -439,7 +430,7 @@ JobThreadOutcome IoLoop::Run() {
   record_from_ns_ = start_ns + job_.ramp_time_ns();
   if (job_.runtime_ns()) deadline_ns_ = record_from_ns_ + job_.runtime_ns();
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
-  bool go = (!job_.invalidate() || InvalidateFiles()) && SleepUntil(job_start, stop_);
+  bool go = (!job_.invalidate() || InvalidateFiles()) && stop_.SleepUntil(job_start);
   if (go) outcome_.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - job_start).count();
   const uint32_t loops = std::max(1u, job_.loops());
   for (uint32_t pass = 0; go; ++pass) {  // one pass over the file each
@@ -451,7 +442,7 @@ JobThreadOutcome IoLoop::Run() {
         // fio's thinktime: let what is in flight finish, then pause.
         Drain();
         think_due_ = false;
-        if (!stopping_ && !SleepUntil(Clock::now() + std::chrono::nanoseconds(job_.thinktime_ns()), stop_)) stopping_ = true;
+        if (!stopping_ && !stop_.SleepUntil(Clock::now() + std::chrono::nanoseconds(job_.thinktime_ns()))) stopping_ = true;
         continue;
       }
       if (queue_->in_flight() == 0) {
@@ -460,7 +451,7 @@ JobThreadOutcome IoLoop::Run() {
           // Idle until the held-back IO is due (or the job's time is up).
           const uint64_t now = NowNs();
           const uint64_t wake = std::min(pacer_.Due(pending_direction_, now), deadline_ns_);
-          if (wake > now && !SleepUntil(Clock::now() + std::chrono::nanoseconds(wake - now), stop_)) stopping_ = true;
+          if (wake > now && !stop_.SleepUntil(Clock::now() + std::chrono::nanoseconds(wake - now))) stopping_ = true;
           if (NowNs() >= deadline_ns_) stopping_ = true;
         }
         continue;
@@ -495,7 +486,7 @@ JobThreadOutcome IoLoop::Run() {
 
 }  // namespace
 
-JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats) {
+JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* stats) {
   return IoLoop(plan, stop, stats).Run();
 }
 

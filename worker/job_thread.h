@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "proto/job.pb.h"
+#include "worker/stop_signal.h"
 #include "worker/thread_stats.h"
 
 namespace iofleet {
@@ -117,7 +118,7 @@ struct JobThreadOutcome {
 };
 
 // Runs until the job's work is done, its runtime has passed, or `stop` becomes true.
-JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const std::atomic<bool>& stop,
+JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const StopSignal& stop,
                               ThreadStats* stats);
 
 }  // namespace iofleet

@@ -45,7 +45,7 @@ struct Ran {
 
 Ran RunJob(const v1::JobSpec& job, const std::string& path, uint64_t seed = 1) {
   auto stats = std::make_unique<ThreadStats>();
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   const auto start = std::chrono::steady_clock::now();
   Ran ran{RunJobThread({.job = &job, .paths = {path}, .seed = seed, .start = start}, stop, stats.get()), 0, 0, 0, 0, 0};
   ran.reads = Of(stats->directions[kReadIndex]).ops;
@@ -197,7 +197,7 @@ TEST(FioOptions, SeveralFilesPerThreadByServiceType) {
     job.set_file_service(service);
     job.set_file_service_switch(1);
     auto stats = std::make_unique<ThreadStats>();
-    std::atomic<bool> stop{false};
+    StopSignal stop;
     JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = paths, .seed = 2, .start = std::chrono::steady_clock::now()}, stop, stats.get());
     ASSERT_TRUE(outcome.status.ok()) << outcome.status;
     EXPECT_EQ(Of(stats->directions[kWriteIndex]).bytes, 768u << 10);
@@ -294,7 +294,7 @@ TEST(FioOptions, QueueDepthIsReachedAndRecorded) {
   job.set_iodepth(32);
   job.set_iodepth_batch_submit(32);
   auto stats = std::make_unique<ThreadStats>();
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   ASSERT_TRUE(RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get()).status.ok());
   // With batches of 32 the ring runs full: nearly every request is issued at depth 32..63.
   const double at_32 = static_cast<double>(stats->depth[5].load());
@@ -342,7 +342,7 @@ TEST(FioOptions, CompletionBatchLimits) {
   job.set_iodepth_batch_submit(32);
   job.set_iodepth_batch_complete_max(4);
   auto stats = std::make_unique<ThreadStats>();
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   ASSERT_TRUE(RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get()).status.ok());
   EXPECT_GT(stats->complete[1].load(), 0u);
   for (int b = 2; b < kDepthBuckets; ++b) EXPECT_EQ(stats->complete[b].load(), 0u) << "reaped more than 4 at once";

@@ -33,7 +33,7 @@ TEST(RunJobThread, RandomWritePassCoversTheFileAndCountsEveryIo) {
   job.set_fsync_every(16);
   const std::string path = TempFile("randwrite.dat");
   ThreadStats stats;
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(Of(stats.directions[kWriteIndex]).ops, 256u);
@@ -72,7 +72,7 @@ TEST(RunJobThread, MixedWorkloadHonoursTheMixAndRuntime) {
   job.set_time_based(true);
   job.set_runtime_ns(300'000'000);
   ThreadStats stats;
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   const auto start = std::chrono::steady_clock::now();
   JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 2, .start = start}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
@@ -98,7 +98,7 @@ TEST(RunJobThread, IoErrorStopsTheThreadAndNamesTheFile) {
   ASSERT_EQ(::ftruncate(fd, 8192 + 100), 0);  // shorter than size: the third read is short
   ::close(fd);
   ThreadStats stats;
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_FALSE(outcome.status.ok());
   EXPECT_NE(outcome.status.message().find("short.dat"), std::string::npos) << outcome.status;
@@ -124,7 +124,7 @@ TEST_P(AsyncEngines, QueueDepthPassIsCompleteAndTimed) {
   const std::string path = TempFile("qd-" + GetParam() + ".dat");
   { int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644); ASSERT_EQ(::ftruncate(fd, 1 << 20), 0); ::close(fd); }
   ThreadStats stats;
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 3, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(Of(stats.directions[kWriteIndex]).ops, 256u);
@@ -157,7 +157,7 @@ TEST(RunJobThread, NullEngineAtDepthCountsEveryRequest) {
   job.set_ioengine("null");
   job.set_iodepth(32);
   ThreadStats stats;
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 4, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   const double reads = Of(stats.directions[kReadIndex]).ops;
@@ -183,7 +183,7 @@ TEST(RunJobThread, PerDirectionAndRangedBlockSizes) {
   job.mutable_trim_bs()->set_min(4096);
   job.mutable_trim_bs()->set_max(4096);
   ThreadStats stats;
-  std::atomic<bool> stop{false};
+  StopSignal stop;
   JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {"(null)"}, .seed = 5, .start = std::chrono::steady_clock::now()}, stop, &stats);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   const uint64_t reads = Of(stats.directions[kReadIndex]).ops;

@@ -78,7 +78,7 @@ class StepOrder {
 
 }  // namespace
 
-JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats) {
+JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* stats) {
   const v1::MetadataPhase& phase = plan.job->metadata();
   StartGate::Ticket armed(plan.start_gate);  // armed at the gate, or on an early return
   JobThreadOutcome outcome;
@@ -144,10 +144,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   }
   const Clock::time_point start = *gate_opened;
   while (Clock::now() < start) {
-    if (stop.load(std::memory_order_relaxed)) break;
+    if (stop.stopped()) break;
     std::this_thread::sleep_until(std::min(start, Clock::now() + std::chrono::milliseconds(20)));
   }
-  if (!stop.load(std::memory_order_relaxed)) {
+  if (!stop.stopped()) {
     outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   }
   // Cleanup after an interruption removes what is there (found by listing), not every item
@@ -172,12 +172,12 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bo
   for (uint64_t step = 0;;) {
     if (!order.Next(&step)) {
       // Cleanup: the next batch of what is left, as long as the last one made progress.
-      if (!more_leftovers || done == done_before_batch || stop.load(std::memory_order_relaxed)) break;
+      if (!more_leftovers || done == done_before_batch || stop.stopped()) break;
       done_before_batch = done;
       more_leftovers = list_leftovers();
       continue;
     }
-    if (stop.load(std::memory_order_relaxed)) break;
+    if (stop.stopped()) break;
     const uint64_t begin = NowNs();
     if (begin >= stonewall_at) {
       outcome.stonewalled = true;

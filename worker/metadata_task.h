@@ -12,7 +12,7 @@
 namespace iofleet {
 
 // `plan.rank` is the task's number among all tasks of the cluster.
-JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const std::atomic<bool>& stop, ThreadStats* stats);
+JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* stats);
 
 }  // namespace iofleet
 

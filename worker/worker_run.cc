@@ -132,7 +132,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
     if (start_unix_ns == start_unix_ns_) return lead;
     return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was already started for another instant"));
   }
-  if (stop_) return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was stopped: ", stop_reason_));
+  if (stop_.stopped()) return absl::FailedPreconditionError(absl::StrCat("run ", request_.run_id(), " was stopped: ", stop_reason_));
   started_ = true;
   start_unix_ns_ = start_unix_ns;
   // The wall-clock instant mapped onto the monotonic clock, which times everything after.
@@ -144,9 +144,9 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
 
 void WorkerRun::Stop(const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (stop_) return;
+  if (stop_.stopped()) return;
   stop_reason_ = reason;
-  stop_ = true;
+  stop_.Stop();
   if (!started_) {
     all_reports_produced_ = true;  // nothing ran, nothing to report
     start_gate_.Close();           // the armed threads end
@@ -154,7 +154,8 @@ void WorkerRun::Stop(const std::string& reason) {
   changed_.notify_all();
 }
 
-v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_index, Clock::time_point from, Clock::time_point to) {
+v1::IntervalReport WorkerRun::ReportInterval(size_t job_index, uint32_t interval_index, Clock::time_point from, Clock::time_point to,
+                                             absl::Span<const DirectionCut> cuts) {
   JobState& state = jobs_[job_index];
   v1::IntervalReport report;
   report.set_run_id(request_.run_id());
@@ -162,15 +163,13 @@ v1::IntervalReport WorkerRun::CutInterval(size_t job_index, uint32_t interval_in
   report.set_interval_index(interval_index);
   report.set_start_unix_ns(ToUnixNs(from));
   report.set_end_unix_ns(ToUnixNs(to));
-  // Every thread's and direction's interval closed at once (thread-major, direction-minor).
-  std::vector<DirectionCut> cuts = CutIntervals(state.counters);
   const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(job_index));
   for (int d = 0; d < kDirectionCount; ++d) {
     LatencyHistogram merged, submit, completion;
     uint64_t bytes = 0, errors = 0;
     std::vector<v1::SlowRequest> slowest;
     for (size_t t = 0; t < state.threads.size(); ++t) {
-      DirectionCut& cut = cuts[t * kDirectionCount + static_cast<size_t>(d)];
+      const DirectionCut& cut = cuts[t * kDirectionCount + static_cast<size_t>(d)];
       merged.Merge(cut.latency);
       submit.Merge(cut.submit);
       completion.Merge(cut.completion);
@@ -212,10 +211,10 @@ void WorkerRun::Publish(v1::IntervalReport report) {
     // Nobody reads them (a controller that stalls but holds its connection): stop rather than
     // keep them without bound. From here on only the jobs' final reports are queued; the
     // intervals in between are dropped, and the final reports say so.
-    if (!stop_) {
+    if (!stop_.stopped()) {
       Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", reports_.size(), " interval reports unread; stopping its IO"));
       stop_reason_ = absl::StrCat("the controller stopped reading interval reports (", reports_.size(), " queued)");
-      stop_ = true;
+      stop_.Stop();
     }
     if (!report.final()) {
       ++dropped_reports_;
@@ -224,7 +223,6 @@ void WorkerRun::Publish(v1::IntervalReport report) {
     if (dropped_reports_ > 0) report.add_notes(absl::StrCat(dropped_reports_, " interval report(s) were dropped: nobody read them"));
   }
   reports_.push_back(std::move(report));
-  changed_.notify_all();
 }
 
 void WorkerRun::CollectorLoop() {
@@ -242,6 +240,14 @@ void WorkerRun::CollectorLoop() {
     });
     const Clock::time_point now = Clock::now();
     bool all_final = true;
+    // What this pass reports: per job its span and whether the report closes the job.
+    struct Due {
+      size_t job;
+      bool final;
+      Clock::time_point from, to;
+    };
+    std::vector<Due> due;
+    std::vector<DirectionCounters*> counters;
     for (size_t j = 0; j < jobs_.size(); ++j) {
       JobState& state = jobs_[j];
       if (state.final_sent) continue;
@@ -252,49 +258,61 @@ void WorkerRun::CollectorLoop() {
                                      (now < boundary || state.last_end < boundary);
       if (ended_in_interval) {
         // Every thread has exited: the counters are complete and this report closes the job.
-        const Clock::time_point end = std::max(state.last_end, interval_start);
-        // The cut runs without the run's lock: RPCs never wait for it.
-        lock.unlock();
-        v1::IntervalReport report = CutInterval(j, interval, interval_start, std::max(end, start_));
-        lock.lock();
-        report.set_final(true);
-        // Run time counts from when the job's measured IO began (after startdelay and ramp_time).
-        const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(j));
-        const Clock::time_point measured_from = start_ + std::chrono::nanoseconds(spec.startdelay_ns() + spec.ramp_time_ns());
-        report.set_elapsed_ns(static_cast<uint64_t>(
-            std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - measured_from).count())));
-        if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
-        if (stop_) report.set_stop_reason(stop_reason_);
-        for (const std::string& note : state.notes) report.add_notes(note);
-        report.set_cpu_user_ns(state.cpu_user_ns);
-        report.set_cpu_system_ns(state.cpu_system_ns);
-        report.set_context_switches(state.context_switches);
-        for (uint64_t items : state.task_items) report.add_task_items(items);
-        report.set_stonewalled(state.stonewalled);
-        report.set_start_late_ns(state.start_late_ns);
-        for (int b = 0; b < kDepthBuckets; ++b) {
-          uint64_t depth = 0, submit = 0, complete = 0;
-          for (const auto& thread : state.threads) {
-            depth += thread->depth[b].load(std::memory_order_relaxed);
-            submit += thread->submit[b].load(std::memory_order_relaxed);
-            complete += thread->complete[b].load(std::memory_order_relaxed);
-          }
-          report.add_depth_counts(depth);
-          report.add_submit_counts(submit);
-          report.add_complete_counts(complete);
-        }
-        state.final_sent = true;
-        Publish(std::move(report));
+        due.push_back({j, true, interval_start, std::max(std::max(state.last_end, interval_start), start_)});
       } else {
         all_final = false;
-        if (now >= boundary) {
-          lock.unlock();
-          v1::IntervalReport report = CutInterval(j, interval, interval_start, boundary);
-          lock.lock();
-          Publish(std::move(report));
-        }
+        if (now >= boundary) due.push_back({j, false, interval_start, boundary});
       }
+      if (!due.empty() && due.back().job == j) counters.insert(counters.end(), state.counters.begin(), state.counters.end());
     }
+    // Every due job's counters cut at once (one barrier for all: a membarrier interrupts every
+    // CPU this process runs on), and the reports built, without the run's lock: RPCs never
+    // wait for a cut.
+    lock.unlock();
+    const std::vector<DirectionCut> cuts = CutIntervals(counters);
+    std::vector<v1::IntervalReport> cut;
+    size_t offset = 0;
+    for (const Due& d : due) {
+      const size_t n = jobs_[d.job].counters.size();
+      cut.push_back(ReportInterval(d.job, interval, d.from, d.to, absl::MakeConstSpan(cuts).subspan(offset, n)));
+      offset += n;
+    }
+    lock.lock();
+    for (size_t i = 0; i < due.size(); ++i) {
+      if (!due[i].final) continue;
+      JobState& state = jobs_[due[i].job];
+      v1::IntervalReport& report = cut[i];
+      report.set_final(true);
+      // Run time counts from when the job's measured IO began (after startdelay and ramp_time).
+      const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(due[i].job));
+      const Clock::time_point measured_from = start_ + std::chrono::nanoseconds(spec.startdelay_ns() + spec.ramp_time_ns());
+      report.set_elapsed_ns(static_cast<uint64_t>(
+          std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - measured_from).count())));
+      if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
+      if (stop_.stopped()) report.set_stop_reason(stop_reason_);
+      for (const std::string& note : state.notes) report.add_notes(note);
+      report.set_cpu_user_ns(state.cpu_user_ns);
+      report.set_cpu_system_ns(state.cpu_system_ns);
+      report.set_context_switches(state.context_switches);
+      for (uint64_t items : state.task_items) report.add_task_items(items);
+      report.set_stonewalled(state.stonewalled);
+      report.set_start_late_ns(state.start_late_ns);
+      for (int b = 0; b < kDepthBuckets; ++b) {
+        uint64_t depth = 0, submit = 0, complete = 0;
+        for (const auto& thread : state.threads) {
+          depth += thread->depth[b].load(std::memory_order_relaxed);
+          submit += thread->submit[b].load(std::memory_order_relaxed);
+          complete += thread->complete[b].load(std::memory_order_relaxed);
+        }
+        report.add_depth_counts(depth);
+        report.add_submit_counts(submit);
+        report.add_complete_counts(complete);
+      }
+      state.final_sent = true;
+    }
+    // Published together, with one wakeup: the session sends one cut's reports as one message.
+    for (v1::IntervalReport& report : cut) Publish(std::move(report));
+    if (!cut.empty()) changed_.notify_all();
     if (all_final) break;
     if (now >= boundary) {
       interval_start = boundary;
@@ -318,18 +336,30 @@ bool WorkerRun::NextReport(std::chrono::milliseconds timeout, v1::IntervalReport
   return false;
 }
 
-WorkerRun::Delivered WorkerRun::DeliverReports(const std::function<bool(v1::IntervalReport)>& deliver,
+WorkerRun::Delivered WorkerRun::DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver,
                                                const std::function<bool()>& stop) {
   while (!stop()) {
-    v1::IntervalReport report;
-    bool ended = false;
-    if (NextReport(std::chrono::milliseconds(200), &report, &ended)) {
-      if (!deliver(std::move(report))) return Delivered::kReaderGone;
-    } else if (ended) {
-      return Delivered::kAll;
+    std::vector<v1::IntervalReport> ready;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait_for(lock, std::chrono::seconds(1), [this] { return !reports_.empty() || all_reports_produced_ || stop_delivering_; });
+      if (stop_delivering_) break;
+      if (reports_.empty() && all_reports_produced_) return Delivered::kAll;
+      ready.reserve(reports_.size());
+      for (v1::IntervalReport& report : reports_) ready.push_back(std::move(report));
+      reports_.clear();
     }
+    if (!ready.empty() && !deliver(std::move(ready))) return Delivered::kReaderGone;
   }
   return Delivered::kStopped;
+}
+
+void WorkerRun::StopDelivering() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_delivering_ = true;
+  }
+  changed_.notify_all();
 }
 
 }  // namespace iofleet

@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "proto/worker_service.pb.h"
 #include "worker/awake_clock.h"
 #include "worker/file_layout.h"
+#include "worker/interval_cut.h"
 #include "worker/job_thread.h"
 #include "worker/thread_stats.h"
 
@@ -60,11 +62,15 @@ class WorkerRun {
   // (with *ended false) or once every report has been taken (*ended true).
   bool NextReport(std::chrono::milliseconds timeout, v1::IntervalReport* report, bool* ended);
 
-  // Hands every report to `deliver` as it is produced until all are delivered (kAll), `deliver`
-  // says the reader is gone (kReaderGone), or `stop` holds (kStopped; checked at least every
-  // 200 ms). The one loop behind StreamIntervals and a session's report forwarding.
+  // Hands the reports to `deliver` as they are produced, all that are ready at a time (one cut's
+  // reports of every job go together), until all are delivered (kAll), `deliver` says the reader
+  // is gone (kReaderGone), or StopDelivering was called or `stop` holds (kStopped; `stop` is
+  // checked at least once a second, StopDelivering wakes it at once). The one loop behind
+  // StreamIntervals and a session's report forwarding; it sleeps between cuts (a worker host
+  // may carry a thousand of these loops).
   enum class Delivered { kAll, kReaderGone, kStopped };
-  Delivered DeliverReports(const std::function<bool(v1::IntervalReport)>& deliver, const std::function<bool()>& stop);
+  Delivered DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver, const std::function<bool()>& stop);
+  void StopDelivering();
 
  private:
   struct JobState {
@@ -85,10 +91,12 @@ class WorkerRun {
   // Starts the threads, which set themselves up and wait at start_gate_ (from the constructor).
   void Arm();
   void CollectorLoop();
-  // Builds the report of `job` for the time since its previous one.
-  v1::IntervalReport CutInterval(size_t job_index, uint32_t interval_index, Clock::time_point from,
-                                 Clock::time_point to);
+  // The report of `job` over [from, to) from what its counters recorded (`cuts`: the job's
+  // share of CutIntervals, thread-major, direction-minor).
+  v1::IntervalReport ReportInterval(size_t job_index, uint32_t interval_index, Clock::time_point from, Clock::time_point to,
+                                    absl::Span<const DirectionCut> cuts);
   int64_t ToUnixNs(Clock::time_point t) const;
+  // Queues `report` for delivery (the caller wakes the deliverer); mu_ held.
   void Publish(v1::IntervalReport report);
 
   const v1::PrepareRequest request_;
@@ -97,7 +105,7 @@ class WorkerRun {
   const std::chrono::nanoseconds interval_;
   const std::chrono::nanoseconds lease_;
 
-  std::atomic<bool> stop_{false};
+  StopSignal stop_;
   std::atomic<AwakeClock::time_point> last_heartbeat_;  // on the awake clock
 
   mutable std::mutex mu_;
@@ -108,6 +116,7 @@ class WorkerRun {
   std::string stop_reason_;
   std::vector<JobState> jobs_;
   std::deque<v1::IntervalReport> reports_;
+  bool stop_delivering_ = false;
   uint64_t dropped_reports_ = 0;  // past kMaxQueuedReports (nobody reads them)
   std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
   StartGate start_gate_;

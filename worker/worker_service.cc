@@ -61,13 +61,17 @@ WorkerServiceImpl::~WorkerServiceImpl() {
 }
 
 void WorkerServiceImpl::WatchLeases() {
-  constexpr auto kTick = std::chrono::milliseconds(200);
   std::unique_lock<std::mutex> lock(mu_);
   auto asleep = AwakeClock::Steady::now();
-  while (!shutdown_cv_.wait_for(lock, kTick, [this] { return shutting_down_; })) {
+  std::chrono::nanoseconds tick = std::chrono::seconds(1);
+  while (!shutdown_cv_.wait_for(lock, tick, [this] { return shutting_down_; })) {
     // How late this tick came is how long the worker could not run: not counted in leases.
     const auto awake = AwakeClock::Steady::now();
-    AwakeClock::NoteSleep(kTick, awake - asleep);
+    AwakeClock::NoteSleep(tick, awake - asleep);
+    // A tenth of the shortest lease (a run stops within 10% of its lease; 500 ms for the
+    // default), a second without runs: a thousand idle workers on one host wake rarely.
+    tick = std::chrono::seconds(1);
+    for (const auto& [id, run] : runs_) tick = std::min<std::chrono::nanoseconds>(tick, std::max<std::chrono::nanoseconds>(run->lease() / 10, std::chrono::milliseconds(50)));
     // The runs are checked without the service lock held, so a run busy cutting an interval
     // never holds up the RPCs that look runs up.
     std::vector<std::pair<std::string, std::shared_ptr<WorkerRun>>> runs(runs_.begin(), runs_.end());
@@ -295,7 +299,13 @@ grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
   absl::StatusOr<std::shared_ptr<WorkerRun>> taken = TakeReports(request->run_id());
   if (!taken.ok()) return ToGrpc(taken.status());
-  switch ((*taken)->DeliverReports([writer](v1::IntervalReport report) { return writer->Write(report); },
+  auto write = [writer](std::vector<v1::IntervalReport> reports) {
+    for (const v1::IntervalReport& report : reports) {
+      if (!writer->Write(report)) return false;
+    }
+    return true;
+  };
+  switch ((*taken)->DeliverReports(write,
                                    [context] { return context->IsCancelled(); })) {
     case WorkerRun::Delivered::kAll:
       return grpc::Status::OK;

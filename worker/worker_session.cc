@@ -71,6 +71,8 @@ void WorkerSession::Close() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, given_up] : preparing_) *given_up = true;
+    // Their forwarding threads wake now (a run prepared later sees closing_ and is not kept).
+    for (const std::shared_ptr<WorkerRun>& run : runs_) run->StopDelivering();
     threads.swap(threads_);
   }
   for (std::thread& t : threads) t.join();
@@ -101,7 +103,7 @@ bool WorkerSession::Expired(AwakeClock::time_point now) {
 
 bool WorkerSession::Emit(v1::WorkerMessage message) {
   std::unique_lock<std::mutex> lock(out_mu_);
-  if (message.has_report()) {
+  if (message.has_reports()) {
     window_cv_.wait(lock, [this] { return closing_ || replay_.unacknowledged() < kReportWindow; });
   }
   if (closing_) return false;
@@ -226,9 +228,9 @@ void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::
 
 void WorkerSession::ForwardReports(std::shared_ptr<WorkerRun> run) {
   const WorkerRun::Delivered delivered = run->DeliverReports(
-      [this](v1::IntervalReport report) {
+      [this](std::vector<v1::IntervalReport> reports) {
         v1::WorkerMessage message;
-        *message.mutable_report() = std::move(report);
+        for (v1::IntervalReport& report : reports) *message.mutable_reports()->add_reports() = std::move(report);
         return Emit(std::move(message));  // false: the session is over; the lease ends the run
       },
       [this] { return closing_.load(); });

@@ -63,11 +63,13 @@ TEST_F(WorkerSessionTest, OneStreamCarriesARunFromHelloToItsLastReport) {
   int intervals = 0, finals = 0;
   uint64_t ops = 0;
   while (stream->Read(&in) && !in.has_ended()) {
-    ASSERT_TRUE(in.has_report()) << in.DebugString();
-    EXPECT_EQ(in.report().run_id(), "r1");
-    EXPECT_EQ(finals, 0) << "nothing after the job's final report but the end";
-    for (const v1::DirectionStats& d : in.report().directions()) ops += d.ops();
-    (in.report().final() ? finals : intervals)++;
+    ASSERT_TRUE(in.has_reports()) << in.DebugString();
+    for (const v1::IntervalReport& report : in.reports().reports()) {
+      EXPECT_EQ(report.run_id(), "r1");
+      EXPECT_EQ(finals, 0) << "nothing after the job's final report but the end";
+      for (const v1::DirectionStats& d : report.directions()) ops += d.ops();
+      (report.final() ? finals : intervals)++;
+    }
   }
   ASSERT_TRUE(in.has_ended());
   EXPECT_EQ(in.ended().run_id(), "r1");
@@ -148,19 +150,21 @@ TEST_F(WorkerSessionTest, RunsLiveWhileTheControllerTalksAndStopAtTheLeaseWhenIt
       next_probe = absl::Now() + absl::Milliseconds(100);
     }
     if (in.has_echo()) continue;
-    ASSERT_TRUE(in.has_report()) << in.DebugString();
-    ASSERT_FALSE(in.report().final()) << "the run ended while its controller talked: " << in.report().stop_reason();
-    ++intervals;
+    ASSERT_TRUE(in.has_reports()) << in.DebugString();
+    for (const v1::IntervalReport& report : in.reports().reports()) {
+      ASSERT_FALSE(report.final()) << "the run ended while its controller talked: " << report.stop_reason();
+      ++intervals;
+    }
   }
   EXPECT_GE(intervals, 5);
   // The controller goes quiet, its stream still open: the run stops at its lease and its final
   // report says why.
   std::string stop_reason;
   while (stream->Read(&in)) {
-    if (in.has_report() && in.report().final()) {
-      stop_reason = in.report().stop_reason();
-      break;
+    for (const v1::IntervalReport& report : in.reports().reports()) {
+      if (report.final()) stop_reason = report.stop_reason();
     }
+    if (!stop_reason.empty()) break;
   }
   EXPECT_THAT(stop_reason, HasSubstr("lease expired"));
   context->TryCancel();
@@ -226,10 +230,10 @@ TEST_F(WorkerSessionTest, ACutStreamIsResumedWithNothingLostOrRepeated) {
   uint64_t received = in.sequence();
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(first->Read(&in));
-    ASSERT_TRUE(in.has_report()) << in.DebugString();
+    ASSERT_TRUE(in.has_reports()) << in.DebugString();
     ASSERT_EQ(in.sequence(), received + 1);
     received = in.sequence();
-    intervals.push_back(in.report().interval_index());
+    for (const v1::IntervalReport& report : in.reports().reports()) intervals.push_back(report.interval_index());
   }
   first_context->TryCancel();  // the cut; what the worker sent meanwhile never arrives
   (void)first->Finish();
@@ -249,12 +253,14 @@ TEST_F(WorkerSessionTest, ACutStreamIsResumedWithNothingLostOrRepeated) {
   while (second->Read(&in) && !in.has_ended()) {
     ASSERT_EQ(in.sequence(), received + 1) << "a message missing or repeated: " << in.DebugString();
     received = in.sequence();
-    ASSERT_TRUE(in.has_report()) << in.DebugString();
-    if (in.report().final()) {
-      final_seen = true;
-      EXPECT_EQ(in.report().stop_reason(), "") << "the run was not stopped by the cut";
-    } else {
-      intervals.push_back(in.report().interval_index());
+    ASSERT_TRUE(in.has_reports()) << in.DebugString();
+    for (const v1::IntervalReport& report : in.reports().reports()) {
+      if (report.final()) {
+        final_seen = true;
+        EXPECT_EQ(report.stop_reason(), "") << "the run was not stopped by the cut";
+      } else {
+        intervals.push_back(report.interval_index());
+      }
     }
   }
   ASSERT_TRUE(in.has_ended()) << in.DebugString();
