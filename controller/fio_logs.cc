@@ -63,7 +63,7 @@ void FioLogWriter::Add(const PublishedInterval& in) {
         std::vector<unsigned long long> counts(kFioBuckets, 0);
         // iofleet's bucket i is fio's plat bucket i (both: exact below 128 ns, then 64 per
         // power of two); fio's last bucket takes everything beyond its range.
-        for (const v1::HistogramBucket& b : d.completion_latency().buckets()) counts[std::min<uint32_t>(b.index(), kFioBuckets - 1)] += b.count();
+        ForEachBucket(d.completion_latency(), [&](uint32_t index, uint64_t count) { counts[std::min<uint32_t>(index, kFioBuckets - 1)] += count; });
         std::fprintf(f, "%lld, %d, %llu", msec, ddir, static_cast<unsigned long long>(MaxBlockSize(job)));
         for (unsigned long long c : counts) std::fprintf(f, ", %llu", c);
         std::fputs("\n", f);

@@ -93,11 +93,10 @@ std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
   const v1::LatencyHistogramProto& lat = stats.latency();
   const LatencyFigures figures = Figures(stats);
   std::string bins;
-  for (const v1::HistogramBucket& b : lat.buckets()) {
+  ForEachBucket(lat, [&](uint32_t index, uint64_t count) {
     // [lowest ns, highest ns, count]: the bucket's exact range, so readers need no layout.
-    absl::StrAppend(&bins, bins.empty() ? "" : ",", "[", HistogramLayout::BucketLower(b.index()), ",", HistogramLayout::BucketUpper(b.index()), ",",
-                    b.count(), "]");
-  }
+    absl::StrAppend(&bins, bins.empty() ? "" : ",", "[", HistogramLayout::BucketLower(index), ",", HistogramLayout::BucketUpper(index), ",", count, "]");
+  });
   std::vector<std::string> late;
   for (size_t w : in.late_workers) late.push_back(JsonString(workers_[w]));
   std::vector<std::string> slowest;  // the interval's slowest requests, named
@@ -152,23 +151,20 @@ absl::Status LiveView::Start(RunAggregator* aggregator) {
     options_.metrics->Gauge("iofleet_cluster_run_info", "The run being measured (value 1)", {{"run", run_id_}, {"job_file", spec_.source()}}).Set(1);
     options_.metrics->Gauge("iofleet_cluster_workers_expected", "Workers in the run").Set(static_cast<double>(workers_.size()));
   }
-  done_ = false;
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
 }
 
 void LiveView::Loop() {
   const absl::Duration tick = std::min(options_.interval / 4, absl::Milliseconds(250));
-  while (!done_) {
+  do {
     Publish(NowUnixNs(), absl::ToInt64Nanoseconds(options_.grace));
-    const absl::Time next = absl::Now() + tick;
-    while (!done_ && absl::Now() < next) absl::SleepFor(absl::Milliseconds(20));
-  }
+  } while (!done_.WaitForNotificationWithTimeout(tick));
 }
 
 absl::Status LiveView::Finish() {
   if (aggregator_ == nullptr) return absl::OkStatus();
-  done_ = true;
+  if (!done_.HasBeenNotified()) done_.Notify();
   if (thread_.joinable()) thread_.join();
   // Whatever is still pending: the run is over, nothing more will come.
   Publish(INT64_MAX / 2, 0);
@@ -200,8 +196,6 @@ void LiveView::PrintLine(const std::string& text) {
 void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   const std::vector<PublishedInterval> due = aggregator_->TakeDue(now_unix_ns, grace_ns);
   const PublishedInterval* newest_cluster = nullptr;
-  // Worker-scope intervals by (phase, interval): TakeDue lists them before their cluster one.
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<PublishedInterval>> worker_intervals;
   for (const PublishedInterval& in : due) {
     if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
     // Each line is written whole and flushed: a reader (tail -f) never sees half a line.
@@ -231,12 +225,17 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
                              in.workers_reporting, " of ", in.workers_expected, " workers now in)"));
     }
     if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) newest_cluster = &in;
-    if (in.scope == PublishedInterval::Scope::kWorker && !in.amended) worker_intervals[{in.phase, in.index}].push_back(in);
+    if (in.scope == PublishedInterval::Scope::kWorker) {
+      double& ops = worker_ops_[{in.phase, in.index}][in.worker];
+      for (const v1::DirectionStats& s : in.directions) ops += static_cast<double>(s.ops());
+    }
   }
   if (ndjson_ != nullptr) std::fflush(ndjson_);
   if (csv_ != nullptr) std::fflush(csv_);
   if (!options_.progress || newest_cluster == nullptr || now_unix_ns > INT64_MAX / 4) return;
-  last_workers_ = std::move(worker_intervals[{newest_cluster->phase, newest_cluster->index}]);
+  const std::pair<uint32_t, uint32_t> newest{newest_cluster->phase, newest_cluster->index};
+  last_worker_ops_ = std::move(worker_ops_[newest]);
+  worker_ops_.erase(worker_ops_.begin(), worker_ops_.upper_bound(newest));
   const std::string line = ProgressLine(*newest_cluster, now_unix_ns);
   std::lock_guard<std::mutex> lock(stderr_mu_);
   if (tty_) {
@@ -303,12 +302,8 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
   }
   absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
   // Stragglers: well below the median throughput in this interval, or late.
-  std::map<int, double> ops_by_worker;  // all jobs of the phase
-  for (const PublishedInterval& w : last_workers_) {
-    for (const v1::DirectionStats& s : w.directions) ops_by_worker[w.worker] += static_cast<double>(s.ops());
-  }
-  std::vector<std::pair<double, int>> rates;
-  for (const auto& [w, ops] : ops_by_worker) rates.push_back({ops, w});
+  std::vector<std::pair<double, int>> rates;  // all jobs of the phase
+  for (const auto& [w, ops] : last_worker_ops_) rates.push_back({ops, w});
   std::vector<std::string> stragglers;
   // A run's last interval is a stub (workers end within it at slightly different instants):
   // its rates say nothing about speed.

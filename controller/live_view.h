@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "controller/fio_logs.h"
 #include "controller/run_aggregator.h"
@@ -79,10 +80,14 @@ class LiveView {
   std::FILE* ndjson_ = nullptr;
   std::FILE* csv_ = nullptr;
   std::thread thread_;
-  std::atomic<bool> done_{false};
+  absl::Notification done_;  // Finish: the loop ends at once, not at its next tick
   absl::Time last_plain_line_ = absl::InfinitePast();
   uint32_t last_plain_phase_ = 0;
-  std::vector<PublishedInterval> last_workers_;  // the newest interval's worker scope
+  // Operations per worker (all jobs of the phase) by (phase, interval), gathered as the workers'
+  // intervals arrive (before their cluster interval is due), for the stragglers of the progress
+  // line; intervals older than the newest cluster one are dropped.
+  std::map<std::pair<uint32_t, uint32_t>, std::map<int, double>> worker_ops_;
+  std::map<int, double> last_worker_ops_;  // the newest cluster interval's
   mutable std::mutex steps_mu_;
   std::map<int, uint64_t> phase_steps_;  // SetPhaseSteps (steps_mu_)
   std::mutex stderr_mu_;    // the live thread's lines and PrintLine's

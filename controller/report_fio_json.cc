@@ -73,9 +73,9 @@ void DirectionObject(const v1::DirectionResult* d, uint64_t elapsed_ns, const st
   LatencyObject(has_clat ? d->completion_latency() : (d && d->has_latency() ? d->latency() : empty), d ? d->ops() : 0, true, clat);
   if (plus && d) {
     Struct* bins = PutObject(clat, "bins");
-    for (const v1::HistogramBucket& b : (has_clat ? d->completion_histogram() : d->histogram()).buckets()) {
-      Put(bins, absl::StrCat(HistogramLayout::BucketMidpoint(b.index())), static_cast<double>(b.count()));
-    }
+    ForEachBucket(has_clat ? d->completion_histogram() : d->histogram(), [&](uint32_t index, uint64_t count) {
+      Put(bins, absl::StrCat(HistogramLayout::BucketMidpoint(index)), static_cast<double>(count));
+    });
   }
   LatencyObject(d && d->has_latency() ? d->latency() : empty, d ? d->ops() : 0, false, PutObject(out, "lat_ns"));
   std::vector<double> bw_samples, iops_samples;

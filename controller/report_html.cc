@@ -213,10 +213,10 @@ std::string Distribution(const v1::JobResult& job) {
     if (!d.has_histogram() || d.histogram().count() == 0) continue;
     // Group our fine buckets per 1/8 decade so the curve is readable.
     std::map<int, uint64_t> groups;
-    for (const v1::HistogramBucket& b : d.histogram().buckets()) {
-      const double mid = static_cast<double>(HistogramLayout::BucketMidpoint(b.index()));
-      groups[static_cast<int>(std::floor(std::log10(std::max(mid, 1.0)) * 8))] += b.count();
-    }
+    ForEachBucket(d.histogram(), [&](uint32_t index, uint64_t count) {
+      const double mid = static_cast<double>(HistogramLayout::BucketMidpoint(index));
+      groups[static_cast<int>(std::floor(std::log10(std::max(mid, 1.0)) * 8))] += count;
+    });
     Series s{d.direction(), {}};
     for (const auto& [g, count] : groups) {
       s.points.push_back({static_cast<double>(g) / 8, 100.0 * static_cast<double>(count) / static_cast<double>(d.histogram().count())});

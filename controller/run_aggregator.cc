@@ -105,7 +105,11 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     interval.end_unix_ns = std::max(interval.end_unix_ns, report.end_unix_ns());
   }
   interval.workers.insert(worker_index);
-  AddDirections(report, &interval.by_worker[worker_index]);
+  WorkerInterval& by_worker = interval.by_worker[worker_index];
+  for (const v1::DirectionStats& stats : report.directions()) {
+    by_worker.ops += stats.ops();
+    by_worker.bytes += stats.bytes();
+  }
   // The phase-wide view of the same span: all jobs of the phase, all workers.
   ClusterInterval& phase_interval = per_phase_intervals_[phases_.phase_of[report.job_index()]][report.interval_index()];
   AddDirections(report, &phase_interval.totals);
@@ -114,6 +118,21 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   }
   phase_interval.end_unix_ns = std::max(phase_interval.end_unix_ns, report.end_unix_ns());
   phase_interval.workers.insert(worker_index);
+  // The report is this worker's interval of the job: published as it is, once, at the next
+  // TakeDue (not kept: a thousand workers' intervals with histograms are gigabytes by the end).
+  PublishedInterval& own = worker_intervals_.emplace_back();
+  own.scope = PublishedInterval::Scope::kWorker;
+  own.job = static_cast<int>(report.job_index());
+  own.phase = phases_.phase_of[report.job_index()];
+  own.worker = static_cast<int>(worker_index);
+  own.index = report.interval_index();
+  own.start_unix_ns = report.start_unix_ns();
+  own.end_unix_ns = report.end_unix_ns();
+  own.workers_reporting = own.workers_expected = 1;
+  for (v1::DirectionStats& stats : *report.mutable_directions()) {
+    const int index = static_cast<int>(stats.direction()) - 1;
+    if (index >= 0 && index < kDirectionCount) own.directions[index] = std::move(stats);
+  }
 }
 
 void RunAggregator::DropMalformedHistograms(size_t worker_index, v1::IntervalReport* report) {
@@ -122,7 +141,7 @@ void RunAggregator::DropMalformedHistograms(size_t worker_index, v1::IntervalRep
         {"latency", stats.mutable_latency()}, {"submission latency", stats.mutable_submit_latency()},
         {"completion latency", stats.mutable_completion_latency()}};
     for (const auto& [what, histogram] : histograms) {
-      absl::Status valid = LatencyHistogram::FromProto(*histogram).status();
+      absl::Status valid = ValidateHistogramProto(*histogram);
       if (valid.ok()) continue;
       histogram->Clear();
       if (++malformed_histograms_ > kMalformedNamed) continue;
@@ -179,6 +198,15 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
   for (size_t j = 0; j < per_job_intervals_.size(); ++j) {
     const uint32_t phase = phases_.phase_of[j];
     for (auto& [index, interval] : per_job_intervals_[j]) {
+      // Published with every expected report in, and none since: nothing about it can change
+      // (a worker not expected has ended the job before the interval), so it is not looked at
+      // again — TakeDue runs several times a second over every interval of a long run.
+      if (interval.settled && interval.workers.size() == interval.published_reports) {
+        auto& counts = phase_counts[phase][index];  // every expected report in: as many as are in
+        counts.first += interval.workers.size();
+        counts.second += interval.workers.size();
+        continue;
+      }
       std::vector<size_t> late;
       size_t expected = 0;
       for (size_t w = 0; w < workers_.size(); ++w) {
@@ -201,20 +229,8 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
       published->index = index;
       published->workers_expected = static_cast<uint32_t>(expected);
       published->late_workers = late;
-      out.push_back(*published);
-      for (const auto& [w, totals] : interval.by_worker) {
-        if (!interval.published_workers.insert(w).second) continue;
-        PublishedInterval per_worker = *published;
-        per_worker.scope = PublishedInterval::Scope::kWorker;
-        per_worker.worker = static_cast<int>(w);
-        per_worker.workers_reporting = 1;
-        per_worker.workers_expected = 1;
-        per_worker.complete = true;
-        per_worker.amended = false;
-        per_worker.late_workers.clear();
-        per_worker.directions = totals.directions;
-        out.push_back(per_worker);
-      }
+      interval.settled = published->complete;
+      out.push_back(*std::move(published));
     }
   }
   for (uint32_t phase = 0; phase < phases_.phases; ++phase) {
@@ -229,9 +245,11 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
       size_t late_not_in = 0;  // late for one job but in for another: counted once
       for (size_t w : published->late_workers) late_not_in += interval.workers.count(w) == 0;
       published->workers_expected = static_cast<uint32_t>(interval.workers.size() + late_not_in);
-      out.push_back(*published);
+      out.push_back(*std::move(published));
     }
   }
+  for (PublishedInterval& own : worker_intervals_) out.push_back(std::move(own));
+  worker_intervals_.clear();
   std::stable_sort(out.begin(), out.end(), [](const PublishedInterval& a, const PublishedInterval& b) {
     return std::tie(a.phase, a.index) < std::tie(b.phase, b.index);
   });
@@ -370,10 +388,8 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       for (const auto& [w, totals] : interval.by_worker) {
         v1::WorkerInterval* per_worker = out->add_workers();
         per_worker->set_worker(workers_[w]);
-        for (const v1::DirectionStats& d : totals.directions) {
-          per_worker->set_ops(per_worker->ops() + d.ops());
-          per_worker->set_bytes(per_worker->bytes() + d.bytes());
-        }
+        per_worker->set_ops(totals.ops);
+        per_worker->set_bytes(totals.bytes);
       }
       const uint64_t span = static_cast<uint64_t>(std::max<int64_t>(0, interval.end_unix_ns - interval.start_unix_ns));
       AddDirectionResults(interval.totals.directions, span, false, percentiles, out->mutable_directions());

@@ -69,10 +69,11 @@ class RunAggregator {
   bool Stonewalled(size_t job) const;
 
   // Intervals to publish now, oldest first, in three scopes (phase-wide cluster, job, worker
-  // of a job): those every expected worker has reported, those whose end lies more than
-  // `grace_ns` before `now_unix_ns` (published with the workers that are in, marked
-  // incomplete), and earlier publications that a late report has changed since (amended).
-  // A worker-scope interval is published exactly once (counters can add them up).
+  // of a job): the cluster and job intervals every expected worker has reported, those whose
+  // end lies more than `grace_ns` before `now_unix_ns` (published with the workers that are in,
+  // marked incomplete), and earlier publications that a late report has changed since
+  // (amended); and every worker-scope interval (one worker's report) that arrived since the
+  // last call, exactly once (counters can add them up).
   std::vector<PublishedInterval> TakeDue(int64_t now_unix_ns, int64_t grace_ns);
   // What `job` has done so far on all workers (every direction): bytes moved and operations.
   struct Done {
@@ -100,13 +101,16 @@ class RunAggregator {
     int64_t start_late_ns = 0;
     int64_t last_end_unix_ns = 0;
   };
+  struct WorkerInterval {
+    uint64_t ops = 0, bytes = 0;
+  };
   struct ClusterInterval {
     Totals totals;
     int64_t start_unix_ns = 0, end_unix_ns = 0;
     std::set<size_t> workers;
-    std::map<size_t, Totals> by_worker;  // job scope only
-    size_t published_reports = 0;        // reports included when last published (0: never)
-    std::set<size_t> published_workers;  // whose worker-scope interval was published (once each)
+    std::map<size_t, WorkerInterval> by_worker;  // job scope only
+    size_t published_reports = 0;                // reports included when last published (0: never)
+    bool settled = false;                        // published complete (job scope)
   };
   // Whether worker `w` still owes a report for `interval` of `job` (it has not ended the job
   // before the interval began).
@@ -131,6 +135,7 @@ class RunAggregator {
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
   std::vector<std::map<uint32_t, ClusterInterval>> per_phase_intervals_;  // [phase][interval]
+  std::vector<PublishedInterval> worker_intervals_;  // arrived since the last TakeDue
   std::vector<std::string> malformed_problems_;
   size_t malformed_histograms_ = 0;
 };

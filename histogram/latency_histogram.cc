@@ -67,9 +67,8 @@ LatencyHistogramProto LatencyHistogram::ToProto() const {
   LatencyHistogramProto proto;
   for (uint32_t i = 0; i < counts_.size(); ++i) {
     if (counts_[i] == 0) continue;
-    HistogramBucket* bucket = proto.add_buckets();
-    bucket->set_index(i);
-    bucket->set_count(counts_[i]);
+    proto.add_bucket_index(i);
+    proto.add_bucket_count(counts_[i]);
   }
   proto.set_count(count_);
   proto.set_sum_ns(sum_ns_);
@@ -79,25 +78,36 @@ LatencyHistogramProto LatencyHistogram::ToProto() const {
   return proto;
 }
 
-absl::StatusOr<LatencyHistogram> LatencyHistogram::FromProto(const LatencyHistogramProto& proto) {
-  LatencyHistogram h;
+absl::Status ValidateHistogramProto(const LatencyHistogramProto& proto) {
+  if (proto.bucket_index_size() != proto.bucket_count_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("histogram has ", proto.bucket_index_size(), " bucket indexes but ",
+                                                   proto.bucket_count_size(), " bucket counts"));
+  }
   uint64_t total = 0;
   int64_t previous = -1;
-  for (const HistogramBucket& bucket : proto.buckets()) {
-    if (bucket.index() >= HistogramLayout::kBucketCount ||
-        static_cast<int64_t>(bucket.index()) <= previous) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("histogram bucket index ", bucket.index(), " is out of range or out of order"));
+  for (int i = 0; i < proto.bucket_index_size(); ++i) {
+    const uint32_t index = proto.bucket_index(i);
+    if (index >= HistogramLayout::kBucketCount || static_cast<int64_t>(index) <= previous) {
+      return absl::InvalidArgumentError(absl::StrCat("histogram bucket index ", index, " is out of range or out of order"));
     }
-    previous = bucket.index();
-    if (bucket.index() >= h.counts_.size()) h.counts_.resize(bucket.index() + 1, 0);
-    h.counts_[bucket.index()] = bucket.count();
-    total += bucket.count();
+    previous = index;
+    if (__builtin_add_overflow(total, proto.bucket_count(i), &total)) {
+      return absl::InvalidArgumentError("histogram bucket counts overflow 64 bits");
+    }
   }
   if (total != proto.count()) {
     return absl::InvalidArgumentError(absl::StrCat("histogram buckets add up to ", total,
                                                    " samples but its count says ", proto.count()));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LatencyHistogram> LatencyHistogram::FromProto(const LatencyHistogramProto& proto) {
+  if (absl::Status valid = ValidateHistogramProto(proto); !valid.ok()) return valid;
+  LatencyHistogram h;
+  if (proto.bucket_index_size() > 0) h.counts_.resize(proto.bucket_index(proto.bucket_index_size() - 1) + 1, 0);
+  for (int i = 0; i < proto.bucket_index_size(); ++i) h.counts_[proto.bucket_index(i)] = proto.bucket_count(i);
+  const uint64_t total = proto.count();
   h.count_ = total;
   h.sum_ns_ = proto.sum_ns();
   h.sum_squares_ = proto.sum_squares_ns2();
@@ -161,33 +171,64 @@ bool operator==(const LatencyHistogram& a, const LatencyHistogram& b) {
   return std::abs(a.sum_squares_ - b.sum_squares_) <= 1e-9 * std::max(1.0, std::abs(a.sum_squares_));
 }
 
-void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProto* into) {
-  if (from.count() == 0) return;
-  const bool into_empty = into->count() == 0;
-  // A controller merges thousands of these a second: the buckets `into` already has are reused
-  // in place (a bucket message per allocation is what made this the controller's hot spot).
-  std::vector<std::pair<uint32_t, uint64_t>> merged;
-  merged.reserve(static_cast<size_t>(from.buckets_size() + into->buckets_size()));
+namespace {
+
+// The buckets of `from` (its first `from_size`) and `into` (its first `into_size`), merged into
+// `into`'s arrays, through scratch space this thread keeps (no allocation once grown); `into`'s
+// arrays grow only by the new buckets.
+void MergeBuckets(const LatencyHistogramProto& from, int from_size, int into_size, LatencyHistogramProto* into) {
+  thread_local std::vector<uint32_t> index;
+  thread_local std::vector<uint64_t> count;
+  index.clear();
+  count.clear();
   int a = 0, b = 0;
-  while (a < from.buckets_size() || b < into->buckets_size()) {
-    if (b >= into->buckets_size() ||
-        (a < from.buckets_size() && from.buckets(a).index() < into->buckets(b).index())) {
-      merged.emplace_back(from.buckets(a).index(), from.buckets(a).count());
+  while (a < from_size || b < into_size) {
+    if (b >= into_size || (a < from_size && from.bucket_index(a) < into->bucket_index(b))) {
+      index.push_back(from.bucket_index(a));
+      count.push_back(from.bucket_count(a));
       ++a;
-    } else if (a >= from.buckets_size() || into->buckets(b).index() < from.buckets(a).index()) {
-      merged.emplace_back(into->buckets(b).index(), into->buckets(b).count());
+    } else if (a >= from_size || into->bucket_index(b) < from.bucket_index(a)) {
+      index.push_back(into->bucket_index(b));
+      count.push_back(into->bucket_count(b));
       ++b;
     } else {
-      merged.emplace_back(from.buckets(a).index(), from.buckets(a).count() + into->buckets(b).count());
+      index.push_back(from.bucket_index(a));
+      count.push_back(from.bucket_count(a) + into->bucket_count(b));
       ++a;
       ++b;
     }
   }
-  auto* buckets = into->mutable_buckets();
-  for (size_t i = 0; i < merged.size(); ++i) {
-    HistogramBucket* out = static_cast<int>(i) < buckets->size() ? buckets->Mutable(static_cast<int>(i)) : buckets->Add();
-    out->set_index(merged[i].first);
-    out->set_count(merged[i].second);
+  into->mutable_bucket_index()->Resize(static_cast<int>(index.size()), 0);
+  std::copy(index.begin(), index.end(), into->mutable_bucket_index()->begin());
+  into->mutable_bucket_count()->Resize(static_cast<int>(count.size()), 0);
+  std::copy(count.begin(), count.end(), into->mutable_bucket_count()->begin());
+}
+
+}  // namespace
+
+void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProto* into) {
+  if (from.count() == 0) return;
+  const bool into_empty = into->count() == 0;
+  // (Arrays of unequal length are cut to the shorter: merging never reads past one; the
+  // controller validates what comes from the wire before it merges.)
+  const int from_size = std::min(from.bucket_index_size(), from.bucket_count_size());
+  const int into_size = std::min(into->bucket_index_size(), into->bucket_count_size());
+  // A controller merges thousands of these a second, mostly a report of a few buckets into a
+  // total of hundreds that has them all already: then each is found (binary search) and added
+  // in place; otherwise the two are merged (MergeBuckets).
+  thread_local std::vector<int> found;
+  found.clear();
+  const auto into_index = into->bucket_index().begin(), into_end = into_index + into_size;
+  auto search_from = into_index;
+  for (int a = 0; a < from_size; ++a) {
+    search_from = std::lower_bound(search_from, into_end, from.bucket_index(a));
+    if (search_from == into_end || *search_from != from.bucket_index(a)) break;
+    found.push_back(static_cast<int>(search_from - into_index));
+  }
+  if (static_cast<int>(found.size()) == from_size) {
+    for (int a = 0; a < from_size; ++a) into->set_bucket_count(found[a], into->bucket_count(found[a]) + from.bucket_count(a));
+  } else {
+    MergeBuckets(from, from_size, into_size, into);
   }
   into->set_count(into->count() + from.count());
   into->set_sum_ns(into->sum_ns() + from.sum_ns());

@@ -6,6 +6,7 @@
 #ifndef IOFLEET_HISTOGRAM_LATENCY_HISTOGRAM_H_
 #define IOFLEET_HISTOGRAM_LATENCY_HISTOGRAM_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -16,7 +17,6 @@
 
 namespace iofleet {
 
-using v1::HistogramBucket;
 using v1::LatencyHistogramProto;
 
 // Bucket layout, shared by the recorder, the wire format and every reader.
@@ -97,6 +97,18 @@ class LatencyHistogram {
   uint64_t min_ns_ = UINT64_MAX;
   uint64_t max_ns_ = 0;
 };
+
+// Calls fn(index, count) for each non-empty bucket of `proto`, in increasing index order
+// (never past the shorter of its two arrays).
+template <typename Fn>
+void ForEachBucket(const LatencyHistogramProto& proto, Fn&& fn) {
+  const int n = std::min(proto.bucket_index_size(), proto.bucket_count_size());
+  for (int i = 0; i < n; ++i) fn(proto.bucket_index(i), proto.bucket_count(i));
+}
+
+// Whether a histogram from the wire is well formed: as many counts as indexes, indexes in
+// range and increasing, counts that add up to its count.
+absl::Status ValidateHistogramProto(const LatencyHistogramProto& proto);
 
 // Adds `from` into `into` bucket by bucket, keeping both sparse (for the many per-interval
 // histograms the controller holds, where a dense copy each would cost ~30 KiB).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace iofleet {
@@ -94,11 +95,31 @@ TEST(LatencyHistogram, MergeEqualsRecordingEverythingIntoOne) {
   EXPECT_EQ(*decoded, all);
 }
 
+TEST(LatencyHistogram, ManySmallMergesIntoOneTotalStayExact) {
+  // As the controller does: many reports of a few buckets each into one total, most of them
+  // adding to buckets it has (merged in place), some bringing new ones (merged anew).
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> ln(9.0, 1.5);
+  LatencyHistogram all;
+  LatencyHistogramProto total;
+  for (int report = 0; report < 500; ++report) {
+    LatencyHistogram one;
+    for (int i = 0; i < 1 + report % 7; ++i) one.Record(static_cast<uint64_t>(ln(rng)));
+    all.Merge(one);
+    MergeHistogramProto(one.ToProto(), &total);
+    ASSERT_TRUE(ValidateHistogramProto(total).ok()) << "after report " << report;
+  }
+  auto decoded = LatencyHistogram::FromProto(total);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, all);
+}
+
 TEST(LatencyHistogram, EncodeDecodeRoundTrip) {
   LatencyHistogram h;
   for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 5'000ull, 123'456'789ull, 7'200'000'000'000ull}) h.Record(v);
   LatencyHistogramProto proto = h.ToProto();
-  EXPECT_EQ(proto.buckets_size(), 7);  // sparse: only non-empty buckets travel
+  EXPECT_EQ(proto.bucket_index_size(), 7);  // sparse: only non-empty buckets travel
+  EXPECT_EQ(proto.bucket_count_size(), 7);
   std::string wire;
   ASSERT_TRUE(proto.SerializeToString(&wire));
   LatencyHistogramProto parsed;
@@ -110,14 +131,18 @@ TEST(LatencyHistogram, EncodeDecodeRoundTrip) {
 
 TEST(LatencyHistogram, FromProtoRejectsInconsistentInput) {
   LatencyHistogramProto bad;
-  auto* b = bad.add_buckets();
-  b->set_index(5);
-  b->set_count(3);
+  bad.add_bucket_index(5);
+  bad.add_bucket_count(3);
   bad.set_count(4);
   EXPECT_EQ(LatencyHistogram::FromProto(bad).status().code(), absl::StatusCode::kInvalidArgument);
   bad.set_count(3);
-  bad.add_buckets()->set_index(HistogramLayout::kBucketCount);
+  ASSERT_TRUE(LatencyHistogram::FromProto(bad).ok());
+  bad.add_bucket_index(HistogramLayout::kBucketCount);
+  bad.add_bucket_count(0);
   EXPECT_FALSE(LatencyHistogram::FromProto(bad).ok());
+  LatencyHistogramProto uneven;  // an index without its count
+  uneven.add_bucket_index(5);
+  EXPECT_THAT(std::string(LatencyHistogram::FromProto(uneven).status().message()), ::testing::HasSubstr("1 bucket indexes but 0 bucket counts"));
 }
 
 TEST(LatencyHistogram, Extremes) {

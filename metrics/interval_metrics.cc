@@ -62,12 +62,12 @@ void IntervalMetrics::Add(const prometheus::Labels& labels, uint64_t ops, uint64
   errors_->Add(labels).Increment(static_cast<double>(errors));
   const auto& bounds = LatencyBuckets();
   std::vector<double> increments(bounds.size() + 1, 0);  // the last one is +Inf
-  for (const v1::HistogramBucket& b : latency.buckets()) {
+  ForEachBucket(latency, [&](uint32_t index, uint64_t count) {
     // A bucket of ours goes where its highest value falls: exact at our bucket resolution.
-    const double upper = static_cast<double>(HistogramLayout::BucketUpper(b.index())) / 1e9;
+    const double upper = static_cast<double>(HistogramLayout::BucketUpper(index)) / 1e9;
     const size_t slot = static_cast<size_t>(std::lower_bound(bounds.begin(), bounds.end(), upper) - bounds.begin());
-    increments[slot] += static_cast<double>(b.count());
-  }
+    increments[slot] += static_cast<double>(count);
+  });
   latency_->Add(labels, bounds).ObserveMultiple(increments, static_cast<double>(latency.sum_ns()) / 1e9);
 }
 
