@@ -8,16 +8,16 @@ namespace {
 // min/max/mean/stddev and the percentiles of one histogram; nothing for an empty one.
 void Summarize(const v1::LatencyHistogramProto& proto, const std::vector<double>& percentiles, v1::LatencySummary* summary) {
   if (proto.count() == 0) return;
-  absl::StatusOr<LatencyHistogram> histogram = LatencyHistogram::FromProto(proto);
-  if (!histogram.ok()) return;  // unreachable: validated on arrival (RunAggregator::Add)
-  summary->set_min_ns(histogram->min_ns());
-  summary->set_max_ns(histogram->max_ns());
-  summary->set_mean_ns(histogram->mean_ns());
-  summary->set_stddev_ns(histogram->stddev_ns());
-  for (double p : percentiles) {
+  // Validated on arrival (RunAggregator::Add) or merged here from validated ones.
+  summary->set_min_ns(proto.min_ns());
+  summary->set_max_ns(proto.max_ns());
+  summary->set_mean_ns(MeanNs(proto.count(), proto.sum_ns()));
+  summary->set_stddev_ns(StddevNs(proto.count(), proto.sum_ns(), proto.sum_squares_ns2()));
+  const std::vector<uint64_t> values = ValuesAtPercentiles(proto, percentiles);
+  for (size_t i = 0; i < percentiles.size(); ++i) {
     v1::Percentile* entry = summary->add_percentiles();
-    entry->set_percentile(p);
-    entry->set_value_ns(histogram->ValueAtPercentile(p));
+    entry->set_percentile(percentiles[i]);
+    entry->set_value_ns(values[i]);
   }
 }
 

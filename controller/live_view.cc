@@ -36,15 +36,16 @@ struct LatencyFigures {
 };
 LatencyFigures Figures(const v1::DirectionStats& stats) {
   static const std::vector<double> kLogged = {50, 90, 99, 99.9, 100};
-  const v1::LatencySummary summary = SummarizeDirection(stats, 0, false, kLogged).latency();
+  const v1::LatencyHistogramProto& latency = stats.latency();
+  const std::vector<uint64_t> values = ValuesAtPercentiles(latency, kLogged);
   LatencyFigures f;
-  f.mean = static_cast<uint64_t>(summary.mean_ns());
-  f.p50 = PercentileValue(summary, 50);
-  f.p90 = PercentileValue(summary, 90);
-  f.p99 = PercentileValue(summary, 99);
-  f.p999 = PercentileValue(summary, 99.9);
-  f.max = PercentileValue(summary, 100);
-  f.stddev = summary.stddev_ns();
+  f.mean = static_cast<uint64_t>(MeanNs(latency.count(), latency.sum_ns()));
+  f.p50 = values[0];
+  f.p90 = values[1];
+  f.p99 = values[2];
+  f.p999 = values[3];
+  f.max = values[4];
+  f.stddev = StddevNs(latency.count(), latency.sum_ns(), latency.sum_squares_ns2());
   return f;
 }
 

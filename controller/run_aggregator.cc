@@ -24,11 +24,16 @@ void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
   MergeHistogramProto(from.latency(), into->mutable_latency());
   MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
   MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
-  if (!from.slowest().empty()) {
-    auto* slowest = into->mutable_slowest();
-    for (const v1::SlowRequest& request : from.slowest()) *slowest->Add() = request;
-    std::stable_sort(slowest->begin(), slowest->end(), [](const v1::SlowRequest& a, const v1::SlowRequest& b) { return a.latency_ns() > b.latency_ns(); });
-    while (slowest->size() > kSlowestKept) slowest->RemoveLast();
+  // The kSlowestKept slowest, slowest first (ties: the earlier first). Most requests are not
+  // among them once the list is full, and are not copied.
+  auto* slowest = into->mutable_slowest();
+  for (const v1::SlowRequest& request : from.slowest()) {
+    if (slowest->size() >= kSlowestKept && request.latency_ns() <= slowest->Get(slowest->size() - 1).latency_ns()) continue;
+    int at = slowest->size();
+    while (at > 0 && slowest->Get(at - 1).latency_ns() < request.latency_ns()) --at;
+    *slowest->Add() = request;
+    for (int i = slowest->size() - 1; i > at; --i) slowest->SwapElements(i, i - 1);
+    if (slowest->size() > kSlowestKept) slowest->RemoveLast();
   }
 }
 
@@ -105,6 +110,7 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     interval.end_unix_ns = std::max(interval.end_unix_ns, report.end_unix_ns());
   }
   interval.workers.insert(worker_index);
+  if (worker_index >= interval.by_worker.size()) interval.by_worker.resize(workers_.size());
   WorkerInterval& by_worker = interval.by_worker[worker_index];
   for (const v1::DirectionStats& stats : report.directions()) {
     by_worker.ops += stats.ops();
@@ -248,11 +254,13 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
       out.push_back(*std::move(published));
     }
   }
-  for (PublishedInterval& own : worker_intervals_) out.push_back(std::move(own));
-  worker_intervals_.clear();
   std::stable_sort(out.begin(), out.end(), [](const PublishedInterval& a, const PublishedInterval& b) {
     return std::tie(a.phase, a.index) < std::tie(b.phase, b.index);
   });
+  // The workers' own, in the order they came (each worker's in order): thousands a second,
+  // not worth sorting.
+  for (PublishedInterval& own : worker_intervals_) out.push_back(std::move(own));
+  worker_intervals_.clear();
   return out;
 }
 
@@ -385,11 +393,12 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       out->set_start_unix_ns(interval.start_unix_ns);
       out->set_end_unix_ns(interval.end_unix_ns);
       out->set_workers_reporting(static_cast<uint32_t>(interval.workers.size()));
-      for (const auto& [w, totals] : interval.by_worker) {
+      for (size_t w = 0; w < interval.by_worker.size(); ++w) {
+        if (!interval.workers.count(w)) continue;
         v1::WorkerInterval* per_worker = out->add_workers();
         per_worker->set_worker(workers_[w]);
-        per_worker->set_ops(totals.ops);
-        per_worker->set_bytes(totals.bytes);
+        per_worker->set_ops(interval.by_worker[w].ops);
+        per_worker->set_bytes(interval.by_worker[w].bytes);
       }
       const uint64_t span = static_cast<uint64_t>(std::max<int64_t>(0, interval.end_unix_ns - interval.start_unix_ns));
       AddDirectionResults(interval.totals.directions, span, false, percentiles, out->mutable_directions());

@@ -9,7 +9,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -104,11 +103,30 @@ class RunAggregator {
   struct WorkerInterval {
     uint64_t ops = 0, bytes = 0;
   };
+  // Which workers reported (a bit each: a thousand reports a second come in, a tree node each
+  // would be as many allocations).
+  class WorkerSet {
+   public:
+    bool insert(size_t w) {
+      if (w >= in_.size()) in_.resize(w + 1, false);
+      if (in_[w]) return false;
+      in_[w] = true;
+      ++size_;
+      return true;
+    }
+    size_t count(size_t w) const { return w < in_.size() && in_[w] ? 1 : 0; }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+
+   private:
+    std::vector<bool> in_;
+    size_t size_ = 0;
+  };
   struct ClusterInterval {
     Totals totals;
     int64_t start_unix_ns = 0, end_unix_ns = 0;
-    std::set<size_t> workers;
-    std::map<size_t, WorkerInterval> by_worker;  // job scope only
+    WorkerSet workers;
+    std::vector<WorkerInterval> by_worker;  // job scope only: [worker], those in `workers`
     size_t published_reports = 0;                // reports included when last published (0: never)
     bool settled = false;                        // published complete (job scope)
   };

@@ -240,5 +240,49 @@ TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
   EXPECT_EQ(html.find("10.0.0.20:7420"), std::string::npos) << "no series or row per worker";
 }
 
+// A job's slowest requests are the slowest of all its workers' reports, slowest first, each
+// named by its worker, and no more than ten; so are a cluster interval's.
+TEST(RunAggregator, SlowestRequestsAreTheSlowestOfAllReports) {
+  RunAggregator aggregator(RandomWriteSpec(), {"a:1", "b:2"});
+  std::vector<uint64_t> all;
+  for (uint32_t interval = 0; interval < 4; ++interval) {
+    for (size_t w = 0; w < 2; ++w) {
+      LatencyHistogram h;
+      h.Record(1000);
+      v1::IntervalReport r = MakeReport(interval, h, 4096, interval == 3);
+      for (uint64_t k = 0; k < 3; ++k) {  // slowest first, as a worker sends them
+        const uint64_t latency = 1'000'000 * (10 - 3 * k) + 1000 * interval + w;
+        v1::SlowRequest* slow = r.mutable_directions(0)->add_slowest();
+        slow->set_latency_ns(latency);
+        all.push_back(latency);
+      }
+      aggregator.Add(w, {r});
+    }
+  }
+  std::sort(all.rbegin(), all.rend());
+  all.resize(10);
+  v1::RunReport report;
+  aggregator.FillReport(&report);
+  ASSERT_EQ(report.jobs_size(), 1);
+  ASSERT_EQ(report.jobs(0).directions_size(), 1);
+  const auto& slowest = report.jobs(0).directions(0).slowest();
+  ASSERT_EQ(slowest.size(), 10);
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(slowest.Get(i).latency_ns(), all[i]) << i;
+    EXPECT_EQ(slowest.Get(i).worker(), all[i] % 2 == 0 ? "a:1" : "b:2");
+  }
+  // Interval 1's cluster view: the six of that interval, slowest first.
+  int seen = 0;
+  for (const PublishedInterval& p : aggregator.TakeDue(INT64_MAX / 2, 0)) {
+    if (p.scope != PublishedInterval::Scope::kCluster || p.index != 1) continue;
+    ++seen;
+    const auto& s = p.directions[1].slowest();
+    ASSERT_EQ(s.size(), 6);
+    for (int i = 1; i < s.size(); ++i) EXPECT_GE(s.Get(i - 1).latency_ns(), s.Get(i).latency_ns());
+    EXPECT_EQ(s.Get(0).latency_ns(), 10'001'001u);
+  }
+  EXPECT_EQ(seen, 1);
+}
+
 }  // namespace
 }  // namespace iofleet

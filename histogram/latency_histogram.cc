@@ -33,34 +33,65 @@ void LatencyHistogram::Merge(const LatencyHistogram& other) {
   max_ns_ = std::max(max_ns_, other.max_ns_);
 }
 
-double LatencyHistogram::mean_ns() const {
-  return count_ ? static_cast<double>(sum_ns_) / static_cast<double>(count_) : 0.0;
-}
+double MeanNs(uint64_t count, uint64_t sum_ns) { return count ? static_cast<double>(sum_ns) / static_cast<double>(count) : 0.0; }
 
-double LatencyHistogram::stddev_ns() const {
-  if (count_ < 2) return 0.0;
-  const double n = static_cast<double>(count_);
-  const double mean = mean_ns();
-  const double variance = (sum_squares_ - n * mean * mean) / (n - 1);
+double StddevNs(uint64_t count, uint64_t sum_ns, double sum_squares_ns2) {
+  if (count < 2) return 0.0;
+  const double n = static_cast<double>(count);
+  const double mean = MeanNs(count, sum_ns);
+  const double variance = (sum_squares_ns2 - n * mean * mean) / (n - 1);
   return variance > 0 ? std::sqrt(variance) : 0.0;
 }
 
+double LatencyHistogram::mean_ns() const { return MeanNs(count_, sum_ns_); }
+
+double LatencyHistogram::stddev_ns() const { return StddevNs(count_, sum_ns_, sum_squares_); }
+
+namespace {
+
+// The rank (1..count) of the sample at `percentile`: ceil(p/100 * count).
+uint64_t PercentileRank(double percentile, uint64_t count) {
+  const double p = std::clamp(percentile, 0.0, 100.0);
+  return std::clamp<uint64_t>(static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count))), 1, count);
+}
+
+// The value reported for the sample of `rank` that lies in bucket `index`: the extreme ranks
+// are the extreme samples, known exactly; others the bucket's midpoint within [min, max].
+uint64_t RankValue(uint64_t rank, uint64_t count, uint32_t index, uint64_t min_ns, uint64_t max_ns) {
+  if (rank == 1) return min_ns;
+  if (rank == count) return max_ns;
+  return std::clamp(HistogramLayout::BucketMidpoint(index), min_ns, max_ns);
+}
+
+}  // namespace
+
 uint64_t LatencyHistogram::ValueAtPercentile(double percentile) const {
   if (count_ == 0) return 0;
-  const double p = std::clamp(percentile, 0.0, 100.0);
-  uint64_t rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
-  rank = std::clamp<uint64_t>(rank, 1, count_);
-  // The extreme ranks are the extreme samples, known exactly.
-  if (rank == 1) return min_ns_;
-  if (rank == count_) return max_ns_;
+  const uint64_t rank = PercentileRank(percentile, count_);
   uint64_t seen = 0;
   for (uint32_t i = 0; i < counts_.size(); ++i) {
     seen += counts_[i];
-    if (seen >= rank) {
-      return std::clamp(HistogramLayout::BucketMidpoint(i), min_ns_, max_ns_);
-    }
+    if (seen >= rank) return RankValue(rank, count_, i, min_ns_, max_ns_);
   }
   return max_ns_;
+}
+
+std::vector<uint64_t> ValuesAtPercentiles(const LatencyHistogramProto& proto, const std::vector<double>& percentiles) {
+  std::vector<uint64_t> values(percentiles.size(), proto.count() ? proto.max_ns() : 0);
+  if (proto.count() == 0) return values;
+  // Ranks in increasing order, so that one walk over the buckets finds them all.
+  std::vector<std::pair<uint64_t, size_t>> ranks;
+  for (size_t i = 0; i < percentiles.size(); ++i) ranks.emplace_back(PercentileRank(percentiles[i], proto.count()), i);
+  std::sort(ranks.begin(), ranks.end());
+  size_t next = 0;
+  uint64_t seen = 0;
+  ForEachBucket(proto, [&](uint32_t index, uint64_t count) {
+    seen += count;
+    for (; next < ranks.size() && seen >= ranks[next].first; ++next) {
+      values[ranks[next].second] = RankValue(ranks[next].first, proto.count(), index, proto.min_ns(), proto.max_ns());
+    }
+  });
+  return values;
 }
 
 LatencyHistogramProto LatencyHistogram::ToProto() const {

@@ -98,6 +98,15 @@ class LatencyHistogram {
   uint64_t max_ns_ = 0;
 };
 
+// A histogram's mean and sample standard deviation (n - 1, as fio) from its sums.
+double MeanNs(uint64_t count, uint64_t sum_ns);
+double StddevNs(uint64_t count, uint64_t sum_ns, double sum_squares_ns2);
+
+// The values at `percentiles` of a histogram in its wire form, exactly as
+// LatencyHistogram::ValueAtPercentile gives them, in one walk over its non-empty buckets (no
+// dense copy: reports summarize tens of thousands of these). `proto` must be valid.
+std::vector<uint64_t> ValuesAtPercentiles(const LatencyHistogramProto& proto, const std::vector<double>& percentiles);
+
 // Calls fn(index, count) for each non-empty bucket of `proto`, in increasing index order
 // (never past the shorter of its two arrays).
 template <typename Fn>

@@ -114,6 +114,21 @@ TEST(LatencyHistogram, ManySmallMergesIntoOneTotalStayExact) {
   EXPECT_EQ(*decoded, all);
 }
 
+TEST(LatencyHistogram, PercentilesOfTheWireFormAreThoseOfTheHistogram) {
+  std::mt19937_64 rng(5);
+  std::lognormal_distribution<double> ln(11.0, 2.5);
+  const std::vector<double> percentiles = {0, 1, 50, 90, 99, 99.9, 99.99, 100, 37.5};
+  for (int samples : {1, 2, 3, 10, 1000, 100'000}) {
+    LatencyHistogram h;
+    for (int i = 0; i < samples; ++i) h.Record(static_cast<uint64_t>(ln(rng)));
+    const std::vector<uint64_t> values = ValuesAtPercentiles(h.ToProto(), percentiles);
+    for (size_t i = 0; i < percentiles.size(); ++i) {
+      EXPECT_EQ(values[i], h.ValueAtPercentile(percentiles[i])) << samples << " samples, p" << percentiles[i];
+    }
+  }
+  EXPECT_EQ(ValuesAtPercentiles(LatencyHistogramProto(), {50, 99}), (std::vector<uint64_t>{0, 0}));
+}
+
 TEST(LatencyHistogram, EncodeDecodeRoundTrip) {
   LatencyHistogram h;
   for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 5'000ull, 123'456'789ull, 7'200'000'000'000ull}) h.Record(v);
