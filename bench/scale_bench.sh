@@ -2,7 +2,9 @@
 # The control plane at scale (issue 14's benchmark; a benchmark, not a test): for each N given,
 # starts N real iofleet-worker processes on 127.0.0.1, runs 8 null-engine jobs at a low
 # rate_iops for DURATION (1 s intervals) through one controller (--hostfile), and prints the
-# controller's CPU (% of one core) and peak RSS, how long after an interval's end the cluster
+# controller's CPU (% of one core: over the whole command, which includes connecting, preparing
+# and writing the reports, and while the run's intervals are published) and peak RSS, how long
+# after an interval's end the cluster
 # interval was published (p50/p99, first publications), the start skew and late starts, the
 # workers declared lost, and whether the totals equal the sum of the workers'.
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
@@ -16,7 +18,7 @@ rate=${RATE:-1}
 counts=("$@"); [ ${#counts[@]} -eq 0 ] && counts=(64 256 1024)
 [ -x "$bin/controller/iofleet" ] && [ -x "$bin/worker/iofleet-worker" ] || { echo "build first: bazel build //controller:iofleet //worker:iofleet-worker" >&2; exit 2; }
 ulimit -n 65536 2>/dev/null || true
-printf '%-8s %-10s %-9s %-12s %-12s %-11s %-6s %-5s %s\n' workers "ctl CPU" "ctl RSS" "publish p50" "publish p99" "start skew" late lost "totals exact"
+printf '%-8s %-10s %-10s %-9s %-12s %-12s %-11s %-6s %-5s %s\n' workers "ctl CPU" "during run" "ctl RSS" "publish p50" "publish p99" "start skew" late lost "totals exact"
 for n in "${counts[@]}"; do
   dir=$(mktemp -d /tmp/scale-bench-XXXXXX)
   : > "$dir/hosts"
@@ -35,7 +37,16 @@ for n in "${counts[@]}"; do
     sleep 0.2
   done
   /usr/bin/time -f "%e %U %S %M" -o "$dir/time" "$bin/controller/iofleet" run "$dir/job.fio" --hostfile "$dir/hosts" --quiet \
-    --results-dir "$dir/results" --output "$dir/report.txt" > /dev/null 2> "$dir/err"
+    --results-dir "$dir/results" --output "$dir/report.txt" > /dev/null 2> "$dir/err" &
+  timer=$!
+  # The controller's CPU time, sampled every second with the wall clock (ticks of 10 ms).
+  controller=""
+  for _ in $(seq 1 50); do controller=$(pgrep -P "$timer" -f "controller/iofleet run" | head -1); [ -n "$controller" ] && break; sleep 0.1; done
+  while [ -n "$controller" ] && [ -r "/proc/$controller/stat" ]; do
+    echo "$(date +%s%N) $(awk '{print $14 + $15}' "/proc/$controller/stat" 2>/dev/null)" >> "$dir/cpu"
+    sleep 1
+  done
+  wait "$timer"
   python3 - "$dir" "$n" <<'PY'
 import glob, json, sys
 d, n = sys.argv[1], int(sys.argv[2])
@@ -50,11 +61,21 @@ for line in open(glob.glob(d + '/results/*/intervals.ndjson')[0]):
     if x['scope'] == 'cluster' and not x['amended']:
         lat.append((x['published_unix_ns'] - x['end_unix_ns']) / 1e6)
 lat.sort()
+# CPU while intervals were being published: between the first and the last cluster publication.
+during = float('nan')
+try:
+    pub = [json.loads(l)['published_unix_ns'] for l in open(glob.glob(d + '/results/*/intervals.ndjson')[0]) if '"scope":"cluster"' in l]
+    samples = [tuple(map(int, l.split())) for l in open(d + '/cpu') if len(l.split()) == 2]
+    inside = [s for s in samples if min(pub) <= s[0] <= max(pub)]
+    if len(inside) >= 2:
+        during = 100 * (inside[-1][1] - inside[0][1]) * 0.01 / ((inside[-1][0] - inside[0][0]) / 1e9)
+except (OSError, ValueError, IndexError):
+    pass
 pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float('nan')
 cluster = sum(int(dd.get('ops', 0)) for j in r['jobs'] for dd in j['directions'])
 per_worker = sum(int(dd.get('ops', 0)) for j in r['jobs'] for w in j['workers'] for dd in w['directions'])
 lost = int(r.get('workers_expected', n)) - int(r.get('workers_completed', 0))
-print(f"{n:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%    {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
+print(f"{n:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%     {during:>5.1f}%     {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
       f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})'}")
 PY
   # Every worker gone before the next N (a thousand take a while to exit): TERM, then KILL.
