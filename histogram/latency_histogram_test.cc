@@ -73,6 +73,13 @@ TEST(LatencyHistogram, EveryBucketBoundIsWithinTheErrorBound) {
   EXPECT_EQ(HistogramLayout::BucketIndex(UINT64_MAX), HistogramLayout::kBucketCount - 1);
 }
 
+// `proto` decodes to exactly the samples of `expected`.
+void ExpectHolds(const LatencyHistogramProto& proto, const LatencyHistogram& expected) {
+  auto decoded = LatencyHistogram::FromProto(proto);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, expected);
+}
+
 TEST(LatencyHistogram, MergeEqualsRecordingEverythingIntoOne) {
   std::mt19937_64 rng(7);
   std::lognormal_distribution<double> ln(10.0, 2.0);
@@ -90,9 +97,7 @@ TEST(LatencyHistogram, MergeEqualsRecordingEverythingIntoOne) {
   // The sparse wire-level merge gives the same histogram.
   LatencyHistogramProto sparse = a.ToProto();
   MergeHistogramProto(b.ToProto(), &sparse);
-  auto decoded = LatencyHistogram::FromProto(sparse);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
-  EXPECT_EQ(*decoded, all);
+  ExpectHolds(sparse, all);
 }
 
 TEST(LatencyHistogram, ManySmallMergesIntoOneTotalStayExact) {
@@ -109,9 +114,7 @@ TEST(LatencyHistogram, ManySmallMergesIntoOneTotalStayExact) {
     MergeHistogramProto(one.ToProto(), &total);
     ASSERT_TRUE(ValidateHistogramProto(total).ok()) << "after report " << report;
   }
-  auto decoded = LatencyHistogram::FromProto(total);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
-  EXPECT_EQ(*decoded, all);
+  ExpectHolds(total, all);
 }
 
 TEST(LatencyHistogram, PercentilesOfTheWireFormAreThoseOfTheHistogram) {
