@@ -35,6 +35,7 @@ void PrepareIntervalCuts() {
 }
 
 std::vector<DirectionCut> CutIntervals(absl::Span<DirectionCounters* const> counters) {
+  if (counters.empty()) return {};  // nothing to close: no barrier either
   std::vector<uint64_t> closed(counters.size());
   for (size_t i = 0; i < counters.size(); ++i) {
     closed[i] = counters[i]->epoch.load(std::memory_order_relaxed);
