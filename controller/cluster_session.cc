@@ -1,9 +1,11 @@
 #include "controller/cluster_session.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <atomic>
 #include <fstream>
@@ -28,12 +30,19 @@ namespace {
 volatile sig_atomic_t g_interrupted = 0;
 volatile sig_atomic_t g_presses = 0;
 volatile sig_atomic_t g_user_stop = 0;  // never cleared: the user wants the command to end
+// The write end of the running session's interrupt pipe (-1: none). A handler may do little
+// more than write(2): the session's watcher thread reads the byte and wakes every waiter, so
+// waits need not poll for Ctrl-C.
+volatile sig_atomic_t g_interrupt_fd = -1;
 // The first Ctrl-C stops the workers and collects what they measured; a second one exits now.
 void OnInterrupt(int) {
   g_presses = g_presses + 1;  // a plain store: sig_atomic_t has no atomic increment
   if (g_presses >= 2) ::_exit(130);
   g_interrupted = 1;
   g_user_stop = 1;
+  const int fd = g_interrupt_fd;
+  const char interrupted = 'i';
+  if (fd >= 0) (void)!::write(fd, &interrupted, 1);
 }
 
 std::string Hostname() {
@@ -127,6 +136,10 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
   session->keeper_ = std::thread([s = session.get()] { s->Keep(); });
   g_interrupted = 0;
   g_presses = 0;
+  if (::pipe2(session->interrupt_pipe_, O_CLOEXEC) == 0) {
+    session->interrupt_watcher_ = std::thread([s = session.get()] { s->WatchInterrupts(); });
+    g_interrupt_fd = session->interrupt_pipe_[1];
+  }
   struct sigaction action = {};
   action.sa_handler = OnInterrupt;
   sigaction(SIGINT, &action, nullptr);
@@ -294,6 +307,27 @@ ClusterSession::~ClusterSession() {
   listener_.reset();
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
+  g_interrupt_fd = -1;
+  if (interrupt_watcher_.joinable()) {
+    const char quit = 'q';
+    (void)!::write(interrupt_pipe_[1], &quit, 1);
+    interrupt_watcher_.join();
+  }
+  for (int& fd : interrupt_pipe_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
+void ClusterSession::WatchInterrupts() {
+  while (true) {
+    char byte = 0;
+    const ssize_t n = ::read(interrupt_pipe_[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != 1 || byte == 'q') return;
+    std::lock_guard<std::mutex> lock(mu_);  // a waiter between its check and its wait is not missed
+    cv_.notify_all();
+  }
 }
 
 template <typename Done>
@@ -304,8 +338,8 @@ bool ClusterSession::WaitUntil(Done done, absl::Duration timeout, bool notice_in
     if (notice_interrupt && g_interrupted) return false;
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) return false;
-    // A signal cannot wake a condition variable: look at Ctrl-C every 100 ms.
-    cv_.wait_for(lock, absl::ToChronoNanoseconds(std::min(left, absl::Milliseconds(100))));
+    // Ctrl-C wakes this too (WatchInterrupts).
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(left));
   }
   return true;
 }

@@ -176,6 +176,10 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   std::set<size_t> clock_warned_;
   bool closing_ = false;
   std::thread keeper_;
+  // Ctrl-C's wakeups: the signal handler writes to the pipe, WatchInterrupts notifies cv_.
+  void WatchInterrupts();
+  int interrupt_pipe_[2] = {-1, -1};
+  std::thread interrupt_watcher_;
 };
 
 std::string NewRunId();

@@ -47,7 +47,7 @@ WorkerServiceImpl::~WorkerServiceImpl() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     shutting_down_ = true;
-    shutdown_cv_.notify_all();
+    watchdog_cv_.notify_all();
   }
   lease_watchdog_.join();
   StopAll("worker shutting down");
@@ -64,12 +64,17 @@ void WorkerServiceImpl::WatchLeases() {
   std::unique_lock<std::mutex> lock(mu_);
   auto asleep = AwakeClock::Steady::now();
   std::chrono::nanoseconds tick = std::chrono::seconds(1);
-  while (!shutdown_cv_.wait_for(lock, tick, [this] { return shutting_down_; })) {
-    // How late this tick came is how long the worker could not run: not counted in leases.
+  while (true) {
+    watchdog_cv_.wait_for(lock, tick, [this] { return shutting_down_ || runs_added_; });
+    if (shutting_down_) break;
+    runs_added_ = false;
+    // How late this tick came is how long the worker could not run: not counted in leases (a
+    // wake before the tick, for a new run, oversleeps nothing).
     const auto awake = AwakeClock::Steady::now();
     AwakeClock::NoteSleep(tick, awake - asleep);
-    // A tenth of the shortest lease (a run stops within 10% of its lease; 500 ms for the
-    // default), a second without runs: a thousand idle workers on one host wake rarely.
+    // A tenth of the shortest lease (a run stops within 10% of its lease, and a pause costs it
+    // at most that; 500 ms for the default), a second without runs: a thousand idle workers on
+    // one host wake rarely.
     tick = std::chrono::seconds(1);
     for (const auto& [id, run] : runs_) tick = std::min<std::chrono::nanoseconds>(tick, std::max<std::chrono::nanoseconds>(run->lease() / 10, std::chrono::milliseconds(50)));
     // The runs are checked without the service lock held, so a run busy cutting an interval
@@ -246,6 +251,8 @@ absl::Status WorkerServiceImpl::DoPrepare(const v1::PrepareRequest& prepare, v1:
   std::lock_guard<std::mutex> lock(mu_);
   auto [it, inserted] = runs_.emplace(request->run_id(), run);
   if (!inserted) *response = it->second->prepared();  // a concurrent duplicate won the race
+  runs_added_ = true;
+  watchdog_cv_.notify_all();
   Log(LogLevel::kInfo, absl::StrCat("run ", request->run_id(), ": prepared ", response->files_size(), " file(s)"));
   return absl::OkStatus();
 }

@@ -85,8 +85,11 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   const std::string token_;
   IntervalMetrics* const metrics_;
   std::mutex mu_;
-  std::condition_variable shutdown_cv_;
+  // The lease watchdog's wakeups: shutdown, and a new run (its tick shortens at once: a pause
+  // is counted against a lease only up to one tick, worker/awake_clock.h).
+  std::condition_variable watchdog_cv_;
   bool shutting_down_ = false;
+  bool runs_added_ = false;
   const uint64_t max_run_memory_;
   std::map<std::string, std::shared_ptr<WorkerRun>> runs_;
   // Runs whose interval stream is taken (one reader per run: a second would steal reports).
