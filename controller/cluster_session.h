@@ -149,8 +149,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   void NoteClocks(v1::RunReport* report, const RunAggregator& aggregator, const std::vector<size_t>& jobs);
   // The keeper: probes every lease/5 and keeps workers_up.
   void Keep();
-  // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes; wakes
-  // every 100 ms to notice Ctrl-C. True if `done` held.
+  // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes, or (with
+  // `notice_interrupt`) Ctrl-C was pressed: WatchInterrupts wakes it. True if `done` held.
   template <typename Done>
   bool WaitUntil(Done done, absl::Duration timeout, bool notice_interrupt);
 

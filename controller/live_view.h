@@ -6,7 +6,6 @@
 #ifndef IOFLEET_CONTROLLER_LIVE_VIEW_H_
 #define IOFLEET_CONTROLLER_LIVE_VIEW_H_
 
-#include <atomic>
 #include <cstdio>
 #include <map>
 #include <mutex>

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <optional>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -143,11 +142,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     return outcome;
   }
   const Clock::time_point start = *gate_opened;
-  while (Clock::now() < start) {
-    if (stop.stopped()) break;
-    std::this_thread::sleep_until(std::min(start, Clock::now() + std::chrono::milliseconds(20)));
-  }
-  if (!stop.stopped()) {
+  if (stop.SleepUntil(start)) {
     outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   }
   // Cleanup after an interruption removes what is there (found by listing), not every item
