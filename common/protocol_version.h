@@ -13,8 +13,9 @@
 
 namespace iofleet {
 
-inline constexpr uint32_t kProtocolVersion = 3;
-// 2: one session stream per worker; 3: a session's interval reports travel in batches.
+inline constexpr uint32_t kProtocolVersion = 4;
+// 2: one session stream per worker; 3: a session's interval reports travel in batches; 4: relays
+// (a session may stand for many workers; only relays need a controller of 4).
 inline constexpr uint32_t kMinCompatibleProtocolVersion = 3;
 inline constexpr char kIofleetVersion[] = "0.1.0";
 

@@ -45,6 +45,9 @@ void OnInterrupt(int) {
   if (fd >= 0) (void)!::write(fd, &interrupted, 1);
 }
 
+// What one relay may stand for: more than a run's worker indices could name is a lie.
+constexpr uint32_t kMaxRelayedWorkers = 1u << 20;
+
 std::string Hostname() {
   char name[256] = {};
   ::gethostname(name, sizeof(name) - 1);
@@ -95,6 +98,10 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
                                                           {p.hello->protocol_version(), p.hello->min_compatible_version()},
                                                           absl::StrCat("worker ", address));
         if (!compatible.ok()) failures.push_back(std::string(compatible.message()));
+        if (p.hello->relayed_workers() > kMaxRelayedWorkers || p.hello->relayed_size() > static_cast<int>(p.hello->relayed_workers())) {
+          failures.push_back(absl::StrCat("worker ", address, " says it relays ", p.hello->relayed_workers(), " workers and describes ",
+                                          p.hello->relayed_size(), " (at most ", kMaxRelayedWorkers, ", each described at most once)"));
+        }
       } else if (p.closed && p.lost.code() == absl::StatusCode::kUnimplemented) {
         failures.push_back(absl::StrCat("worker ", address, " has no session stream: it is an iofleet-worker older than protocol ",
                                         kMinCompatibleProtocolVersion, ", which this controller (protocol ", kProtocolVersion, ") needs"));
@@ -120,6 +127,9 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
       info->set_kernel(h.kernel());
       info->set_cores(h.cores());
       info->set_local(session->local_);
+      if (h.relayed_workers() > 0) {
+        info->set_hostname(absl::StrCat(h.hostname(), " (relay of ", h.relayed_workers(), " workers)"));
+      }
     }
   }
   // One probe round before the first phase: round trips for the start instant, clock offsets.
@@ -267,6 +277,17 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
   return absl::OkStatus();
 }
 
+uint32_t ClusterSession::relayed_workers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint32_t total = 0;
+  for (const Peer& p : peers_) total += Weight(p);
+  return total;
+}
+
+void ClusterSession::WaitForInterrupt() {
+  WaitUntil([] { return false; }, absl::InfiniteDuration(), true);
+}
+
 void ClusterSession::ClearInterrupt() { g_interrupted = 0; }
 
 bool UserInterrupted() { return g_user_stop != 0; }
@@ -339,7 +360,7 @@ bool ClusterSession::WaitUntil(Done done, absl::Duration timeout, bool notice_in
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) return false;
     // Ctrl-C wakes this too (WatchInterrupts).
-    cv_.wait_for(lock, absl::ToChronoNanoseconds(left));
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(std::min(left, absl::Hours(1))));  // (an infinite wait would overflow)
   }
   return true;
 }
@@ -369,7 +390,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
     }
   }
   if (unresumable) return;  // its OnClosed follows; the keeper tries again until the lease
-  RunAggregator* aggregator = nullptr;
+  ReportSink* sink = nullptr;
   std::vector<v1::IntervalReport> reports;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -400,13 +421,16 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
         }
         break;
       case v1::WorkerMessage::kReports:
-        if (aggregator_ == nullptr) break;
-        aggregator = aggregator_;
+        if (sink_ == nullptr) break;
+        sink = sink_;
         for (v1::IntervalReport& report : *message.mutable_reports()->mutable_reports()) {
           if (report.run_id() != run_id_) continue;
           if (report.job_index() < global_index_->size()) report.set_job_index(static_cast<uint32_t>((*global_index_)[report.job_index()]));
           reports.push_back(std::move(report));
         }
+        break;
+      case v1::WorkerMessage::kSummary:
+        if (message.summary().run_id() == run_id_ && IsRelay(p)) p.summary = message.summary();
         break;
       case v1::WorkerMessage::kEnded:
         if (message.ended().run_id() == run_id_) p.ended = true;
@@ -430,7 +454,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
   }
   cv_.notify_all();
   // Outside the lock: the aggregator has its own, and a thousand sessions report at once.
-  if (aggregator != nullptr && !reports.empty()) aggregator->Add(worker, std::move(reports));
+  if (sink != nullptr && !reports.empty()) sink->Add(worker, std::move(reports));
 }
 
 void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& status) {
@@ -594,42 +618,73 @@ void ClusterSession::Keep() {
 PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index,
                                       const std::string& run_id, RunAggregator* aggregator, v1::RunReport* report) {
   PhaseOutcome outcome;
+  // Reports of this phase stop reaching the aggregator when it returns.
+  struct End {
+    ClusterSession* s;
+    ~End() { s->EndPhase(); }
+  } end{this};
+  const PhasePreparation preparation = PreparePhase(phase_spec, global_index, run_id, aggregator, PhasePlacement{},
+                                                    report->interval_ns(), nullptr);
+  if (!preparation.ok()) {
+    for (const std::string& f : preparation.failures) report->add_problems(f);
+    if (preparation.interrupted) report->add_problems("interrupted by the user before the phase started");
+    outcome.prepared = false;
+    outcome.interrupted = preparation.interrupted;
+    return outcome;
+  }
+  NoteFacts(report);
+  const int64_t start = StartInstant();
+  outcome.start_unix_ns = start;
+  for (size_t j : global_index) aggregator->MarkStarted(j, start);
+  StartPhase(run_id, start);
+  const PhaseEnd phase_end = AwaitPhase(run_id);
+  for (const std::string& p : phase_end.problems) report->add_problems(p);
+  outcome.aborted = phase_end.aborted;
+  NoteClocks(report, *aggregator, global_index);
+  MarkHostDifferences(report);
+  outcome.interrupted = phase_end.interrupted || g_interrupted;
+  return outcome;
+}
+
+ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index,
+                                                              const std::string& run_id, ReportSink* sink, const PhasePlacement& placement,
+                                                              uint64_t interval_ns, const std::function<bool()>& given_up) {
   const size_t n = links_.size();
+  std::vector<uint32_t> first_index(n);
+  uint32_t total = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     run_id_ = run_id;
     global_index_ = &global_index;
-    aggregator_ = aggregator;
-    for (Peer& p : peers_) {
+    sink_ = sink;
+    for (size_t i = 0; i < n; ++i) {
+      Peer& p = peers_[i];
       p.prepared = p.started = p.ended = false;
       p.prepare_response.reset();
+      p.summary.reset();
       p.prepare_status = p.start_status = absl::OkStatus();
+      // A relay's workers take consecutive indices.
+      first_index[i] = placement.first_index + total;
+      total += Weight(p);
     }
   }
-  // Reports of this phase stop reaching the aggregator when it returns.
-  struct Detach {
-    ClusterSession* s;
-    ~Detach() {
-      std::lock_guard<std::mutex> lock(s->mu_);
-      s->aggregator_ = nullptr;
-      s->global_index_ = nullptr;
-    }
-  } detach{this};
+  if (placement.worker_count > 0) total = placement.worker_count;
 
-  // 1. Prepare everywhere; the first failure gives the others' preparation up at once.
+  // Everywhere; the first failure gives the others' preparation up at once.
   for (size_t i = 0; i < n; ++i) {
     v1::ControllerMessage prepare;
     v1::PrepareRequest* request = prepare.mutable_prepare();
     request->set_run_id(run_id);
     *request->mutable_spec() = phase_spec;
-    request->set_worker_index(static_cast<uint32_t>(i));
-    request->set_worker_count(static_cast<uint32_t>(n));
-    request->set_interval_ns(report->interval_ns());
+    request->set_worker_index(first_index[i]);
+    request->set_worker_count(total);
+    request->set_interval_ns(interval_ns);
     request->set_lease_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options_.lease)));
     Send(i, std::move(prepare));
   }
   auto failed = [&](const Peer& p) { return !p.prepare_status.ok() || (!p.prepared && p.closed); };
   WaitUntil([&] {
+    if (given_up && given_up()) return true;
     bool all = true;
     for (const Peer& p : peers_) {
       if (failed(p)) return true;
@@ -637,61 +692,70 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     }
     return all;
   }, absl::Minutes(30), true);
-  std::vector<std::string> failures;
-  bool interrupted = g_interrupted;
+  PhasePreparation preparation;
+  preparation.interrupted = g_interrupted;
+  const bool abandoned = given_up && given_up();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < n; ++i) {
       const Peer& p = peers_[i];
-      if (!p.prepare_status.ok()) failures.push_back(std::string(p.prepare_status.message()));
-      else if (!p.prepared && p.closed) failures.push_back(std::string(p.lost.message()));
+      if (!p.prepare_status.ok()) preparation.failures.push_back(std::string(p.prepare_status.message()));
+      else if (!p.prepared && p.closed) preparation.failures.push_back(std::string(p.lost.message()));
     }
   }
-  if (!failures.empty() || interrupted) {
-    StopAll(run_id, interrupted ? "interrupted by the user (Ctrl-C)" : "another worker failed to prepare");
-    // Wait for the others' answers (prepared, or their layout given up) so none is left half-made.
-    WaitUntil([&] {
-      for (const Peer& p : peers_) {
-        if (!p.prepared && p.prepare_status.ok() && !p.closed) return false;
-      }
-      return true;
-    }, absl::Seconds(30), false);
-    size_t given_up = 0;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const Peer& p : peers_) given_up += p.prepare_status.code() == absl::StatusCode::kCancelled;
+  if (preparation.failures.empty() && !preparation.interrupted && !abandoned) return preparation;
+  StopAll(run_id, preparation.interrupted ? "interrupted by the user (Ctrl-C)"
+                  : abandoned             ? "the controller gave the preparation up"
+                                          : "another worker failed to prepare");
+  // Wait for the others' answers (prepared, or their layout given up) so none is left half-made.
+  WaitUntil([&] {
+    for (const Peer& p : peers_) {
+      if (!p.prepared && p.prepare_status.ok() && !p.closed) return false;
     }
-    if (!failures.empty() && given_up > 0) {
-      failures.push_back(absl::StrCat("preparation stopped on ", given_up, " other worker(s) at once, so nothing runs"));
-    }
-    for (const std::string& f : failures) report->add_problems(f);
-    if (interrupted) report->add_problems("interrupted by the user before the phase started");
-    outcome.prepared = false;
-    outcome.interrupted = interrupted;
-    return outcome;
-  }
+    return true;
+  }, absl::Seconds(30), false);
+  size_t stopped = 0;
   {
-    // Host facts once, targets as each phase names them.
     std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < n && static_cast<int>(i) < report->workers_size(); ++i) {
-      v1::HostFacts* facts = report->mutable_workers(static_cast<int>(i))->mutable_facts();
-      const auto known_targets = facts->targets();
-      const v1::HostFacts& fresh = peers_[i].prepare_response->facts();
-      *facts->mutable_hostname() = fresh.hostname();
-      *facts->mutable_kernel() = fresh.kernel();
-      *facts->mutable_cpu_model() = fresh.cpu_model();
-      facts->set_cpus(fresh.cpus());
-      facts->set_memory_bytes(fresh.memory_bytes());
-      for (const v1::TargetFacts& t : fresh.targets()) {
-        bool known = false;
-        for (const v1::TargetFacts& k : known_targets) known |= k.path() == t.path();
-        if (!known) *facts->add_targets() = t;
-      }
+    for (const Peer& p : peers_) stopped += p.prepare_status.code() == absl::StatusCode::kCancelled;
+  }
+  if (!preparation.failures.empty() && stopped > 0) {
+    preparation.failures.push_back(absl::StrCat("preparation stopped on ", stopped, " other worker(s) at once, so nothing runs"));
+  }
+  if (abandoned && preparation.failures.empty()) preparation.failures.push_back("the controller gave the preparation up");
+  return preparation;
+}
+
+void ClusterSession::NoteFacts(v1::RunReport* report) {
+  // Host facts once, targets as each phase names them.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < peers_.size() && static_cast<int>(i) < report->workers_size(); ++i) {
+    if (!peers_[i].prepare_response.has_value()) continue;
+    v1::HostFacts* facts = report->mutable_workers(static_cast<int>(i))->mutable_facts();
+    const auto known_targets = facts->targets();
+    const v1::HostFacts& fresh = peers_[i].prepare_response->facts();
+    *facts->mutable_hostname() = fresh.hostname();
+    *facts->mutable_kernel() = fresh.kernel();
+    *facts->mutable_cpu_model() = fresh.cpu_model();
+    facts->set_cpus(fresh.cpus());
+    facts->set_memory_bytes(fresh.memory_bytes());
+    for (const v1::TargetFacts& t : fresh.targets()) {
+      bool known = false;
+      for (const v1::TargetFacts& k : known_targets) known |= k.path() == t.path();
+      if (!known) *facts->add_targets() = t;
     }
   }
+}
 
-  // 2. One start instant, far enough ahead for the slowest round trip measured (at least
-  // 50 ms, at most 2 s ahead).
+std::vector<v1::PrepareResponse> ClusterSession::PrepareResponses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<v1::PrepareResponse> responses;
+  for (const Peer& p : peers_) responses.push_back(p.prepare_response.value_or(v1::PrepareResponse()));
+  return responses;
+}
+
+int64_t ClusterSession::StartInstant() const {
+  // Far enough ahead for the slowest round trip measured (at least 50 ms, at most 2 s ahead).
   int64_t slowest_round_trip = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -699,19 +763,25 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
   }
   // Besides the round trip, the command goes out to n workers one after another and each of
   // them must be scheduled to read it: 0.25 ms a worker (256 workers: +64 ms).
-  const absl::Duration lead = std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(20) + absl::Microseconds(250) * static_cast<int64_t>(n),
-                                         absl::Milliseconds(50), absl::Seconds(2));
-  const int64_t start = absl::ToUnixNanos(absl::Now() + lead);
-  outcome.start_unix_ns = start;
-  for (size_t j : global_index) aggregator->MarkStarted(j, start);
+  const absl::Duration lead =
+      std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(20) + absl::Microseconds(250) * static_cast<int64_t>(links_.size()),
+                 absl::Milliseconds(50), absl::Seconds(2));
+  return absl::ToUnixNanos(absl::Now() + lead);
+}
+
+void ClusterSession::StartPhase(const std::string& run_id, int64_t start_unix_ns) {
   v1::ControllerMessage start_message;
   start_message.mutable_start()->set_run_id(run_id);
-  start_message.mutable_start()->set_start_unix_ns(start);
+  start_message.mutable_start()->set_start_unix_ns(start_unix_ns);
   Broadcast(start_message);
+}
 
-  // 3. Until every worker has delivered the phase's reports or is lost; Ctrl-C stops them all,
+ClusterSession::PhaseEnd ClusterSession::AwaitPhase(const std::string& run_id) {
+  // Until every worker has delivered the phase's reports or is lost; Ctrl-C stops them all,
   // whose final reports still come.
-  bool stopped = false, aborted = false, start_problems_reported = false;
+  PhaseEnd end;
+  const size_t n = links_.size();
+  bool stopped = false, start_problems_reported = false;
   std::vector<bool> late_noted(n, false);
   while (true) {
     // A worker that could not start has nothing to deliver (the others are stopped for it).
@@ -739,13 +809,12 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     }
     if (!start_failures.empty()) {
       start_problems_reported = true;
-      for (const std::string& f : start_failures) report->add_problems(f);
+      for (std::string& f : start_failures) end.problems.push_back(std::move(f));
       if (!stopped) StopAll(run_id, "another worker failed to start");
       stopped = true;
     }
-    if (options_.abort_on_worker_loss && any_lost && !aborted) {
-      aborted = true;
-      outcome.aborted = true;
+    if (options_.abort_on_worker_loss && any_lost && !end.aborted) {
+      end.aborted = true;
       std::string lost_address;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -753,21 +822,43 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
           if (peers_[i].closed && !peers_[i].ended) lost_address = addresses_[i];
         }
       }
-      report->add_problems(absl::StrCat("aborted (--on-worker-loss=abort): worker ", lost_address, " was lost"));
+      end.problems.push_back(absl::StrCat("aborted (--on-worker-loss=abort): worker ", lost_address, " was lost"));
       StopAll(run_id, "aborted: another worker was lost");
     }
     if (done) break;
-    if (g_interrupted && !interrupted) {
-      interrupted = true;
+    if (g_interrupted && !end.interrupted) {
+      end.interrupted = true;
       std::cerr << "iofleet: interrupted; stopping the workers and reporting what was measured\n";
       StopAll(run_id, "interrupted by the user (Ctrl-C)");
     }
   }
   StopAll(run_id, "run complete");
-  NoteClocks(report, *aggregator, global_index);
-  MarkHostDifferences(report);
-  outcome.interrupted = interrupted || g_interrupted;
-  return outcome;
+  return end;
+}
+
+void ClusterSession::EndPhase() {
+  std::lock_guard<std::mutex> lock(mu_);
+  sink_ = nullptr;
+  global_index_ = nullptr;
+}
+
+std::vector<ClusterSession::PeerState> ClusterSession::PeerStates() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<PeerState> states;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    const Peer& p = peers_[i];
+    PeerState& state = states.emplace_back();
+    state.address = addresses_[i];
+    if (p.hello) state.hello = *p.hello;
+    state.lost = p.closed && !p.ended ? (p.lost.ok() ? absl::UnavailableError("its session ended early") : p.lost) : absl::OkStatus();
+    state.ended = p.ended;
+    state.clock_offset_ns = p.clock_offset_ns;
+    state.round_trip_ns = p.round_trip_ns;
+    state.start_lead_ns = p.start_lead_ns;
+    state.started = p.started;
+    state.summary = p.summary;
+  }
+  return states;
 }
 
 void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggregator, const std::vector<size_t>& jobs) {
@@ -779,6 +870,20 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
   // Intervals are cut by each worker's own clock: one that is off by more than 1% of an
   // interval puts its reports that much beside the others'.
   const int64_t tolerance = absl::ToInt64Nanoseconds(options_.interval) / 100;
+  auto check_clock = [&](const std::string& address, int64_t offset_ns, int64_t round_trip_ns, size_t key) {
+    // The estimate is uncertain by half the round trip: only an offset beyond that counts.
+    if (std::abs(offset_ns) - round_trip_ns / 2 > tolerance && clock_warned_.insert(key).second) {
+      report->add_problems(absl::StrFormat(
+          "worker %s: its clock is %.1f ms %s the controller's (round trip %.1f ms), more than 1%% of the %s interval: its "
+          "intervals are cut that far from the others' (synchronize the hosts' clocks, e.g. chrony)",
+          address, std::abs(static_cast<double>(offset_ns)) / 1e6, offset_ns > 0 ? "ahead of" : "behind",
+          static_cast<double>(round_trip_ns) / 1e6, absl::FormatDuration(options_.interval)));
+    }
+  };
+  auto note_start = [&](int64_t offset) {
+    earliest = std::min(earliest, offset);
+    latest = std::max(latest, offset);
+  };
   for (size_t i = 0; i < peers_.size() && static_cast<int>(i) < report->workers_size(); ++i) {
     const Peer& p = peers_[i];
     v1::WorkerInfo* info = report->mutable_workers(static_cast<int>(i));
@@ -788,21 +893,26 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
     info->set_start_lead_ns(p.start_lead_ns);
     info->set_session_resumes(p.resumes);
     info->set_longest_silence_ns(p.longest_silence_ns);
+    if (IsRelay(p)) {
+      // The workers behind it: their offsets are to the relay's clock, whose own is to ours.
+      if (p.summary.has_value()) NoteRelayed(*p.summary, addresses_[i], p, report);
+      if (!p.summary.has_value() || !p.started) continue;
+      for (const v1::RelayedWorkerSummary& w : p.summary->workers()) {
+        const int64_t offset = w.clock_offset_ns() + p.clock_offset_ns;
+        check_clock(w.address(), offset, w.round_trip_ns() + p.round_trip_ns, (static_cast<size_t>(i) << 32) + 1 + w.worker_index());
+        if (!w.lost().empty() && w.elapsed_ns() == 0) continue;
+        note_start(w.start_late_ns() - offset);
+        late_starts += w.start_lead_ns() < 0;
+      }
+      continue;
+    }
     if (std::optional<int64_t> late = aggregator.StartLateNs(i, jobs); late.has_value() && p.started) {
       const int64_t offset = *late - p.clock_offset_ns;
       info->set_start_offset_ns(offset);
-      earliest = std::min(earliest, offset);
-      latest = std::max(latest, offset);
+      note_start(offset);
       late_starts += p.start_lead_ns < 0;
     }
-    // The estimate is uncertain by half the round trip: only an offset beyond that counts.
-    if (std::abs(p.clock_offset_ns) - p.round_trip_ns / 2 > tolerance && clock_warned_.insert(i).second) {
-      report->add_problems(absl::StrFormat(
-          "worker %s: its clock is %.1f ms %s the controller's (round trip %.1f ms), more than 1%% of the %s interval: its "
-          "intervals are cut that far from the others' (synchronize the hosts' clocks, e.g. chrony)",
-          addresses_[i], std::abs(static_cast<double>(p.clock_offset_ns)) / 1e6, p.clock_offset_ns > 0 ? "ahead of" : "behind",
-          static_cast<double>(p.round_trip_ns) / 1e6, absl::FormatDuration(options_.interval)));
-    }
+    check_clock(addresses_[i], p.clock_offset_ns, p.round_trip_ns, i << 32);
   }
   if (latest >= earliest) {
     report->set_start_skew_ns(latest - earliest);
@@ -810,9 +920,54 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
   }
 }
 
+void ClusterSession::NoteRelayed(const v1::RelaySummary& summary, const std::string& relay, const Peer& p, v1::RunReport* report) {
+  for (const v1::RelayedWorkerSummary& w : summary.workers()) {
+    v1::RelayedWorkerSummary* into = nullptr;
+    for (v1::RelayedWorkerSummary& known : *report->mutable_relayed_workers()) {
+      if (known.worker_index() == w.worker_index() && known.address() == w.address()) into = &known;
+    }
+    if (into == nullptr) {
+      // First phase: as the relay said, on our clock, the relay named.
+      into = report->add_relayed_workers();
+      *into = w;
+      into->add_relays(relay);
+      into->set_clock_offset_ns(w.clock_offset_ns() + p.clock_offset_ns);
+      into->set_round_trip_ns(w.round_trip_ns() + p.round_trip_ns);
+      continue;
+    }
+    // A later phase of the same run: its figures add up; latencies keep the worst phase's.
+    into->set_ops(into->ops() + w.ops());
+    into->set_bytes(into->bytes() + w.bytes());
+    into->set_errors(into->errors() + w.errors());
+    into->set_elapsed_ns(into->elapsed_ns() + w.elapsed_ns());
+    into->set_latency_p50_ns(std::max(into->latency_p50_ns(), w.latency_p50_ns()));
+    into->set_latency_p99_ns(std::max(into->latency_p99_ns(), w.latency_p99_ns()));
+    into->set_late_intervals(into->late_intervals() + w.late_intervals());
+    if (into->lost().empty()) into->set_lost(w.lost());
+  }
+}
+
 void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1::RunReport* report) const {
-  uint32_t completed = 0;
+  uint32_t completed = 0, expected = 0;
   for (size_t i = 0; i < links_.size(); ++i) {
+    std::optional<v1::RelaySummary> relayed;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      expected += Weight(peers_[i]);
+      if (IsRelay(peers_[i])) relayed = peers_[i].summary;
+    }
+    if (aggregator.WorkerComplete(i) && relayed.has_value()) {
+      // A relay that delivered everything it had: its workers say for themselves.
+      for (const v1::RelayedWorkerSummary& w : relayed->workers()) {
+        if (w.lost().empty()) {
+          ++completed;
+        } else {
+          report->add_problems(absl::StrCat("worker ", w.address(), " (behind relay ", addresses_[i], ") lost: ", w.lost(),
+                                            ": its figures cover only the intervals received"));
+        }
+      }
+      continue;
+    }
     if (aggregator.WorkerComplete(i)) {
       ++completed;
       continue;
@@ -857,7 +1012,7 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
                                       "): its figures cover only the intervals received", now));
   }
   report->set_workers_completed(completed);
-  report->set_workers_expected(static_cast<uint32_t>(links_.size()));
+  report->set_workers_expected(expected);
 }
 
 }  // namespace iofleet

@@ -15,6 +15,7 @@
 #define IOFLEET_CONTROLLER_CLUSTER_SESSION_H_
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "common/atomic_file.h"
 #include "common/session_replay.h"
 #include "controller/local_workers.h"
+#include "controller/report_sink.h"
 #include "controller/run_aggregator.h"
 #include "controller/session_client.h"
 #include "controller/session_listener.h"
@@ -56,6 +58,13 @@ struct SessionOptions {
   IntervalMetrics* metrics = nullptr;
 };
 
+// Where a phase's workers sit in the run: a relay's share of a larger run begins at
+// `first_index` of `worker_count` (0: the session's own workers are the whole run).
+struct PhasePlacement {
+  uint32_t first_index = 0;
+  uint32_t worker_count = 0;
+};
+
 // How a phase went.
 struct PhaseOutcome {
   bool prepared = true;     // every worker accepted the phase
@@ -71,6 +80,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   ~ClusterSession() override;
 
   size_t size() const { return links_.size(); }
+  // The workers this session stands for: its sessions, a relay's counting as its workers.
+  uint32_t relayed_workers() const;
   const std::vector<std::string>& addresses() const { return addresses_; }
   bool local() const { return local_; }
 
@@ -78,6 +89,45 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   // through `global_index`. Problems (start failures) are added to `report`.
   PhaseOutcome RunPhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index, const std::string& run_id,
                         RunAggregator* aggregator, v1::RunReport* report);
+
+  // RunPhase's steps, for a relay that carries out a controller's phase on the workers behind
+  // it: prepare everywhere (the first failure, Ctrl-C or `given_up` stops the rest), start at
+  // an instant, wait until every worker delivered or was lost, and detach the sink.
+  struct PhasePreparation {
+    std::vector<std::string> failures;
+    bool interrupted = false;
+    bool ok() const { return failures.empty() && !interrupted; }
+  };
+  PhasePreparation PreparePhase(const v1::RunSpec& phase_spec, const std::vector<size_t>& global_index, const std::string& run_id,
+                                ReportSink* sink, const PhasePlacement& placement, uint64_t interval_ns,
+                                const std::function<bool()>& given_up);
+  // Each worker's answer to the phase's prepare (empty for one that gave none).
+  std::vector<v1::PrepareResponse> PrepareResponses() const;
+  // An instant far enough ahead for every worker to hear of it, from the measured round trips.
+  int64_t StartInstant() const;
+  void StartPhase(const std::string& run_id, int64_t start_unix_ns);
+  struct PhaseEnd {
+    std::vector<std::string> problems;
+    bool interrupted = false, aborted = false;
+  };
+  PhaseEnd AwaitPhase(const std::string& run_id);
+  void EndPhase();
+  // Stops the phase's IO everywhere (idempotent).
+  void StopAll(const std::string& run_id, const std::string& reason);
+  // Returns once the user pressed Ctrl-C (or sent SIGTERM): a relay runs until then.
+  void WaitForInterrupt();
+  // Wakes the waits (a relay's preparation given up).
+  void Wake() { cv_.notify_all(); }
+  // What the session knows of each worker after a phase.
+  struct PeerState {
+    std::string address;
+    v1::HelloResponse hello;
+    absl::Status lost;  // OK unless the worker was lost
+    bool ended = false, started = false;
+    int64_t clock_offset_ns = 0, round_trip_ns = -1, start_lead_ns = 0;
+    std::optional<v1::RelaySummary> summary;  // a relay's, for the phase
+  };
+  std::vector<PeerState> PeerStates() const;
 
   // After an interruption: lets cleanup phases run (a further Ctrl-C still exits at once).
   void ClearInterrupt();
@@ -104,6 +154,7 @@ class ClusterSession : private SessionEvents, private DialInHandler {
     // The current phase.
     bool prepared = false, started = false, ended = false;
     std::optional<v1::PrepareResponse> prepare_response;
+    std::optional<v1::RelaySummary> summary;  // a relay's account of its workers
     absl::Status prepare_status, start_status;
     int64_t start_lead_ns = 0;
   };
@@ -142,7 +193,13 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   void Broadcast(const v1::ControllerMessage& message);
   // Opens a new stream to worker `worker` that resumes its session.
   void Reconnect(size_t worker);
-  void StopAll(const std::string& run_id, const std::string& reason);
+  // A relay (its hello says how many workers it stands for) and how many indices it takes.
+  static bool IsRelay(const Peer& p) { return p.hello.has_value() && p.hello->relayed_workers() > 0; }
+  static uint32_t Weight(const Peer& p) { return IsRelay(p) ? p.hello->relayed_workers() : 1; }
+  // A relay's account of its workers into the report (added up over the run's phases).
+  static void NoteRelayed(const v1::RelaySummary& summary, const std::string& relay, const Peer& p, v1::RunReport* report);
+  // Host facts from the phase's prepare answers into the report.
+  void NoteFacts(v1::RunReport* report);
   // The workers' clock offsets, round trips and start leads into the report; a clock off by
   // more than 1% of the interval is a problem (named once per session).
   // Also each worker's real start (from the phase's final reports) and the cluster's start skew.
@@ -172,8 +229,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   std::vector<Peer> peers_;
   std::string run_id_;  // the current (or latest) phase's run id, what workers know it by
   const std::vector<size_t>* global_index_ = nullptr;
-  RunAggregator* aggregator_ = nullptr;
-  std::set<size_t> clock_warned_;
+  ReportSink* sink_ = nullptr;
+  std::set<size_t> clock_warned_;  // keys: worker << 32, plus 1 + a relayed worker's index
   bool closing_ = false;
   std::thread keeper_;
   // Ctrl-C's wakeups: the signal handler writes to the pipe, WatchInterrupts notifies cv_.

@@ -3,6 +3,31 @@
 #include <cmath>
 
 namespace iofleet {
+
+// The slowest requests kept per direction of a total (job, worker, interval, cluster).
+constexpr int kSlowestKeptPerTotal = 10;
+
+void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
+  into->set_direction(from.direction());
+  into->set_ops(into->ops() + from.ops());
+  into->set_bytes(into->bytes() + from.bytes());
+  into->set_errors(into->errors() + from.errors());
+  MergeHistogramProto(from.latency(), into->mutable_latency());
+  MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
+  MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
+  // The kSlowestKeptPerTotal slowest, slowest first (ties: the earlier first). Most requests are not
+  // among them once the list is full, and are not copied.
+  auto* slowest = into->mutable_slowest();
+  for (const v1::SlowRequest& request : from.slowest()) {
+    if (slowest->size() >= kSlowestKeptPerTotal && request.latency_ns() <= slowest->Get(slowest->size() - 1).latency_ns()) continue;
+    int at = slowest->size();
+    while (at > 0 && slowest->Get(at - 1).latency_ns() < request.latency_ns()) --at;
+    *slowest->Add() = request;
+    for (int i = slowest->size() - 1; i > at; --i) slowest->SwapElements(i, i - 1);
+    if (slowest->size() > kSlowestKeptPerTotal) slowest->RemoveLast();
+  }
+}
+
 namespace {
 
 // min/max/mean/stddev and the percentiles of one histogram; nothing for an empty one.

@@ -25,6 +25,10 @@ const char* DirectionName(int index);
 // Whether a direction saw any operation, byte or error.
 bool HasActivity(const v1::DirectionStats& stats);
 
+// Adds one direction's counters and histograms (an exact merge) into another's, keeping the
+// ten slowest requests of both.
+void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into);
+
 // fio's default percentile list.
 const std::vector<double>& DefaultPercentiles();
 // The value of percentile `p` in a summary, if the summary has it. Percentiles are stored from

@@ -19,6 +19,7 @@
 #include "common/units.h"
 #include "controller/compare_command.h"
 #include "controller/mdtest_command.h"
+#include "controller/relay_command.h"
 #include "controller/run_command.h"
 #include "controller/session_flags.h"
 #include "job/fio_job_file.h"
@@ -42,6 +43,7 @@ constexpr char kUsage[] =
     "       iofleet run --name=JOB --rw=randread --bs=4k ... [options]   (fio's command-line form)\n"
     "       iofleet mdtest [mdtest options] [--hosts ...]   (iofleet mdtest --help)\n"
     "       iofleet compare JOBFILE --target NAME=PATH --target NAME=PATH ...   (iofleet compare --help)\n"
+    "       iofleet relay --listen HOST:PORT --controller HOST:PORT --expect-workers N   (iofleet relay --help)\n"
     "       iofleet version\n"
     "\n"
     "Runs a fio-style job file on every worker at once and reports cluster-wide results.\n"
@@ -134,12 +136,13 @@ int Main(int argc, char** argv) {
   if (command == "run") return Run(args);
   if (command == "mdtest") return RunMdtest(args);
   if (command == "compare") return RunCompare(args);
+  if (command == "relay") return RunRelay(args);
   if (command == "version" || command == "--version") {
     std::cout << "iofleet " << kIofleetVersion << " (protocol " << kProtocolVersion << ", accepts workers from protocol "
               << kMinCompatibleProtocolVersion << ")\n";
     return 0;
   }
-  return UsageError(absl::StrCat("unknown command '", command, "'", DidYouMean(command, {"run", "mdtest", "compare", "version", "help"})));
+  return UsageError(absl::StrCat("unknown command '", command, "'", DidYouMean(command, {"run", "mdtest", "compare", "relay", "version", "help"})));
 }
 
 }  // namespace

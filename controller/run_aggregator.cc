@@ -13,30 +13,6 @@
 namespace iofleet {
 namespace {
 
-// The slowest requests kept per direction of a total (job, worker, interval, cluster).
-constexpr int kSlowestKept = 10;
-
-void AddStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
-  into->set_direction(from.direction());
-  into->set_ops(into->ops() + from.ops());
-  into->set_bytes(into->bytes() + from.bytes());
-  into->set_errors(into->errors() + from.errors());
-  MergeHistogramProto(from.latency(), into->mutable_latency());
-  MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
-  MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
-  // The kSlowestKept slowest, slowest first (ties: the earlier first). Most requests are not
-  // among them once the list is full, and are not copied.
-  auto* slowest = into->mutable_slowest();
-  for (const v1::SlowRequest& request : from.slowest()) {
-    if (slowest->size() >= kSlowestKept && request.latency_ns() <= slowest->Get(slowest->size() - 1).latency_ns()) continue;
-    int at = slowest->size();
-    while (at > 0 && slowest->Get(at - 1).latency_ns() < request.latency_ns()) --at;
-    *slowest->Add() = request;
-    for (int i = slowest->size() - 1; i > at; --i) slowest->SwapElements(i, i - 1);
-    if (slowest->size() > kSlowestKept) slowest->RemoveLast();
-  }
-}
-
 // Problems about malformed histograms named in the report; the rest are counted.
 constexpr size_t kMalformedNamed = 10;
 
@@ -57,7 +33,7 @@ void RunAggregator::MarkStarted(size_t job, int64_t start_unix_ns) {
 
 void RunAggregator::AddTotals(const Totals& from, Totals* into) {
   for (int d = 0; d < kDirectionCount; ++d) {
-    if (HasActivity(from.directions[d])) AddStats(from.directions[d], &into->directions[d]);
+    if (HasActivity(from.directions[d])) AddDirectionStats(from.directions[d], &into->directions[d]);
   }
 }
 
@@ -65,7 +41,7 @@ void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* tota
   for (const v1::DirectionStats& stats : report.directions()) {
     const int index = static_cast<int>(stats.direction()) - 1;
     if (index < 0 || index >= kDirectionCount) continue;  // a direction from a newer worker
-    AddStats(stats, &totals->directions[index]);
+    AddDirectionStats(stats, &totals->directions[index]);
   }
 }
 
@@ -79,7 +55,9 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   // Slow requests name their worker from here on.
   DropMalformedHistograms(worker_index, &report);
   for (v1::DirectionStats& stats : *report.mutable_directions()) {
-    for (v1::SlowRequest& request : *stats.mutable_slowest()) request.set_worker(workers_[worker_index]);
+    for (v1::SlowRequest& request : *stats.mutable_slowest()) {
+      if (request.worker().empty()) request.set_worker(workers_[worker_index]);  // a relay names its workers'
+    }
   }
   WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];
   AddDirections(report, &worker_job.totals);
@@ -109,7 +87,10 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     interval.start_unix_ns = std::min(interval.start_unix_ns, report.start_unix_ns());
     interval.end_unix_ns = std::max(interval.end_unix_ns, report.end_unix_ns());
   }
-  interval.workers.insert(worker_index);
+  // A report with nothing in it for an interval this worker already reported (a relay's final,
+  // after its workers' last intervals) changes nothing.
+  const bool adds = interval.workers.insert(worker_index) || report.directions_size() > 0;
+  interval.additions += adds;
   if (worker_index >= interval.by_worker.size()) interval.by_worker.resize(workers_.size());
   WorkerInterval& by_worker = interval.by_worker[worker_index];
   for (const v1::DirectionStats& stats : report.directions()) {
@@ -124,6 +105,7 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   }
   phase_interval.end_unix_ns = std::max(phase_interval.end_unix_ns, report.end_unix_ns());
   phase_interval.workers.insert(worker_index);
+  phase_interval.additions += adds;
   // The report is this worker's interval of the job: published as it is, once, at the next
   // TakeDue (not kept: a thousand workers' intervals with histograms are gigabytes by the end).
   PublishedInterval& own = worker_intervals_.emplace_back();
@@ -177,13 +159,13 @@ RunAggregator::Done RunAggregator::DoneSoFar(size_t job) const {
   return done;
 }
 
-std::optional<PublishedInterval> RunAggregator::Due(ClusterInterval& interval, size_t reports, size_t expected_reports, int64_t now_unix_ns,
-                                                   int64_t grace_ns) {
+std::optional<PublishedInterval> RunAggregator::Due(ClusterInterval& interval, size_t reports, size_t expected_reports, size_t additions,
+                                                   int64_t now_unix_ns, int64_t grace_ns) {
   const bool complete = reports >= expected_reports;
   const bool fresh = interval.published_reports == 0 && (complete || interval.end_unix_ns + grace_ns <= now_unix_ns);
-  const bool amended = interval.published_reports > 0 && reports > interval.published_reports;
+  const bool amended = interval.published_reports > 0 && additions > interval.published_reports;
   if (!fresh && !amended) return std::nullopt;
-  interval.published_reports = reports;
+  interval.published_reports = additions;
   PublishedInterval published;
   published.start_unix_ns = interval.start_unix_ns;
   published.end_unix_ns = interval.end_unix_ns;
@@ -207,7 +189,7 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
       // Published with every expected report in, and none since: nothing about it can change
       // (a worker not expected has ended the job before the interval), so it is not looked at
       // again — TakeDue runs several times a second over every interval of a long run.
-      if (interval.settled && interval.workers.size() == interval.published_reports) {
+      if (interval.settled && interval.additions == interval.published_reports) {
         auto& counts = phase_counts[phase][index];  // every expected report in: as many as are in
         counts.first += interval.workers.size();
         counts.second += interval.workers.size();
@@ -227,7 +209,7 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
         auto& l = phase_late[phase][index];
         if (std::find(l.begin(), l.end(), w) == l.end()) l.push_back(w);
       }
-      std::optional<PublishedInterval> published = Due(interval, interval.workers.size(), expected, now_unix_ns, grace_ns);
+      std::optional<PublishedInterval> published = Due(interval, interval.workers.size(), expected, interval.additions, now_unix_ns, grace_ns);
       if (!published) continue;
       published->scope = PublishedInterval::Scope::kJob;
       published->job = static_cast<int>(j);
@@ -242,7 +224,7 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
   for (uint32_t phase = 0; phase < phases_.phases; ++phase) {
     for (auto& [index, interval] : per_phase_intervals_[phase]) {
       const auto [in, expected] = phase_counts[phase][index];
-      std::optional<PublishedInterval> published = Due(interval, in, expected, now_unix_ns, grace_ns);
+      std::optional<PublishedInterval> published = Due(interval, in, expected, interval.additions, now_unix_ns, grace_ns);
       if (!published) continue;
       published->scope = PublishedInterval::Scope::kCluster;
       published->phase = phase;
@@ -385,7 +367,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     group_elapsed[phases_.group_of[j]] = std::max(group_elapsed[phases_.group_of[j]], elapsed);
     AddDirectionResults(job_totals.directions, elapsed, true, percentiles, job->mutable_directions());
     for (int d = 0; d < kDirectionCount; ++d) {
-      if (HasActivity(job_totals.directions[d])) AddStats(job_totals.directions[d], &cluster[d]);
+      if (HasActivity(job_totals.directions[d])) AddDirectionStats(job_totals.directions[d], &cluster[d]);
     }
     for (const auto& [index, interval] : per_job_intervals_[j]) {
       v1::IntervalResult* out = job->add_intervals();

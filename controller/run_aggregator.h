@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "controller/direction_summary.h"
+#include "controller/report_sink.h"
 #include "job/job_phases.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
@@ -38,7 +39,7 @@ struct PublishedInterval {
   DirectionTotals directions;  // read, write, trim, sync, meta
 };
 
-class RunAggregator {
+class RunAggregator final : public ReportSink {
  public:
   // `workers`: addresses in worker-index order.
   RunAggregator(v1::RunSpec spec, std::vector<std::string> workers);
@@ -50,7 +51,7 @@ class RunAggregator {
   // job_index is into the whole spec. Reports of one worker arrive in order. This is where
   // histograms from the wire are checked: a malformed one is left out and named among the
   // report's problems.
-  void Add(size_t worker_index, std::vector<v1::IntervalReport> reports);
+  void Add(size_t worker_index, std::vector<v1::IntervalReport> reports) override;
 
   // The end of the last interval this worker reported (Unix ns), 0 if none.
   int64_t LastReportUnixNs(size_t worker_index) const;
@@ -127,17 +128,21 @@ class RunAggregator {
     int64_t start_unix_ns = 0, end_unix_ns = 0;
     WorkerSet workers;
     std::vector<WorkerInterval> by_worker;  // job scope only: [worker], those in `workers`
-    size_t published_reports = 0;                // reports included when last published (0: never)
+    // Reports added (a relay sends a late worker's report for an interval it already
+    // forwarded as one more report of its own), and how many were in when last published (0:
+    // never): more since is an amendment.
+    size_t additions = 0;
+    size_t published_reports = 0;
     bool settled = false;                        // published complete (job scope)
   };
   // Whether worker `w` still owes a report for `interval` of `job` (it has not ended the job
   // before the interval began).
   bool Expected(size_t job, size_t w, const ClusterInterval& interval) const;
   // The publication of `interval` when it is due — `reports` of `expected_reports` are in, or
-  // its grace is over, or more reports arrived since it was last published (amended) — with
+  // its grace is over, or more reports were added since it was last published (amended) — with
   // its span, totals and flags filled in; the caller adds scope and identity.
-  static std::optional<PublishedInterval> Due(ClusterInterval& interval, size_t reports, size_t expected_reports, int64_t now_unix_ns,
-                                              int64_t grace_ns);
+  static std::optional<PublishedInterval> Due(ClusterInterval& interval, size_t reports, size_t expected_reports, size_t additions,
+                                              int64_t now_unix_ns, int64_t grace_ns);
 
   void AddLocked(size_t worker_index, v1::IntervalReport report);
   // Clears every histogram of `report` that does not decode and records why.

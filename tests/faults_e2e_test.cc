@@ -237,7 +237,7 @@ TEST_F(EndToEnd, IncompatibleWorkerVersionIsNamed) {
   ControllerRun run = RunController({"run", WriteJob("v.fio", absl::StrCat("[j]\nsize=1m\ndirectory=", data_, "\n")),
                                      "--hosts", old_worker.address()}, "version");
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", old_worker.address(), " speaks protocol 0, but this controller (protocol 3) needs at least 3")));
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("worker ", old_worker.address(), " speaks protocol 0, but this controller (protocol 4) needs at least 3")));
 }
 
 TEST_F(EndToEnd, NewerCompatibleWorkerWorks) {

@@ -7,45 +7,67 @@
 // connection cut mid-session is dialled again and the session resumed; when the controller
 // ends the session the dialer offers itself again for the next run. Retries back off from
 // 200 ms to 5 s.
+//
+// On gRPC's callback API: a dialer holds no thread of its own (the retry waits on a gRPC alarm),
+// so one process can carry thousands of them (a relay's upstream, the fleet simulator).
 #ifndef IOFLEET_WORKER_CONTROLLER_DIALER_H_
 #define IOFLEET_WORKER_CONTROLLER_DIALER_H_
 
-#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "absl/status/status.h"
 #include "common/transport_security.h"
+#include "grpcpp/alarm.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/worker_service.grpc.pb.h"
-#include "worker/worker_service.h"
+#include "worker/session_registry.h"
 
 namespace iofleet {
 
 class ControllerDialer {
  public:
-  ControllerDialer(WorkerServiceImpl* service, std::string address, TransportSecurity security);
+  // `sessions`: where the sessions the controller opens are kept (the worker's, or a relay's);
+  // their backend says who this is in the offer.
+  ControllerDialer(SessionRegistry* sessions, std::string address, TransportSecurity security);
+  ~ControllerDialer();  // Stop()
 
-  // Serves the controller, one session after another, until Stop().
+  // Starts dialling and returns: the controller is served, one session after another, until
+  // Stop().
+  void Start();
+  // Start(), then waits until Stop() (from another thread).
   void Run();
-  // Ends Run() (from another thread): the current stream is cancelled.
+  // Ends the dialling: the current stream is cancelled; returns once gRPC is done with it.
   void Stop();
 
  private:
-  // One connection: offers the worker, then carries a session until the stream ends. Returns
-  // how it ended, for the log and the back-off.
-  absl::Status ServeOnce();
-  // The session this worker is in (kept across a cut for the resume), if any.
-  std::shared_ptr<WorkerSession> session_;
+  class Call;
+  // Dials once (the previous call is over).
+  void Attempt();
+  // A call ended `how` (OK: the session was ended as it should, or the controller no longer had
+  // it): dial again at once, or after the back-off.
+  void CallDone(const absl::Status& how);
 
-  WorkerServiceImpl* const service_;
+  SessionRegistry* const sessions_;
   const std::string address_;
   const TransportSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ControllerService::Stub> stub_;
-  std::atomic<bool> stopping_{false};
+
   std::mutex mu_;
-  grpc::ClientContext* current_ = nullptr;  // the stream to cancel on Stop
+  std::condition_variable cv_;
+  bool started_ = false, stopping_ = false;
+  bool calling_ = false;        // a Call is under way (gRPC owns it until its OnDone)
+  Call* call_ = nullptr;
+  bool waiting_ = false;        // the back-off alarm is set
+  grpc::Alarm alarm_;
+  std::chrono::milliseconds backoff_{200};
+  std::string last_problem_;
+  // The session this worker is in (kept across a cut for the resume), if any.
+  std::shared_ptr<WorkerSession> session_;
 };
 
 }  // namespace iofleet

@@ -190,7 +190,7 @@ int Main(int argc, char** argv) {
   std::thread dialling;
   if (!controller.empty()) {
     if (listen.empty()) SetLogPrefix("iofleet-worker");
-    dialer = std::make_unique<ControllerDialer>(&service, controller, *security);
+    dialer = std::make_unique<ControllerDialer>(service.sessions(), controller, *security);
     dialling = std::thread([&dialer] { dialer->Run(); });
     std::printf("iofleet-worker dialling the controller at %s\n", controller.c_str());
     std::fflush(stdout);

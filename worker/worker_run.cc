@@ -147,6 +147,7 @@ void WorkerRun::Stop(const std::string& reason) {
   if (stop_.stopped()) return;
   stop_reason_ = reason;
   stop_.Stop();
+  if (started_ && !all_reports_produced_) Log(LogLevel::kInfo, absl::StrCat("run ", request_.run_id(), ": IO stopped early: ", reason));
   if (!started_) {
     all_reports_produced_ = true;  // nothing ran, nothing to report
     start_gate_.Close();           // the armed threads end

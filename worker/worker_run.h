@@ -22,11 +22,12 @@
 #include "worker/file_layout.h"
 #include "worker/interval_cut.h"
 #include "worker/job_thread.h"
+#include "worker/session_run.h"
 #include "worker/thread_stats.h"
 
 namespace iofleet {
 
-class WorkerRun {
+class WorkerRun final : public SessionRun {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -37,6 +38,7 @@ class WorkerRun {
   ~WorkerRun();  // stops IO and joins every thread
 
   const v1::PrepareRequest& request() const { return request_; }
+  const std::string& run_id() const override { return request_.run_id(); }
   const v1::PrepareResponse& prepared() const { return layout_.response; }
 
   // Starts the IO threads, which begin at `start_unix_ns` (wall clock). Idempotent for the
@@ -50,8 +52,8 @@ class WorkerRun {
   // The lease: the run stops when the controller has not been heard for lease(), counted on
   // the worker's awake clock (worker/awake_clock.h), so time the worker could not run is not
   // taken for the controller's silence.
-  void RenewLease() { last_heartbeat_ = AwakeClock::Now(); }
-  std::chrono::nanoseconds lease() const { return lease_; }
+  void RenewLease() override { last_heartbeat_ = AwakeClock::Now(); }
+  std::chrono::nanoseconds lease() const override { return lease_; }
   // `now` on the awake clock.
   bool LeaseExpired(AwakeClock::time_point now) const;
   bool started() const { return started_; }
@@ -62,15 +64,12 @@ class WorkerRun {
   // (with *ended false) or once every report has been taken (*ended true).
   bool NextReport(std::chrono::milliseconds timeout, v1::IntervalReport* report, bool* ended);
 
-  // Hands the reports to `deliver` as they are produced, all that are ready at a time (one cut's
-  // reports of every job go together), until all are delivered (kAll), `deliver` says the reader
-  // is gone (kReaderGone), or StopDelivering was called or `stop` holds (kStopped; `stop` is
-  // checked at least once a second, StopDelivering wakes it at once). The one loop behind
+  // SessionRun: one cut's reports of every job go together. The one loop behind
   // StreamIntervals and a session's report forwarding; it sleeps between cuts (a worker host
   // may carry a thousand of these loops).
-  enum class Delivered { kAll, kReaderGone, kStopped };
-  Delivered DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver, const std::function<bool()>& stop);
-  void StopDelivering();
+  Delivered DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver,
+                           const std::function<bool()>& stop) override;
+  void StopDelivering() override;
 
  private:
   struct JobState {

@@ -52,12 +52,7 @@ WorkerServiceImpl::~WorkerServiceImpl() {
   lease_watchdog_.join();
   StopAll("worker shutting down");
   // Sessions kept for a resume hold this service as their backend: they end first.
-  std::map<std::string, std::shared_ptr<WorkerSession>> sessions;
-  {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
-    sessions.swap(sessions_);
-  }
-  for (auto& [id, session] : sessions) session->Close();
+  sessions_.CloseAll();
 }
 
 void WorkerServiceImpl::WatchLeases() {
@@ -89,7 +84,7 @@ void WorkerServiceImpl::WatchLeases() {
       // Forget the run once it has wound down; a stream still reading holds its own reference.
       if (run->finished()) done.push_back(id);
     }
-    ForgetExpiredSessions();
+    sessions_.ForgetExpired();
     lock.lock();
     for (const std::string& id : done) {
       runs_.erase(id);
@@ -304,7 +299,7 @@ grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
                                                 const v1::StreamIntervalsRequest* request,
                                                 grpc::ServerWriter<v1::IntervalReport>* writer) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
-  absl::StatusOr<std::shared_ptr<WorkerRun>> taken = TakeReports(request->run_id());
+  absl::StatusOr<std::shared_ptr<WorkerRun>> taken = TakeRun(request->run_id());
   if (!taken.ok()) return ToGrpc(taken.status());
   auto write = [writer](std::vector<v1::IntervalReport> reports) {
     for (const v1::IntervalReport& report : reports) {
@@ -324,7 +319,13 @@ grpc::Status WorkerServiceImpl::StreamIntervals(grpc::ServerContext* context,
   return grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled by the controller");
 }
 
-absl::StatusOr<std::shared_ptr<WorkerRun>> WorkerServiceImpl::TakeReports(const std::string& run_id) {
+absl::StatusOr<std::shared_ptr<SessionRun>> WorkerServiceImpl::TakeReports(const std::string& run_id) {
+  absl::StatusOr<std::shared_ptr<WorkerRun>> run = TakeRun(run_id);
+  if (!run.ok()) return run.status();
+  return std::shared_ptr<SessionRun>(*std::move(run));
+}
+
+absl::StatusOr<std::shared_ptr<WorkerRun>> WorkerServiceImpl::TakeRun(const std::string& run_id) {
   auto run = FindRun(run_id);
   if (!run) return NoRun(run_id);
   std::lock_guard<std::mutex> lock(mu_);
@@ -332,71 +333,6 @@ absl::StatusOr<std::shared_ptr<WorkerRun>> WorkerServiceImpl::TakeReports(const 
     return absl::AlreadyExistsError(absl::StrCat("run ", run_id, " already has a stream reading its reports (one reader per run)"));
   }
   return run;
-}
-
-namespace {
-
-// A controller's name for a session: printable, bounded.
-absl::Status CheckSessionId(const std::string& id) {
-  if (id.size() > 128) return absl::InvalidArgumentError("session id longer than 128 bytes");
-  for (unsigned char c : id) {
-    if (c < 0x21 || c > 0x7e) return absl::InvalidArgumentError("session id with a non-printable byte");
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<WorkerSession>> WorkerServiceImpl::NewSession(const std::string& id) {
-  // Whoever named it (a controller that dialled here, or one this worker dialled).
-  if (absl::Status valid = CheckSessionId(id); !valid.ok()) return valid;
-  auto session = std::make_shared<WorkerSession>(static_cast<SessionBackend*>(this), id);
-  if (id.empty()) return session;  // not resumable: nobody can name it again
-  std::shared_ptr<WorkerSession> replaced;
-  {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
-    if (auto it = sessions_.find(id); it != sessions_.end()) {
-      replaced = it->second;  // a controller does not reuse a name: whoever had it is done
-      sessions_.erase(it);
-    }
-    if (sessions_.size() >= kMaxSessions) {
-      return absl::ResourceExhaustedError(absl::StrCat("this worker holds ", sessions_.size(), " sessions already (at most ", kMaxSessions, ")"));
-    }
-    sessions_.emplace(id, session);
-  }
-  if (replaced) replaced->Close();
-  return session;
-}
-
-std::shared_ptr<WorkerSession> WorkerServiceImpl::FindSession(const std::string& id) {
-  std::lock_guard<std::mutex> lock(sessions_mu_);
-  auto it = sessions_.find(id);
-  return it == sessions_.end() ? nullptr : it->second;
-}
-
-void WorkerServiceImpl::ForgetSession(const std::shared_ptr<WorkerSession>& session) {
-  {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
-    if (auto it = sessions_.find(session->id()); it != sessions_.end() && it->second == session) sessions_.erase(it);
-  }
-  session->Close();
-}
-
-void WorkerServiceImpl::ForgetExpiredSessions() {
-  const auto now = WorkerRun::Clock::now();
-  std::vector<std::shared_ptr<WorkerSession>> expired;
-  {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
-    for (auto it = sessions_.begin(); it != sessions_.end();) {
-      if (it->second->Expired(now)) {
-        expired.push_back(it->second);
-        it = sessions_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  for (const auto& session : expired) session->Close();  // outside the lock: it joins its threads
 }
 
 grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>* stream) {
@@ -413,7 +349,7 @@ grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::Serv
   if (first.has_hello() && first.hello().resume()) {
     // The controller lost the stream, not the session: put this stream under it.
     if (absl::Status valid = CheckSessionId(id); !valid.ok()) return ToGrpc(valid);
-    session = id.empty() ? nullptr : FindSession(id);
+    session = id.empty() ? nullptr : sessions_.Find(id);
     if (session == nullptr) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND,
                           absl::StrCat("this worker has no session ", id, " to resume: it was restarted, or the session was over (",
@@ -425,12 +361,12 @@ grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::Serv
     greeting.mutable_hello()->set_received_through(session->received_through());
     attachment = session->Attach(send, cancel, first.hello().received_through(), &greeting);
     if (!attachment.ok()) {
-      ForgetSession(session);
+      sessions_.Forget(session);
       return ToGrpc(attachment.status());
     }
     Log(LogLevel::kInfo, absl::StrCat("session ", id, " resumed by ", context->peer()));
   } else {
-    absl::StatusOr<std::shared_ptr<WorkerSession>> made = NewSession(id);
+    absl::StatusOr<std::shared_ptr<WorkerSession>> made = sessions_.New(id);
     if (!made.ok()) return ToGrpc(made.status());
     session = *std::move(made);
     attachment = session->Attach(send, cancel, 0, nullptr);
@@ -440,7 +376,7 @@ grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::Serv
   v1::ControllerMessage message;
   while (!ended && stream->Read(&message)) ended = !session->Handle(message);
   if (ended || session->id().empty()) {
-    ForgetSession(session);  // the controller is done with it (or it could never be resumed)
+    sessions_.Forget(session);  // the controller is done with it (or it could never be resumed)
   } else {
     session->Detach(*attachment);  // kept for a resume until its runs' leases run out
     Log(LogLevel::kInfo, absl::StrCat("session ", session->id(), ": its stream from ", context->peer(),

@@ -21,13 +21,13 @@
 #include "metrics/interval_metrics.h"
 #include "worker/path_policy.h"
 #include "worker/worker_run.h"
+#include "worker/session_registry.h"
 #include "worker/worker_session.h"
 
 namespace iofleet {
 
 class WorkerServiceImpl final : public v1::WorkerService::Service, private SessionBackend {
  public:
-  friend class ControllerDialer;  // a worker that dials in keeps its sessions here too
   // `versions` is what Hello announces (overridable only to test version skew).
   // `token`: when set, every call must carry it (x-iofleet-token metadata).
   // `metrics`: when set, every interval report is also counted there (--metrics-listen).
@@ -46,6 +46,9 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*, v1::HeartbeatResponse*) override;
   grpc::Status Session(grpc::ServerContext*, grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>*) override;
 
+  // The sessions this worker holds (ControllerDialer's too).
+  SessionRegistry* sessions() { return &sessions_; }
+
   // Stops every run (used on SIGTERM before the server shuts down).
   void StopAll(const std::string& reason);
   // Testing only (--clock-skew): the worker's clock as clock probes see it is off by `skew`.
@@ -57,9 +60,11 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   absl::Status DoPrepare(const v1::PrepareRequest& request, v1::PrepareResponse* response, const std::function<bool()>& cancelled) override;
   absl::StatusOr<int64_t> DoStart(const v1::StartRequest& request) override;
   absl::Status DoStop(const v1::StopRequest& request) override;
-  absl::StatusOr<std::shared_ptr<WorkerRun>> TakeReports(const std::string& run_id) override;
+  absl::StatusOr<std::shared_ptr<SessionRun>> TakeReports(const std::string& run_id) override;
   int64_t NowUnixNs() override { return absl::ToUnixNanos(absl::Now() + clock_skew_); }
 
+  // The run whose reports one reader (a session, or StreamIntervals) takes.
+  absl::StatusOr<std::shared_ptr<WorkerRun>> TakeRun(const std::string& run_id);
   std::shared_ptr<WorkerRun> FindRun(const std::string& run_id);
   // NOT_FOUND for a run this worker never had (or forgot: it was restarted), FAILED_PRECONDITION
   // saying why for one it dropped (its lease expired, say).
@@ -73,12 +78,6 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   // OK, or UNAUTHENTICATED (and a log line naming the caller) without the right token.
   grpc::Status Authorize(const grpc::ServerContext* context) const;
   void WatchLeases();
-  // Sessions kept for a resume, by the controller's name for them.
-  absl::StatusOr<std::shared_ptr<WorkerSession>> NewSession(const std::string& id);
-  std::shared_ptr<WorkerSession> FindSession(const std::string& id);
-  void ForgetSession(const std::shared_ptr<WorkerSession>& session);
-  // Closes the sessions detached for longer than their runs' leases (the lease watchdog).
-  void ForgetExpiredSessions();
 
   const PathPolicy policy_;
   const ProtocolVersions versions_;
@@ -99,11 +98,9 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   // oldest entries go first.
   std::map<std::string, std::string> ended_;
   std::deque<std::string> ended_order_;
-  // Sessions (attached, or detached and waiting for a resume). Bounded: a controller that
-  // opens sessions without end is refused past kMaxSessions.
-  static constexpr size_t kMaxSessions = 4096;
-  std::mutex sessions_mu_;
-  std::map<std::string, std::shared_ptr<WorkerSession>> sessions_;
+  // Sessions (attached, or detached and waiting for a resume), bounded; a worker that dials
+  // its controller keeps them here too.
+  SessionRegistry sessions_{static_cast<SessionBackend*>(this), 4096};
   std::thread lease_watchdog_;
   absl::Duration clock_skew_;
 };

@@ -70,9 +70,12 @@ void WorkerSession::Close() {
   std::vector<std::thread> threads;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, given_up] : preparing_) *given_up = true;
+    for (auto& [id, given_up] : preparing_) {
+      *given_up = true;
+      backend_->PreparationGivenUp(id);
+    }
     // Their forwarding threads wake now (a run prepared later sees closing_ and is not kept).
-    for (const std::shared_ptr<WorkerRun>& run : runs_) run->StopDelivering();
+    for (const std::shared_ptr<SessionRun>& run : runs_) run->StopDelivering();
     threads.swap(threads_);
   }
   for (std::thread& t : threads) t.join();
@@ -96,7 +99,7 @@ bool WorkerSession::Expired(AwakeClock::time_point now) {
   std::chrono::nanoseconds wait = kIdleResumeWait;
   if (!runs_.empty()) {
     wait = std::chrono::nanoseconds(0);
-    for (const std::shared_ptr<WorkerRun>& run : runs_) wait = std::max(wait, run->lease());
+    for (const std::shared_ptr<SessionRun>& run : runs_) wait = std::max(wait, run->lease());
   }
   return now - std::max(last_heard_, detached_at) > wait;
 }
@@ -137,7 +140,7 @@ bool WorkerSession::Handle(const v1::ControllerMessage& message) {
     // Any word from the controller keeps this session's runs alive.
     std::lock_guard<std::mutex> lock(mu_);
     last_heard_ = AwakeClock::Now();
-    for (const std::shared_ptr<WorkerRun>& run : runs_) run->RenewLease();
+    for (const std::shared_ptr<SessionRun>& run : runs_) run->RenewLease();
   }
   v1::WorkerMessage out;
   switch (message.command_case()) {
@@ -175,6 +178,7 @@ bool WorkerSession::Handle(const v1::ControllerMessage& message) {
         std::lock_guard<std::mutex> lock(mu_);
         if (auto it = preparing_.find(message.stop().run_id()); it != preparing_.end()) {
           *it->second = true;
+          backend_->PreparationGivenUp(it->first);
           return true;
         }
       }
@@ -210,7 +214,7 @@ void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::
     (void)backend_->DoStop(MakeStop(run_id));  // laid out just as it was given up
     done = absl::CancelledError("the controller gave the preparation up");
   }
-  absl::StatusOr<std::shared_ptr<WorkerRun>> run = done.ok() ? backend_->TakeReports(run_id) : absl::StatusOr<std::shared_ptr<WorkerRun>>(done);
+  absl::StatusOr<std::shared_ptr<SessionRun>> run = done.ok() ? backend_->TakeReports(run_id) : absl::StatusOr<std::shared_ptr<SessionRun>>(done);
   {
     std::lock_guard<std::mutex> lock(mu_);
     preparing_.erase(run_id);
@@ -226,17 +230,22 @@ void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::
   ForwardReports(*std::move(run));
 }
 
-void WorkerSession::ForwardReports(std::shared_ptr<WorkerRun> run) {
-  const WorkerRun::Delivered delivered = run->DeliverReports(
+void WorkerSession::ForwardReports(std::shared_ptr<SessionRun> run) {
+  const SessionRun::Delivered delivered = run->DeliverReports(
       [this](std::vector<v1::IntervalReport> reports) {
         v1::WorkerMessage message;
         for (v1::IntervalReport& report : reports) *message.mutable_reports()->add_reports() = std::move(report);
         return Emit(std::move(message));  // false: the session is over; the lease ends the run
       },
       [this] { return closing_.load(); });
-  if (delivered != WorkerRun::Delivered::kAll) return;
+  if (delivered != SessionRun::Delivered::kAll) return;
+  if (std::optional<v1::RelaySummary> summary = run->Summary(); summary.has_value()) {
+    v1::WorkerMessage message;
+    *message.mutable_summary() = *std::move(summary);
+    if (!Emit(std::move(message))) return;
+  }
   v1::WorkerMessage message;
-  message.mutable_ended()->set_run_id(run->request().run_id());
+  message.mutable_ended()->set_run_id(run->run_id());
   Emit(std::move(message));
 }
 

@@ -30,7 +30,8 @@
 #include "absl/status/statusor.h"
 #include "common/session_replay.h"
 #include "proto/worker_service.pb.h"
-#include "worker/worker_run.h"
+#include "worker/awake_clock.h"
+#include "worker/session_run.h"
 
 namespace iofleet {
 
@@ -44,9 +45,12 @@ class SessionBackend {
   virtual absl::StatusOr<int64_t> DoStart(const v1::StartRequest& request) = 0;
   virtual absl::Status DoStop(const v1::StopRequest& request) = 0;
   // The run whose reports this session will read (one reader per run).
-  virtual absl::StatusOr<std::shared_ptr<WorkerRun>> TakeReports(const std::string& run_id) = 0;
+  virtual absl::StatusOr<std::shared_ptr<SessionRun>> TakeReports(const std::string& run_id) = 0;
   // The worker's wall clock, as clock probes are answered with it.
   virtual int64_t NowUnixNs() = 0;
+  // A DoPrepare in progress was given up (its `cancelled` holds from now): a backend that
+  // waits for something else than its own work wakes.
+  virtual void PreparationGivenUp(const std::string& run_id) { (void)run_id; }
 };
 
 class WorkerSession {
@@ -94,7 +98,7 @@ class WorkerSession {
   // Lays out the run's files, answers, then forwards its reports.
   void PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::atomic<bool>> given_up);
   // Sends the run's reports as they are produced, then RunEnded.
-  void ForwardReports(std::shared_ptr<WorkerRun> run);
+  void ForwardReports(std::shared_ptr<SessionRun> run);
 
   SessionBackend* const backend_;
   const std::string id_;
@@ -111,7 +115,7 @@ class WorkerSession {
 
   // The runs and the commands' state.
   std::mutex mu_;
-  std::vector<std::shared_ptr<WorkerRun>> runs_;  // prepared in this session: renewed by its messages
+  std::vector<std::shared_ptr<SessionRun>> runs_;  // prepared in this session: renewed by its messages
   AwakeClock::time_point last_heard_ = AwakeClock::Now();  // the controller's last message
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> preparing_;  // run id -> given up
   std::vector<std::thread> threads_;      // per run: its layout, then its reports

@@ -1,0 +1,470 @@
+#include "controller/relay.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "common/log.h"
+#include "common/protocol_version.h"
+#include "controller/direction_summary.h"
+#include "histogram/latency_histogram.h"
+
+namespace iofleet {
+namespace {
+
+// A relay needs a controller that knows relays (it gives a relay a share of worker indices).
+constexpr uint32_t kRelayProtocol = 4;
+
+std::string OwnHostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+// Adds `from`'s directions into `into`'s, direction by direction.
+void MergeDirections(const v1::IntervalReport& from, v1::IntervalReport* into) {
+  for (const v1::DirectionStats& stats : from.directions()) {
+    v1::DirectionStats* same = nullptr;
+    for (v1::DirectionStats& known : *into->mutable_directions()) {
+      if (known.direction() == stats.direction()) same = &known;
+    }
+    if (same == nullptr) same = into->add_directions();
+    AddDirectionStats(stats, same);
+  }
+}
+
+// `from`'s elements added into `into`'s, position by position (fio's depth distributions).
+void AddCounts(const google::protobuf::RepeatedField<uint64_t>& from, google::protobuf::RepeatedField<uint64_t>* into) {
+  while (into->size() < from.size()) into->Add(0);
+  for (int i = 0; i < from.size(); ++i) into->Set(i, into->Get(i) + from.Get(i));
+}
+
+}  // namespace
+
+RelayRun::RelayRun(v1::PrepareRequest request, std::vector<std::string> workers, absl::Duration grace)
+    : request_(std::move(request)), workers_(std::move(workers)), jobs_(static_cast<uint32_t>(request_.spec().jobs_size())),
+      lease_(std::chrono::nanoseconds(request_.lease_ns() > 0 ? request_.lease_ns() : 5'000'000'000ull)), grace_(grace),
+      last_heard_(AwakeClock::Now()) {
+  finals_.assign(jobs_, std::vector<std::optional<v1::IntervalReport>>(workers_.size()));
+  last_end_.assign(jobs_, std::vector<int64_t>(workers_.size(), 0));
+  final_sent_.assign(jobs_, false);
+  lost_.assign(workers_.size(), false);
+  figures_.resize(workers_.size());
+}
+
+bool RelayRun::ExpectedLocked(uint32_t job, size_t w, int64_t interval_start_unix_ns) const {
+  if (lost_[w]) return false;
+  return !(finals_[job][w].has_value() && last_end_[job][w] <= interval_start_unix_ns);
+}
+
+void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
+  if (worker >= workers_.size()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<bool> touched(jobs_, false);
+  for (v1::IntervalReport& report : reports) {
+    if (report.job_index() >= jobs_ || report.run_id() != request_.run_id()) continue;
+    const uint32_t job = report.job_index();
+    WorkerFigures& figures = figures_[worker];
+    for (v1::DirectionStats& stats : *report.mutable_directions()) {
+      // The relay merges what its workers send: each is checked here, as the controller checks
+      // what reaches it (a malformed histogram is left out; its counts are kept).
+      for (v1::LatencyHistogramProto* h : {stats.mutable_latency(), stats.mutable_submit_latency(), stats.mutable_completion_latency()}) {
+        if (!ValidateHistogramProto(*h).ok()) {
+          h->Clear();
+          ++malformed_;
+        }
+      }
+      // Slow requests name their worker from here on.
+      for (v1::SlowRequest& request : *stats.mutable_slowest()) {
+        if (request.worker().empty()) request.set_worker(workers_[worker]);
+      }
+      figures.ops += stats.ops();
+      figures.bytes += stats.bytes();
+      figures.errors += stats.errors();
+      MergeHistogramProto(stats.latency(), &figures.latency);
+    }
+    last_end_[job][worker] = std::max(last_end_[job][worker], report.end_unix_ns());
+    if (report.final()) {
+      figures.elapsed_ns = std::max(figures.elapsed_ns, report.elapsed_ns());
+      figures.start_late_ns = std::max(figures.start_late_ns, report.start_late_ns());
+      v1::IntervalReport final_only = report;
+      final_only.clear_directions();
+      finals_[job][worker] = std::move(final_only);
+    }
+    const Key key{job, report.interval_index()};
+    if (forwarded_.count(key)) {
+      // The interval went up without this worker: its report follows on its own.
+      if (report.directions_size() > 0) {
+        v1::IntervalReport late;
+        late.set_run_id(report.run_id());
+        late.set_job_index(job);
+        late.set_interval_index(report.interval_index());
+        late.set_start_unix_ns(report.start_unix_ns());
+        late.set_end_unix_ns(report.end_unix_ns());
+        *late.mutable_directions() = std::move(*report.mutable_directions());
+        out_.push_back(std::move(late));
+      }
+      ++figures.late_intervals;
+    } else {
+      Held& held = held_[key];
+      if (held.in.empty()) {
+        held.in.assign(workers_.size(), false);
+        held.merged.set_run_id(report.run_id());
+        held.merged.set_job_index(job);
+        held.merged.set_interval_index(report.interval_index());
+        held.merged.set_start_unix_ns(report.start_unix_ns());
+        held.merged.set_end_unix_ns(report.end_unix_ns());
+      } else {
+        held.merged.set_start_unix_ns(std::min(held.merged.start_unix_ns(), report.start_unix_ns()));
+        held.merged.set_end_unix_ns(std::max(held.merged.end_unix_ns(), report.end_unix_ns()));
+      }
+      if (!held.in[worker]) {
+        held.in[worker] = true;
+        ++held.reporting;
+      }
+      MergeDirections(report, &held.merged);
+    }
+    touched[job] = true;
+  }
+  for (uint32_t job = 0; job < jobs_; ++job) {
+    if (touched[job]) ForwardCompleteLocked(job);
+  }
+  ready_cv_.notify_all();
+}
+
+void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
+  forwarded_[held->first] = true;
+  out_.push_back(std::move(held->second.merged));
+  held_.erase(held);
+}
+
+void RelayRun::ForwardCompleteLocked(uint32_t job) {
+  for (auto it = held_.lower_bound({job, 0}); it != held_.end() && it->first.first == job;) {
+    size_t expected = 0;
+    for (size_t w = 0; w < workers_.size(); ++w) expected += it->second.in[w] || ExpectedLocked(job, w, it->second.merged.start_unix_ns());
+    auto next = std::next(it);
+    if (it->second.reporting >= expected) ForwardLocked(it);
+    it = next;
+  }
+  if (final_sent_[job]) return;
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    if (!lost_[w] && !finals_[job][w].has_value()) return;
+  }
+  ForwardFinalLocked(job);
+}
+
+void RelayRun::ForwardFinalLocked(uint32_t job) {
+  // What is still held of the job goes first: its final is the job's last report.
+  for (auto it = held_.lower_bound({job, 0}); it != held_.end() && it->first.first == job;) {
+    auto next = std::next(it);
+    ForwardLocked(it);
+    it = next;
+  }
+  final_sent_[job] = true;
+  v1::IntervalReport merged;
+  merged.set_run_id(request_.run_id());
+  merged.set_job_index(job);
+  merged.set_final(true);
+  std::vector<std::string> errors;
+  bool any = false;
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    const std::optional<v1::IntervalReport>& f = finals_[job][w];
+    if (!f.has_value()) continue;  // lost: the summary says so, and the controller names it
+    if (!any || f->interval_index() > merged.interval_index()) {
+      merged.set_interval_index(f->interval_index());
+      merged.set_start_unix_ns(f->start_unix_ns());
+      merged.set_end_unix_ns(f->end_unix_ns());
+    }
+    any = true;
+    merged.set_elapsed_ns(std::max(merged.elapsed_ns(), f->elapsed_ns()));
+    if (!f->error().empty()) errors.push_back(absl::StrCat("worker ", workers_[w], ": ", f->error()));
+    if (merged.stop_reason().empty()) merged.set_stop_reason(f->stop_reason());
+    for (const std::string& note : f->notes()) {
+      if (std::find(merged.notes().begin(), merged.notes().end(), note) == merged.notes().end()) merged.add_notes(note);
+    }
+    merged.set_cpu_user_ns(merged.cpu_user_ns() + f->cpu_user_ns());
+    merged.set_cpu_system_ns(merged.cpu_system_ns() + f->cpu_system_ns());
+    merged.set_context_switches(merged.context_switches() + f->context_switches());
+    AddCounts(f->depth_counts(), merged.mutable_depth_counts());
+    AddCounts(f->submit_counts(), merged.mutable_submit_counts());
+    AddCounts(f->complete_counts(), merged.mutable_complete_counts());
+    // Per task, in worker order: the controller concatenates its workers' the same way.
+    merged.mutable_task_items()->Add(f->task_items().begin(), f->task_items().end());
+    merged.set_stonewalled(merged.stonewalled() || f->stonewalled());
+    merged.set_start_late_ns(std::max(merged.start_late_ns(), f->start_late_ns()));
+  }
+  merged.set_error(absl::StrJoin(errors, "; "));
+  out_.push_back(std::move(merged));
+}
+
+absl::Time RelayRun::ForwardDue(absl::Time now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::Time next = absl::InfiniteFuture();
+  bool any = false;
+  for (auto it = held_.begin(); it != held_.end();) {
+    const absl::Time due = absl::FromUnixNanos(it->second.merged.end_unix_ns()) + grace_;
+    auto following = std::next(it);
+    if (due <= now) {
+      ForwardLocked(it);
+      any = true;
+    } else {
+      next = std::min(next, due);
+    }
+    it = following;
+  }
+  if (any) ready_cv_.notify_all();
+  return next;
+}
+
+void RelayRun::Finish(const std::vector<ClusterSession::PeerState>& states) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t w = 0; w < workers_.size() && w < states.size(); ++w) lost_[w] = !states[w].lost.ok();
+  for (uint32_t job = 0; job < jobs_; ++job) {
+    if (!final_sent_[job]) ForwardFinalLocked(job);
+  }
+  for (auto it = held_.begin(); it != held_.end();) {  // late reports of ended jobs: none stays
+    auto next = std::next(it);
+    ForwardLocked(it);
+    it = next;
+  }
+  v1::RelaySummary summary;
+  summary.set_run_id(request_.run_id());
+  for (size_t w = 0; w < workers_.size() && w < states.size(); ++w) {
+    const ClusterSession::PeerState& state = states[w];
+    if (state.summary.has_value()) {
+      // A relay behind this one: its workers, named as it named them, one relay further.
+      for (const v1::RelayedWorkerSummary& behind : state.summary->workers()) {
+        v1::RelayedWorkerSummary* s = summary.add_workers();
+        *s = behind;
+        s->add_relays(workers_[w]);
+        s->set_clock_offset_ns(behind.clock_offset_ns() + state.clock_offset_ns);
+        s->set_round_trip_ns(behind.round_trip_ns() + std::max<int64_t>(state.round_trip_ns, 0));
+      }
+      continue;
+    }
+    const WorkerFigures& f = figures_[w];
+    v1::RelayedWorkerSummary* s = summary.add_workers();
+    s->set_worker_index(request_.worker_index() + static_cast<uint32_t>(summary.workers_size() - 1));
+    s->set_address(workers_[w]);
+    s->set_hostname(state.hello.hostname());
+    s->set_ops(f.ops);
+    s->set_bytes(f.bytes);
+    s->set_errors(f.errors);
+    const std::vector<uint64_t> p = ValuesAtPercentiles(f.latency, {50.0, 99.0});
+    s->set_latency_p50_ns(p[0]);
+    s->set_latency_p99_ns(p[1]);
+    s->set_elapsed_ns(f.elapsed_ns);
+    s->set_late_intervals(f.late_intervals);
+    if (!state.lost.ok()) s->set_lost(std::string(absl::StripPrefix(state.lost.message(), absl::StrCat("worker ", workers_[w], ": "))));
+    s->set_clock_offset_ns(state.clock_offset_ns);
+    s->set_round_trip_ns(state.round_trip_ns);
+    s->set_start_lead_ns(state.start_lead_ns);
+    s->set_start_late_ns(f.start_late_ns);
+  }
+  if (malformed_ > 0) {
+    Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", malformed_,
+                                         " malformed latency histogram(s) from the workers were left out (their counts were kept)"));
+  }
+  summary_ = std::move(summary);
+  finished_ = true;
+  ready_cv_.notify_all();
+}
+
+SessionRun::Delivered RelayRun::DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver,
+                                               const std::function<bool()>& stop) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_delivering_ && !stop()) {
+    if (out_.empty() && finished_) return Delivered::kAll;
+    if (out_.empty()) {
+      ready_cv_.wait_for(lock, std::chrono::seconds(1));
+      continue;
+    }
+    std::vector<v1::IntervalReport> ready(std::make_move_iterator(out_.begin()), std::make_move_iterator(out_.end()));
+    out_.clear();
+    lock.unlock();
+    if (!deliver(std::move(ready))) return Delivered::kReaderGone;
+    lock.lock();
+  }
+  return Delivered::kStopped;
+}
+
+void RelayRun::StopDelivering() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_delivering_ = true;
+  ready_cv_.notify_all();
+}
+
+std::optional<v1::RelaySummary> RelayRun::Summary() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return summary_;
+}
+
+RelayBackend::RelayBackend(ClusterSession* workers) : workers_(workers), hostname_(OwnHostname()), watcher_([this] { Watch(); }) {}
+
+RelayBackend::~RelayBackend() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  watcher_.join();
+  std::shared_ptr<RelayRun> run;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    run = run_;
+  }
+  if (run != nullptr) workers_->StopAll(run->run_id(), "the relay is shutting down");
+  if (awaiting_.joinable()) awaiting_.join();
+}
+
+absl::Status RelayBackend::DoHello(const v1::HelloRequest& request, v1::HelloResponse* response) {
+  response->set_protocol_version(kProtocolVersion);
+  response->set_min_compatible_version(kRelayProtocol);
+  response->set_hostname(hostname_);
+  response->set_worker_version(kIofleetVersion);
+  response->add_features("relay");
+  const std::vector<ClusterSession::PeerState> states = workers_->PeerStates();
+  response->set_relayed_workers(workers_->relayed_workers());
+  for (const ClusterSession::PeerState& state : states) {
+    if (state.hello.relayed_workers() > 0) {
+      for (const v1::HelloResponse& behind : state.hello.relayed()) *response->add_relayed() = behind;
+      continue;
+    }
+    v1::HelloResponse* described = response->add_relayed();
+    *described = state.hello;
+    described->clear_auth_proof();
+    described->clear_session_id();
+    described->set_address(state.address);
+  }
+  // The controller's report shows the relay with its first worker's kind of host.
+  if (!states.empty()) {
+    response->set_cores(states[0].hello.cores());
+    response->set_kernel(states[0].hello.kernel());
+    *response->mutable_engines() = states[0].hello.engines();
+    *response->mutable_allowed_roots() = states[0].hello.allowed_roots();
+  }
+  return CheckProtocolCompatible({kProtocolVersion, kRelayProtocol}, "relay", {request.protocol_version(), request.min_compatible_version()},
+                                 "the controller");
+}
+
+absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::PrepareResponse* response,
+                                     const std::function<bool()>& cancelled) {
+  const uint32_t share = workers_->relayed_workers();
+  if (request.run_id().empty() || request.run_id().size() > 128) return absl::InvalidArgumentError("run id empty or longer than 128 bytes");
+  if (request.interval_ns() == 0) return absl::InvalidArgumentError("interval_ns must be positive");
+  if (static_cast<uint64_t>(request.worker_index()) + share > request.worker_count()) {
+    return absl::InvalidArgumentError(absl::StrCat("worker_index ", request.worker_index(), " + the relay's ", share, " workers exceeds worker_count ",
+                                                   request.worker_count(), " (a controller older than relays? it needs protocol ", kRelayProtocol, ")"));
+  }
+  auto run = std::make_shared<RelayRun>(request, [&] {
+    std::vector<std::string> addresses;
+    for (const ClusterSession::PeerState& state : workers_->PeerStates()) addresses.push_back(state.address);
+    return addresses;
+  }(),
+      // Half the controller's (twice the interval, at least 2 s): a partial interval reaches it
+      // before it publishes without the relay.
+      std::max(absl::Nanoseconds(request.interval_ns()), absl::Seconds(1)));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (run_ != nullptr && started_ && !ended_) {
+      return absl::FailedPreconditionError(absl::StrCat("this relay is running ", run_->run_id(), " still (one run at a time)"));
+    }
+    if (awaiting_.joinable()) awaiting_.join();  // the previous run's phase is over
+    identity_.resize(static_cast<size_t>(request.spec().jobs_size()));
+    for (size_t j = 0; j < identity_.size(); ++j) identity_[j] = j;
+    run_ = run;
+    started_ = ended_ = lease_stopped_ = false;
+  }
+  cv_.notify_all();
+  const ClusterSession::PhasePreparation prepared = workers_->PreparePhase(
+      request.spec(), identity_, request.run_id(), run.get(), PhasePlacement{request.worker_index(), request.worker_count()}, request.interval_ns(),
+      [&] { return cancelled() || run->LeaseExpired(AwakeClock::Now()); });
+  if (!prepared.ok()) {
+    workers_->EndPhase();
+    std::lock_guard<std::mutex> lock(mu_);
+    ended_ = true;
+    if (cancelled()) return absl::CancelledError("the controller gave the preparation up");
+    return absl::FailedPreconditionError(prepared.interrupted ? "the relay was interrupted (Ctrl-C)" : absl::StrJoin(prepared.failures, "; "));
+  }
+  for (const v1::PrepareResponse& answer : workers_->PrepareResponses()) {
+    for (const v1::PreparedFile& file : answer.files()) *response->add_files() = file;
+    if (!response->has_facts()) *response->mutable_facts() = answer.facts();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> RelayBackend::DoStart(const v1::StartRequest& request) {
+  std::shared_ptr<RelayRun> run;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (run_ == nullptr || run_->run_id() != request.run_id() || ended_) {
+      return absl::NotFoundError(absl::StrCat("this relay has no prepared run ", request.run_id()));
+    }
+    if (started_) return request.start_unix_ns() - NowUnixNs();
+    started_ = true;
+    run = run_;
+    // The workers start at the controller's instant; their reports flow until each delivered
+    // everything or was lost.
+    awaiting_ = std::thread([this, run] {
+      (void)workers_->AwaitPhase(run->run_id());
+      run->Finish(workers_->PeerStates());
+      workers_->EndPhase();
+      std::lock_guard<std::mutex> lock(mu_);
+      ended_ = true;
+      cv_.notify_all();
+    });
+  }
+  cv_.notify_all();
+  workers_->StartPhase(request.run_id(), request.start_unix_ns());
+  return request.start_unix_ns() - NowUnixNs();
+}
+
+absl::Status RelayBackend::DoStop(const v1::StopRequest& request) {
+  if (request.run_id().size() > 128) return absl::InvalidArgumentError("run id longer than 128 bytes");
+  workers_->StopAll(request.run_id(), request.reason().substr(0, 1024));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<SessionRun>> RelayBackend::TakeReports(const std::string& run_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (run_ == nullptr || run_->run_id() != run_id) return absl::NotFoundError(absl::StrCat("this relay has no run ", run_id));
+  return std::shared_ptr<SessionRun>(run_);
+}
+
+void RelayBackend::PreparationGivenUp(const std::string&) { workers_->Wake(); }
+
+void RelayBackend::Watch() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!closing_) {
+    std::shared_ptr<RelayRun> run = run_;
+    if (run == nullptr || ended_) {
+      cv_.wait(lock);
+      continue;
+    }
+    // A tenth of the lease, as a worker checks its own; sooner when an interval's grace ends.
+    absl::Time wake = absl::Now() + absl::FromChrono(run->lease() / 10);
+    const bool started = started_;
+    lock.unlock();
+    if (started) wake = std::min(wake, run->ForwardDue(absl::Now()));
+    if (run->LeaseExpired(AwakeClock::Now())) {
+      lock.lock();
+      const bool first = !lease_stopped_;
+      lease_stopped_ = true;
+      lock.unlock();
+      if (first) {
+        Log(LogLevel::kWarning, absl::StrCat("run ", run->run_id(), ": the controller was not heard for a lease; stopping the workers' IO"));
+        workers_->StopAll(run->run_id(), "the controller was not heard for a lease (the relay stopped the run)");
+        workers_->Wake();
+      }
+    }
+    lock.lock();
+    if (closing_) break;
+    cv_.wait_for(lock, absl::ToChronoNanoseconds(std::max(wake - absl::Now(), absl::Milliseconds(1))));
+  }
+}
+
+}  // namespace iofleet

@@ -1,0 +1,148 @@
+// iofleet relay: one session towards the controller that stands for many workers. Workers dial
+// the relay (iofleet-worker --controller RELAY) exactly as they would a controller; the relay
+// dials the controller as a worker would (worker/controller_dialer.h) and says in its hello how
+// many workers it stands for, so the controller gives it that many consecutive worker indices.
+// Each command of the controller's is carried out on the relay's own session with its workers
+// (controller/cluster_session.h, the code the controller itself runs), and what they report is
+// merged: one report per job and interval, the exact bucket-wise sum of the workers' (so the
+// controller's cluster percentiles are those it would compute from every worker), and at the
+// end one summary per worker (ops, bytes, errors, p50, p99, late intervals, loss). Relays stack:
+// a relay behind a relay is one more worker with a weight.
+//
+// A merged interval goes up once every worker expected for it has reported, or when its grace
+// (half the controller's) is over; a worker's report that comes later goes up on its own as one
+// more report for that interval, which the controller adds as an amendment. Nothing is dropped,
+// so totals stay exact.
+#ifndef IOFLEET_CONTROLLER_RELAY_H_
+#define IOFLEET_CONTROLLER_RELAY_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "controller/cluster_session.h"
+#include "controller/report_sink.h"
+#include "worker/awake_clock.h"
+#include "worker/session_run.h"
+#include "worker/worker_session.h"
+
+namespace iofleet {
+
+// One run of the controller's, as the relay forwards it: the workers' reports in, merged
+// reports out.
+class RelayRun final : public SessionRun, public ReportSink {
+ public:
+  // `workers`: the relay's session's workers (addresses) in index order; `grace`: how long an
+  // interval waits for a worker's report after its end before it goes up without it.
+  RelayRun(v1::PrepareRequest request, std::vector<std::string> workers, absl::Duration grace);
+
+  const v1::PrepareRequest& request() const { return request_; }
+
+  // SessionRun
+  const std::string& run_id() const override { return request_.run_id(); }
+  void RenewLease() override { last_heard_ = AwakeClock::Now(); }
+  std::chrono::nanoseconds lease() const override { return lease_; }
+  Delivered DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver,
+                           const std::function<bool()>& stop) override;
+  void StopDelivering() override;
+  std::optional<v1::RelaySummary> Summary() override;
+
+  bool LeaseExpired(AwakeClock::time_point now) const { return now - last_heard_.load() > lease_; }
+
+  // ReportSink: worker `worker`'s reports (malformed histograms are cleared and counted).
+  void Add(size_t worker, std::vector<v1::IntervalReport> reports) override;
+
+  // Sends up every interval whose grace is over; returns when the next one's will be.
+  absl::Time ForwardDue(absl::Time now);
+  // The phase is over: the lost workers are not waited for, everything still held goes up, then
+  // each job's final report and the summary (`states`: the relay's session's, after the phase).
+  void Finish(const std::vector<ClusterSession::PeerState>& states);
+
+ private:
+  using Key = std::pair<uint32_t, uint32_t>;  // job, interval
+  struct Held {
+    v1::IntervalReport merged;
+    std::vector<bool> in;
+    size_t reporting = 0;
+  };
+  struct WorkerFigures {
+    uint64_t ops = 0, bytes = 0, errors = 0, elapsed_ns = 0;
+    uint32_t late_intervals = 0;
+    v1::LatencyHistogramProto latency;  // every job and direction
+    int64_t start_late_ns = 0;
+  };
+  // Whether worker `w` still owes a report for the interval of `job` that starts then.
+  bool ExpectedLocked(uint32_t job, size_t w, int64_t interval_start_unix_ns) const;
+  // Sends up what of `job` every expected worker has reported; then its final, once every
+  // worker's is in.
+  void ForwardCompleteLocked(uint32_t job);
+  void ForwardLocked(std::map<Key, Held>::iterator held);
+  void ForwardFinalLocked(uint32_t job);
+
+  const v1::PrepareRequest request_;
+  const std::vector<std::string> workers_;
+  const uint32_t jobs_;
+  const std::chrono::nanoseconds lease_;
+  const absl::Duration grace_;
+  std::atomic<AwakeClock::time_point> last_heard_;
+
+  mutable std::mutex mu_;
+  std::condition_variable ready_cv_;
+  std::map<Key, Held> held_;
+  std::map<Key, bool> forwarded_;
+  std::vector<std::vector<std::optional<v1::IntervalReport>>> finals_;  // [job][worker], directions cleared
+  std::vector<std::vector<int64_t>> last_end_;                          // [job][worker]
+  std::vector<bool> final_sent_;                                        // [job]
+  std::vector<bool> lost_;
+  std::vector<WorkerFigures> figures_;
+  std::deque<v1::IntervalReport> out_;
+  bool finished_ = false, stop_delivering_ = false;
+  std::optional<v1::RelaySummary> summary_;
+  uint64_t malformed_ = 0;  // histograms from the workers that did not decode (left out)
+};
+
+// The relay's side of its session with the controller: every command carried out on the
+// relay's own session with its workers.
+class RelayBackend final : public SessionBackend {
+ public:
+  // `workers`: the relay's session with the workers behind it (already opened: they dialled in).
+  explicit RelayBackend(ClusterSession* workers);
+  ~RelayBackend() override;
+
+  absl::Status DoHello(const v1::HelloRequest& request, v1::HelloResponse* response) override;
+  absl::Status DoPrepare(const v1::PrepareRequest& request, v1::PrepareResponse* response,
+                         const std::function<bool()>& cancelled) override;
+  absl::StatusOr<int64_t> DoStart(const v1::StartRequest& request) override;
+  absl::Status DoStop(const v1::StopRequest& request) override;
+  absl::StatusOr<std::shared_ptr<SessionRun>> TakeReports(const std::string& run_id) override;
+  int64_t NowUnixNs() override { return absl::ToUnixNanos(absl::Now()); }
+  void PreparationGivenUp(const std::string& run_id) override;
+
+ private:
+  // While a run is on: its intervals' graces, its lease (a controller gone for a lease stops
+  // the workers' IO), and the phase's end.
+  void Watch();
+
+  ClusterSession* const workers_;
+  const std::string hostname_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<RelayRun> run_;  // the current (or latest) run
+  bool started_ = false, ended_ = false, lease_stopped_ = false, closing_ = false;
+  std::vector<size_t> identity_;   // job indices: the relay does not renumber
+  std::thread awaiting_;           // AwaitPhase of the started run
+  std::thread watcher_;
+};
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_CONTROLLER_RELAY_H_

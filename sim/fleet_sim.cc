@@ -1,0 +1,352 @@
+// iofleet-fleet-sim: plays N workers over the real protocol from one process, so a controller
+// (or a tree of relays) can be measured at ten thousand workers on one machine. Each simulated
+// worker dials the controller with the worker's own session code (worker/controller_dialer.h,
+// worker/worker_session.h) and answers every command as a worker would; its IO is made up: at
+// each interval's end it reports, per job, a latency histogram with --buckets non-empty buckets
+// picked by its worker index, job and interval from intervals drawn from the seed — the same seed gives
+// the same reports whichever process or relay carries them, which is how a test can compare a run
+// through relays with a direct one exactly. --jitter delays each report by up to that much,
+// --stragglers makes that many workers report --straggler-delay late, --lose makes that many
+// drop their connection for good halfway through the run.
+//
+//   iofleet-fleet-sim --controller HOST:PORT --workers N [--seed S] [--buckets 200] ...
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/command_line.h"
+#include "common/log.h"
+#include "common/protocol_version.h"
+#include "common/transport_security.h"
+#include "common/units.h"
+#include "histogram/latency_histogram.h"
+#include "worker/controller_dialer.h"
+#include "worker/session_registry.h"
+
+namespace iofleet {
+namespace {
+
+struct SimOptions {
+  uint64_t seed = 1;
+  int buckets = 200;
+  absl::Duration jitter = absl::Milliseconds(50);
+  int stragglers = 0;
+  absl::Duration straggler_delay = absl::Seconds(3);
+  int lose = 0;
+};
+
+// splitmix64: a well-mixed value from a key (cheap, and the same on every machine).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t Key(uint64_t seed, uint64_t worker, uint64_t job, uint64_t interval) {
+  return Mix(seed ^ Mix(worker ^ Mix(job ^ Mix(interval))));
+}
+
+// One direction's interval: `buckets` non-empty buckets around a latency typical of the job,
+// a long tail of a few slow requests.
+v1::DirectionStats DrawDirection(uint64_t key, int buckets) {
+  std::mt19937_64 random(key);
+  LatencyHistogram histogram;
+  const uint64_t base_ns = 50'000 + random() % 150'000;  // 50-200 us
+  for (int b = 0; b < buckets; ++b) {
+    // Most samples near the base, fewer further out: bucket b sits b/64 of a doubling up.
+    const uint64_t value = static_cast<uint64_t>(static_cast<double>(base_ns) * std::exp2(static_cast<double>(b) / 64.0));
+    const uint64_t count = 1 + (random() % 64) * static_cast<uint64_t>(buckets - b) / static_cast<uint64_t>(buckets);
+    histogram.RecordN(value, count);
+  }
+  v1::DirectionStats stats;
+  *stats.mutable_latency() = histogram.ToProto();
+  stats.set_ops(stats.latency().count());
+  *stats.mutable_completion_latency() = stats.latency();
+  return stats;
+}
+
+// What a report's direction is drawn from: 256 intervals made once (drawing thousands a second
+// would be the simulator's whole cost), picked by the report's key.
+class IntervalPool {
+ public:
+  IntervalPool(uint64_t seed, int buckets) {
+    for (uint64_t i = 0; i < 256; ++i) pool_.push_back(DrawDirection(Mix(seed ^ i), buckets));
+  }
+  v1::DirectionStats Pick(v1::Direction direction, uint64_t key, uint64_t block_size) const {
+    v1::DirectionStats stats = pool_[key % pool_.size()];
+    stats.set_direction(direction);
+    stats.set_bytes(stats.ops() * block_size);
+    return stats;
+  }
+
+ private:
+  std::vector<v1::DirectionStats> pool_;
+};
+
+// One simulated worker's run: its reports, made up at each interval's end.
+class SimRun final : public SessionRun {
+ public:
+  SimRun(v1::PrepareRequest request, const SimOptions& options, const IntervalPool* pool, std::function<void()> lose)
+      : request_(std::move(request)), options_(options), pool_(pool), lose_(std::move(lose)),
+        lease_(std::chrono::nanoseconds(request_.lease_ns() > 0 ? request_.lease_ns() : 5'000'000'000ull)),
+        interval_(absl::Nanoseconds(std::max<uint64_t>(request_.interval_ns(), 1'000'000))) {
+    RenewLease();
+    uint64_t runtime = 0;
+    for (const v1::JobSpec& job : request_.spec().jobs()) runtime = std::max(runtime, job.runtime_ns() + job.startdelay_ns());
+    runtime_ = absl::Nanoseconds(runtime > 0 ? runtime : 10'000'000'000ull);
+    const uint32_t index = request_.worker_index();
+    straggler_ = index < static_cast<uint32_t>(options_.stragglers);
+    loses_ = index >= static_cast<uint32_t>(options_.stragglers) && index < static_cast<uint32_t>(options_.stragglers + options_.lose);
+    jitter_ = options_.jitter > absl::ZeroDuration()
+                  ? absl::Nanoseconds(static_cast<int64_t>(Mix(options_.seed ^ index) % static_cast<uint64_t>(absl::ToInt64Nanoseconds(options_.jitter))))
+                  : absl::ZeroDuration();
+  }
+
+  const std::string& run_id() const override { return request_.run_id(); }
+  void RenewLease() override { last_heard_ = AwakeClock::Now(); }
+  std::chrono::nanoseconds lease() const override { return lease_; }
+
+  void Start(int64_t start_unix_ns) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (start_.has_value()) return;
+    start_ = absl::FromUnixNanos(start_unix_ns);
+    cv_.notify_all();
+  }
+  void Stop(const std::string& reason) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_reason_.empty()) stop_reason_ = reason.empty() ? "stopped" : reason;
+    cv_.notify_all();
+  }
+
+  Delivered DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver, const std::function<bool()>& stop) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    uint32_t next = 0;  // the interval to report next
+    while (!stop_delivering_ && !stop()) {
+      if (AwakeClock::Now() - last_heard_.load() > lease_ && stop_reason_.empty()) stop_reason_ = "lease expired";
+      if (!start_.has_value()) {
+        if (!stop_reason_.empty()) return Delivered::kAll;
+        cv_.wait_for(lock, std::chrono::milliseconds(100));
+        continue;
+      }
+      const absl::Time end = std::min(*start_ + interval_ * static_cast<int64_t>(next + 1), *start_ + runtime_);
+      const absl::Time due = end + jitter_ + (straggler_ ? options_.straggler_delay : absl::ZeroDuration());
+      const absl::Time now = absl::Now();
+      const bool stopped = !stop_reason_.empty();
+      if (now < due && !stopped) {
+        cv_.wait_for(lock, std::min(absl::ToChronoNanoseconds(due - now), lease_ / 4));
+        continue;
+      }
+      if (loses_ && next >= static_cast<uint32_t>(runtime_ / interval_) / 2) {
+        lock.unlock();
+        lose_();  // the connection goes for good; this worker is never heard again
+        return Delivered::kStopped;
+      }
+      const absl::Time report_end = stopped ? std::min(end, std::max(now, *start_)) : end;
+      const bool last = stopped || end >= *start_ + runtime_;
+      std::vector<v1::IntervalReport> reports;
+      for (int j = 0; j < request_.spec().jobs_size(); ++j) {
+        const v1::JobSpec& job = request_.spec().jobs(j);
+        v1::IntervalReport& report = reports.emplace_back();
+        report.set_run_id(request_.run_id());
+        report.set_job_index(static_cast<uint32_t>(j));
+        report.set_interval_index(next);
+        report.set_start_unix_ns(absl::ToUnixNanos(*start_ + interval_ * static_cast<int64_t>(next)));
+        report.set_end_unix_ns(absl::ToUnixNanos(report_end));
+        const bool reads = job.rw() != v1::SEQ_WRITE && job.rw() != v1::RAND_WRITE;
+        const bool writes = job.rw() != v1::SEQ_READ && job.rw() != v1::RAND_READ;
+        const uint64_t key = Key(options_.seed, request_.worker_index(), static_cast<uint64_t>(j), next);
+        if (reads) *report.add_directions() = pool_->Pick(v1::READ, key, std::max<uint64_t>(job.read_bs().min(), 1));
+        if (writes) *report.add_directions() = pool_->Pick(v1::WRITE, Mix(key), std::max<uint64_t>(job.write_bs().min(), 1));
+        if (last) {
+          report.set_final(true);
+          report.set_elapsed_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(report_end - *start_)));
+          if (stopped && end < *start_ + runtime_) report.set_stop_reason(stop_reason_);
+        }
+      }
+      ++next;
+      lock.unlock();
+      if (!deliver(std::move(reports))) return Delivered::kReaderGone;
+      lock.lock();
+      if (last) return Delivered::kAll;
+    }
+    return Delivered::kStopped;
+  }
+  void StopDelivering() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_delivering_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  const v1::PrepareRequest request_;
+  const SimOptions options_;
+  const IntervalPool* const pool_;
+  const std::function<void()> lose_;
+  const std::chrono::nanoseconds lease_;
+  const absl::Duration interval_;
+  absl::Duration runtime_, jitter_;
+  bool straggler_ = false, loses_ = false;
+  std::atomic<AwakeClock::time_point> last_heard_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<absl::Time> start_;
+  std::string stop_reason_;
+  bool stop_delivering_ = false;
+};
+
+// One simulated worker: a session backend that answers as iofleet-worker does.
+class SimWorker final : public SessionBackend {
+ public:
+  SimWorker(int number, const SimOptions& options, const IntervalPool* pool, const std::string& controller, const TransportSecurity& security)
+      : number_(number), options_(options), pool_(pool), sessions_(this, 16), dialer_(&sessions_, controller, security) {}
+
+  void Start() { dialer_.Start(); }
+  void Stop() { dialer_.Stop(); }
+
+  absl::Status DoHello(const v1::HelloRequest& request, v1::HelloResponse* response) override {
+    response->set_protocol_version(kProtocolVersion);
+    response->set_min_compatible_version(kMinCompatibleProtocolVersion);
+    response->set_hostname(absl::StrCat("sim-", number_));
+    response->set_cores(1);
+    response->set_kernel("simulated");
+    response->add_engines("null");
+    response->set_worker_version(kIofleetVersion);
+    return CheckProtocolCompatible({kProtocolVersion, kMinCompatibleProtocolVersion}, "worker",
+                                   {request.protocol_version(), request.min_compatible_version()}, "the controller");
+  }
+  absl::Status DoPrepare(const v1::PrepareRequest& request, v1::PrepareResponse* response, const std::function<bool()>&) override {
+    if (request.run_id().empty() || request.spec().jobs_size() == 0) return absl::InvalidArgumentError("a run with an id and jobs");
+    response->mutable_facts()->set_hostname(absl::StrCat("sim-", number_));
+    response->mutable_facts()->set_kernel("simulated");
+    std::lock_guard<std::mutex> lock(mu_);
+    run_ = std::make_shared<SimRun>(request, options_, pool_, [this] { std::thread([this] { dialer_.Stop(); }).detach(); });
+    return absl::OkStatus();
+  }
+  absl::StatusOr<int64_t> DoStart(const v1::StartRequest& request) override {
+    std::shared_ptr<SimRun> run = Find(request.run_id());
+    if (run == nullptr) return absl::NotFoundError(absl::StrCat("no run ", request.run_id()));
+    run->Start(request.start_unix_ns());
+    return request.start_unix_ns() - NowUnixNs();
+  }
+  absl::Status DoStop(const v1::StopRequest& request) override {
+    if (std::shared_ptr<SimRun> run = Find(request.run_id())) run->Stop(request.reason());
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::shared_ptr<SessionRun>> TakeReports(const std::string& run_id) override {
+    std::shared_ptr<SimRun> run = Find(run_id);
+    if (run == nullptr) return absl::NotFoundError(absl::StrCat("no run ", run_id));
+    return std::shared_ptr<SessionRun>(run);
+  }
+  int64_t NowUnixNs() override { return absl::ToUnixNanos(absl::Now()); }
+
+ private:
+  std::shared_ptr<SimRun> Find(const std::string& run_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return run_ != nullptr && run_->run_id() == run_id ? run_ : nullptr;
+  }
+  const int number_;
+  const SimOptions options_;
+  const IntervalPool* const pool_;
+  SessionRegistry sessions_;
+  ControllerDialer dialer_;
+  std::mutex mu_;
+  std::shared_ptr<SimRun> run_;
+};
+
+const std::vector<OptionSpec> kOptions = {
+    {"controller", true, false, "HOST:PORT", "the controller (or relay) the simulated workers dial"},
+    {"workers", true, false, "N", "how many workers to simulate"},
+    {"seed", true, false, "N", "what the made-up reports are drawn from (default 1)"},
+    {"buckets", true, false, "N", "non-empty histogram buckets per job and interval (default 200)"},
+    {"jitter", true, false, "DURATION", "each worker reports up to this late (default 50ms)"},
+    {"stragglers", true, false, "N", "workers (the lowest indices) that report --straggler-delay late"},
+    {"straggler-delay", true, false, "DURATION", "how late stragglers report (default 3s)"},
+    {"lose", true, false, "N", "workers (after the stragglers) that drop their connection for good halfway"},
+    {"token-file", true, false, "FILE", "the controller's token"},
+    {"help", false, false, "", "show this help"},
+};
+
+int Main(int argc, char** argv) {
+  auto cl = ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc), kOptions);
+  if (!cl.ok()) {
+    std::cerr << "iofleet-fleet-sim: " << cl.status().message() << "\n";
+    return 2;
+  }
+  if (cl->Has("help")) {
+    std::cout << "usage: iofleet-fleet-sim --controller HOST:PORT --workers N [options]\n" << FormatOptionHelp(kOptions);
+    return 0;
+  }
+  SimOptions options;
+  int workers = 0;
+  auto number = [&](const char* name, auto* into, int64_t min, int64_t max) {
+    int64_t value = 0;
+    if (!cl->Has(name)) return true;
+    if (!absl::SimpleAtoi(cl->Get(name), &value) || value < min || value > max) {
+      std::cerr << "iofleet-fleet-sim: --" << name << " must be a number from " << min << " to " << max << "\n";
+      return false;
+    }
+    *into = static_cast<std::remove_pointer_t<decltype(into)>>(value);
+    return true;
+  };
+  auto duration = [&](const char* name, absl::Duration* into) {
+    if (!cl->Has(name)) return true;
+    auto ns = ParseDurationNs(cl->Get(name));
+    if (!ns.ok()) {
+      std::cerr << "iofleet-fleet-sim: --" << name << " must be a duration (e.g. 50ms)\n";
+      return false;
+    }
+    *into = absl::Nanoseconds(*ns);
+    return true;
+  };
+  if (!cl->Has("controller") || !cl->Has("workers")) {
+    std::cerr << "iofleet-fleet-sim: --controller and --workers are required\n";
+    return 2;
+  }
+  if (!number("workers", &workers, 1, 100000) || !number("seed", &options.seed, 0, INT64_MAX) || !number("buckets", &options.buckets, 1, 3000) ||
+      !number("stragglers", &options.stragglers, 0, 100000) || !number("lose", &options.lose, 0, 100000) || !duration("jitter", &options.jitter) ||
+      !duration("straggler-delay", &options.straggler_delay)) {
+    return 2;
+  }
+  auto security = LoadTransportSecurity(cl->Get("token-file"), "", "", "");
+  if (!security.ok()) {
+    std::cerr << "iofleet-fleet-sim: " << security.status().message() << "\n";
+    return 2;
+  }
+  SetLogLevel(LogLevel::kWarning);
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const IntervalPool pool(options.seed, options.buckets);
+  std::vector<std::unique_ptr<SimWorker>> fleet;
+  for (int i = 0; i < workers; ++i) {
+    fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, cl->Get("controller"), *security));
+    fleet.back()->Start();
+  }
+  std::cout << "iofleet-fleet-sim: " << workers << " simulated workers dialling " << cl->Get("controller") << std::endl;
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  for (auto& w : fleet) w->Stop();
+  return 0;
+}
+
+}  // namespace
+}  // namespace iofleet
+
+int main(int argc, char** argv) { return iofleet::Main(argc, argv); }

@@ -1,0 +1,239 @@
+// Relays (iofleet relay) between the workers and the controller: the same run through a relay,
+// or through a relay of relays, gives the cluster figures a direct run gives — per-job latency
+// summaries and histograms, every interval, totals — because each relay merges its workers'
+// reports exactly. The simulated fleet (sim/fleet_sim.cc) makes the same reports for the same
+// worker index and seed whichever way they travel, so "the same" is exact equality. Real
+// workers through a relay keep their own files, and a relay whose controller is gone stops its
+// workers' IO within the lease. Real processes over real gRPC on 127.0.0.1.
+#include <sys/stat.h>
+
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "proto/report.pb.h"
+#include "tests/test_process.h"
+
+namespace iofleet {
+namespace {
+
+using ::iofleet::testing::DirectoryNames;
+using ::iofleet::testing::ReadFile;
+using ::iofleet::testing::Runfile;
+using ::iofleet::testing::TempDir;
+using ::iofleet::testing::TestProcess;
+using ::testing::HasSubstr;
+
+class Relay : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    data_ = base_ + "/data";
+    ::mkdir(base_.c_str(), 0755);
+    ::mkdir(data_.c_str(), 0755);
+  }
+  std::string Job(const std::string& body) {
+    const std::string path = base_ + "/job.fio";
+    std::ofstream(path) << body << "directory=" << data_ << "\n";
+    return path;
+  }
+  // The port a controller or relay started with --listen 127.0.0.1:0 listens on.
+  static std::string PortOf(const TestProcess& process, int workers) {
+    EXPECT_TRUE(process.WaitForOutput("for " + std::to_string(workers) + " worker(s)", std::chrono::seconds(20), true)) << process.Stderr();
+    std::smatch port;
+    const std::string err = process.Stderr();
+    return std::regex_search(err, port, std::regex("\\(port ([0-9]+)\\)")) ? std::string(port[1]) : "";
+  }
+  std::unique_ptr<TestProcess> Controller(const std::string& job, int workers, const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {Runfile("controller/iofleet"), "run", job, "--listen", "127.0.0.1:0", "--expect-workers",
+                                     std::to_string(workers), "--results-dir", "none", "--output-format", "iofleet-json",
+                                     "--output", base_ + "/" + name + ".json", "--wait", "60s"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto controller = std::make_unique<TestProcess>(argv, base_ + "/" + name);
+    port_ = PortOf(*controller, workers);
+    return controller;
+  }
+  // A relay for `workers` dialling `upstream_port`; returns it, its own port in *port.
+  std::unique_ptr<TestProcess> RelayTo(const std::string& upstream_port, int workers, const std::string& name, std::string* port) {
+    auto relay = std::make_unique<TestProcess>(
+        std::vector<std::string>{Runfile("controller/iofleet"), "relay", "--listen", "127.0.0.1:0", "--controller", "127.0.0.1:" + upstream_port,
+                                 "--expect-workers", std::to_string(workers)},
+        base_ + "/" + name);
+    *port = PortOf(*relay, workers);
+    return relay;
+  }
+  std::unique_ptr<TestProcess> Fleet(const std::string& port, int workers, const std::string& name) {
+    return std::make_unique<TestProcess>(
+        std::vector<std::string>{Runfile("sim/iofleet-fleet-sim"), "--controller", "127.0.0.1:" + port, "--workers", std::to_string(workers),
+                                 "--seed", "5", "--buckets", "150", "--stragglers", "1", "--straggler-delay", "2500ms"},
+        base_ + "/" + name);
+  }
+  v1::RunReport Result(const std::string& name) {
+    v1::RunReport report;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(base_ + "/" + name + ".json"), &report).ok()) << name;
+    return report;
+  }
+  std::string base_, data_, port_;
+};
+
+// What must come out the same whichever way the reports travelled: each job's merged latency
+// (summary and histogram) per direction, and every interval's figures.
+void ExpectSameClusterFigures(const v1::RunReport& direct, const v1::RunReport& relayed, const std::string& how) {
+  ASSERT_EQ(direct.jobs_size(), relayed.jobs_size()) << how;
+  for (int j = 0; j < direct.jobs_size(); ++j) {
+    const v1::JobResult& a = direct.jobs(j);
+    const v1::JobResult& b = relayed.jobs(j);
+    ASSERT_EQ(a.directions_size(), b.directions_size()) << how;
+    for (int d = 0; d < a.directions_size(); ++d) {
+      EXPECT_EQ(a.directions(d).ops(), b.directions(d).ops()) << how << ", job " << a.name();
+      EXPECT_EQ(a.directions(d).bytes(), b.directions(d).bytes()) << how << ", job " << a.name();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a.directions(d).latency(), b.directions(d).latency()))
+          << how << ", job " << a.name() << ":\n" << a.directions(d).latency().DebugString() << "vs\n" << b.directions(d).latency().DebugString();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a.directions(d).histogram(), b.directions(d).histogram()))
+          << how << ", job " << a.name();
+    }
+    ASSERT_EQ(a.intervals_size(), b.intervals_size()) << how << ", job " << a.name();
+    for (int i = 0; i < a.intervals_size(); ++i) {
+      ASSERT_EQ(a.intervals(i).directions_size(), b.intervals(i).directions_size()) << how;
+      for (int d = 0; d < a.intervals(i).directions_size(); ++d) {
+        EXPECT_EQ(a.intervals(i).directions(d).ops(), b.intervals(i).directions(d).ops()) << how << ", interval " << i;
+        EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a.intervals(i).directions(d).latency(),
+                                                                      b.intervals(i).directions(d).latency()))
+            << how << ", interval " << i;
+      }
+    }
+  }
+}
+
+uint64_t TotalOps(const v1::RunReport& report) {
+  uint64_t ops = 0;
+  for (const v1::JobResult& job : report.jobs()) {
+    for (const v1::DirectionResult& d : job.directions()) ops += d.ops();
+  }
+  return ops;
+}
+
+// Six simulated workers (one of them reporting 2.5 s late, past the relay's grace) run the same
+// job three times: straight to the controller, through one relay, through a relay of two
+// relays. The cluster figures are identical; the relays account for every worker.
+TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
+  const std::string job = Job("[global]\nioengine=null\nbs=4k\nsize=1m\nruntime=4s\ntime_based\n[a]\nrw=randread\n[b]\nrw=randrw\n");
+  constexpr int kWorkers = 6;
+  {
+    auto controller = Controller(job, kWorkers, "direct");
+    ASSERT_FALSE(port_.empty());
+    auto fleet = Fleet(port_, kWorkers, "fleet-direct");
+    ASSERT_EQ(controller->Wait(std::chrono::seconds(90)).value_or(-1), 0) << controller->Stderr();
+  }
+  {
+    auto controller = Controller(job, 1, "one-relay");
+    ASSERT_FALSE(port_.empty());
+    std::string relay_port;
+    auto relay = RelayTo(port_, kWorkers, "relay", &relay_port);
+    ASSERT_FALSE(relay_port.empty());
+    auto fleet = Fleet(relay_port, kWorkers, "fleet-relay");
+    ASSERT_EQ(controller->Wait(std::chrono::seconds(90)).value_or(-1), 0) << controller->Stderr() << relay->Stderr();
+  }
+  {
+    auto controller = Controller(job, 1, "stacked");
+    ASSERT_FALSE(port_.empty());
+    std::string top_port, left_port, right_port;
+    auto top = RelayTo(port_, 2, "top", &top_port);
+    ASSERT_FALSE(top_port.empty());
+    auto left = RelayTo(top_port, 3, "left", &left_port);
+    auto right = RelayTo(top_port, 3, "right", &right_port);
+    ASSERT_FALSE(left_port.empty());
+    ASSERT_FALSE(right_port.empty());
+    // Worker indices follow the order the relays dialled in: the fleets are started one after
+    // the other, so that order matches the direct run's (indices 0-2, then 3-5).
+    auto fleet_left = Fleet(left_port, 3, "fleet-left");
+    ASSERT_TRUE(left->WaitForOutput("opened by the controller", std::chrono::seconds(30), true)) << left->Stderr();
+    auto fleet_right = Fleet(right_port, 3, "fleet-right");
+    ASSERT_EQ(controller->Wait(std::chrono::seconds(90)).value_or(-1), 0) << controller->Stderr() << top->Stderr();
+  }
+  const v1::RunReport direct = Result("direct"), one = Result("one-relay"), stacked = Result("stacked");
+  EXPECT_GT(TotalOps(direct), 0u);
+  ExpectSameClusterFigures(direct, one, "through one relay");
+  ExpectSameClusterFigures(direct, stacked, "through a relay of relays");
+  for (const v1::RunReport* relayed : {&one, &stacked}) {
+    EXPECT_EQ(relayed->workers_expected(), static_cast<uint32_t>(kWorkers));
+    EXPECT_EQ(relayed->workers_completed(), static_cast<uint32_t>(kWorkers)) << relayed->DebugString();
+    EXPECT_EQ(relayed->workers_size(), 1) << "the controller had one session: the relay";
+    EXPECT_THAT(relayed->workers(0).hostname(), HasSubstr("relay of 6 workers"));
+    // Every worker summed up once, with its own index; their figures add up to the totals.
+    ASSERT_EQ(relayed->relayed_workers_size(), kWorkers);
+    std::map<uint32_t, uint64_t> ops_by_index;
+    for (const v1::RelayedWorkerSummary& w : relayed->relayed_workers()) {
+      ops_by_index[w.worker_index()] += w.ops();
+      EXPECT_GT(w.latency_p99_ns(), w.latency_p50_ns());
+      EXPECT_TRUE(w.lost().empty()) << w.lost();
+      EXPECT_EQ(w.relays_size(), relayed == &one ? 1 : 2);
+    }
+    ASSERT_EQ(ops_by_index.size(), static_cast<size_t>(kWorkers));
+    EXPECT_EQ(ops_by_index.rbegin()->first, static_cast<uint32_t>(kWorkers - 1));
+    uint64_t sum = 0;
+    for (const auto& [index, ops] : ops_by_index) sum += ops;
+    EXPECT_EQ(sum, TotalOps(*relayed));
+  }
+  // The straggler's intervals went up after the relay's grace, as amendments.
+  uint32_t late = 0;
+  for (const v1::RelayedWorkerSummary& w : one.relayed_workers()) late += w.late_intervals();
+  EXPECT_GT(late, 0u);
+}
+
+// Real workers behind a relay: each gets its own place in the run (its own files), and the
+// controller counts them as workers.
+TEST_F(Relay, RealWorkersBehindARelayWriteTheirOwnFiles) {
+  auto controller = Controller(Job("[w]\nrw=write\nbs=64k\nsize=1m\n"), 1, "real");
+  ASSERT_FALSE(port_.empty());
+  std::string relay_port;
+  auto relay = RelayTo(port_, 2, "relay", &relay_port);
+  ASSERT_FALSE(relay_port.empty());
+  std::vector<std::unique_ptr<TestProcess>> workers;
+  for (const char* name : {"a", "b"}) {
+    workers.push_back(std::make_unique<TestProcess>(
+        std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + relay_port, "--allow-root", data_},
+        base_ + "/" + name));
+  }
+  ASSERT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller->Stderr() << relay->Stderr();
+  const v1::RunReport report = Result("real");
+  EXPECT_EQ(report.workers_completed(), 2u);
+  EXPECT_EQ(report.workers_expected(), 2u);
+  EXPECT_EQ(TotalOps(report), 2u * 16) << "1 MiB in 64 KiB writes on each of two workers";
+  EXPECT_EQ(DirectoryNames(data_).size(), 2u) << "one file per worker, not one shared";
+  ASSERT_EQ(report.relayed_workers_size(), 2);
+  EXPECT_EQ(report.relayed_workers(0).bytes() + report.relayed_workers(1).bytes(), 2u << 20);
+}
+
+// The controller dies mid-run: the relay hears nothing for a lease and stops its workers' IO,
+// as a worker stops its own when its controller goes silent.
+TEST_F(Relay, ARelayWhoseControllerIsGoneStopsItsWorkersWithinTheLease) {
+  auto controller = Controller(Job("[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=120s\ntime_based\nrate_iops=200\n"), 1, "gone",
+                               {"--lease", "2s"});
+  ASSERT_FALSE(port_.empty());
+  std::string relay_port;
+  auto relay = RelayTo(port_, 1, "relay", &relay_port);
+  ASSERT_FALSE(relay_port.empty());
+  auto worker = std::make_unique<TestProcess>(
+      std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + relay_port, "--allow-root", data_},
+      base_ + "/worker");
+  ASSERT_TRUE(controller->WaitForOutput("IOPS", std::chrono::seconds(30), true)) << controller->Stderr() << relay->Stderr();
+  controller->Signal(SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  ASSERT_TRUE(relay->WaitForOutput("the controller was not heard for a lease; stopping the workers' IO", std::chrono::seconds(20), true))
+      << relay->Stderr();
+  // The worker's run ends with its final reports (it does not wait for its own lease: the relay
+  // is still there and tells it to stop).
+  ASSERT_TRUE(worker->WaitForOutput("IO stopped early: the controller was not heard for a lease", std::chrono::seconds(20), true))
+      << worker->Stderr();
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(15));
+}
+
+}  // namespace
+}  // namespace iofleet
