@@ -8,6 +8,10 @@
 # interval was published (p50/p99, first publications), the start skew and late starts, the
 # workers declared lost, and whether the totals equal the sum of the workers'.
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
+# An N written simN plays N workers from one iofleet-fleet-sim process (sim/fleet_sim.cc: the
+# worker's session code, made-up reports with BUCKETS=200 non-empty histogram buckets per job
+# and interval) dialling the controller; relayN/R puts R iofleet relay processes between them
+# (N/R simulated workers each, one fleet-sim process per relay).
 # RATE is each job's rate_iops. The workers share the controller's host, and every paced IO is a
 # thread wakeup (about 20-40 us of CPU each in this VM): 1,024 workers x 8 jobs x 10 IOPS would
 # be 82,000 wakeups a second, more than the two cores have, before any control traffic.
@@ -16,27 +20,48 @@ bin=${BIN:-$(readlink -f "$(dirname "$0")/../bazel-bin")}
 duration=${DURATION:-30s}
 rate=${RATE:-1}
 counts=("$@"); [ ${#counts[@]} -eq 0 ] && counts=(64 256 1024)
-[ -x "$bin/controller/iofleet" ] && [ -x "$bin/worker/iofleet-worker" ] || { echo "build first: bazel build //controller:iofleet //worker:iofleet-worker" >&2; exit 2; }
+[ -x "$bin/controller/iofleet" ] && [ -x "$bin/worker/iofleet-worker" ] && [ -x "$bin/sim/iofleet-fleet-sim" ] ||
+  { echo "build first: bazel build //controller:iofleet //worker:iofleet-worker //sim:iofleet-fleet-sim" >&2; exit 2; }
 ulimit -n 65536 2>/dev/null || true
 printf '%-8s %-10s %-10s %-9s %-12s %-12s %-11s %-6s %-5s %s\n' workers "ctl CPU" "during run" "ctl RSS" "publish p50" "publish p99" "start skew" late lost "totals exact"
-for n in "${counts[@]}"; do
+for spec in "${counts[@]}"; do
   dir=$(mktemp -d /tmp/scale-bench-XXXXXX)
-  : > "$dir/hosts"
   for j in $(seq 1 "${JOBS:-8}"); do
     printf '[j%s]\nioengine=null\nrw=randread\nbs=4k\nsize=1g\nrate_iops=%s\ntime_based\nruntime=%s\n' "$j" "$rate" "$duration"
   done > "$dir/job.fio"
   base=$((30000 + RANDOM % 20000))
-  for i in $(seq 0 $((n - 1))); do
-    port=$((base + i))
-    "$bin/worker/iofleet-worker" --listen 127.0.0.1:$port --allow-root "$dir" > /dev/null 2>&1 &
-    echo 127.0.0.1:$port >> "$dir/hosts"
-  done
-  # Until every worker listens (bounded).
-  for _ in $(seq 1 600); do
-    [ "$(ss -ltn "sport >= :$base and sport < :$((base + n))" | tail -n +2 | wc -l)" -ge "$n" ] && break
-    sleep 0.2
-  done
-  /usr/bin/time -f "%e %U %S %M" -o "$dir/time" "$bin/controller/iofleet" run "$dir/job.fio" --hostfile "$dir/hosts" --quiet \
+  case "$spec" in
+    sim*)  # simulated workers dial the controller
+      n=${spec#sim}; relays=0
+      where=(--listen 127.0.0.1:$base --expect-workers "$n" --wait 10m)
+      "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$base --workers "$n" --buckets "${BUCKETS:-200}" > /dev/null 2> "$dir/sim-${r:-0}.err" &
+      ;;
+    relay*)  # simulated workers dial R relays, which dial the controller
+      n=${spec#relay}; relays=${n#*/}; n=${n%/*}
+      where=(--listen 127.0.0.1:$base --expect-workers "$relays" --wait 10m)
+      for r in $(seq 1 "$relays"); do
+        "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
+          --wait 10m > /dev/null 2> "$dir/relay-$r.err" &
+        "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$((base + r)) --workers $((n / relays)) --buckets "${BUCKETS:-200}" > /dev/null 2> "$dir/sim-${r:-0}.err" &
+      done
+      ;;
+    *)  # real workers, listening; the controller dials them
+      n=$spec; relays=0
+      : > "$dir/hosts"
+      for i in $(seq 0 $((n - 1))); do
+        port=$((base + i))
+        "$bin/worker/iofleet-worker" --listen 127.0.0.1:$port --allow-root "$dir" > /dev/null 2>&1 &
+        echo 127.0.0.1:$port >> "$dir/hosts"
+      done
+      # Until every worker listens (bounded).
+      for _ in $(seq 1 600); do
+        [ "$(ss -ltn "sport >= :$base and sport < :$((base + n))" | tail -n +2 | wc -l)" -ge "$n" ] && break
+        sleep 0.2
+      done
+      where=(--hostfile "$dir/hosts")
+      ;;
+  esac
+  /usr/bin/time -f "%e %U %S %M" -o "$dir/time" "$bin/controller/iofleet" run "$dir/job.fio" "${where[@]}" --quiet \
     --results-dir "$dir/results" --output "$dir/report.txt" > /dev/null 2> "$dir/err" &
   timer=$!
   # The controller's CPU time, sampled every second with the wall clock (ticks of 10 ms).
@@ -47,13 +72,13 @@ for n in "${counts[@]}"; do
     sleep 1
   done
   wait "$timer"
-  python3 - "$dir" "$n" <<'PY'
+  python3 - "$dir" "$n" "$spec" <<'PY'
 import glob, json, sys
-d, n = sys.argv[1], int(sys.argv[2])
+d, n, spec = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 e, u, s, m = open(d + '/time').read().split()[-4:]
 runs = glob.glob(d + '/results/*/result.json')
 if not runs:
-    print(f"{n:<8} controller failed: " + open(d + '/err').read()[-300:].replace('\n', ' ')); sys.exit()
+    print(f"{spec:<8} controller failed: " + open(d + '/err').read()[-300:].replace('\n', ' ')); sys.exit()
 r = json.load(open(runs[0]))
 lat = []
 for line in open(glob.glob(d + '/results/*/intervals.ndjson')[0]):
@@ -74,14 +99,18 @@ except (OSError, ValueError, IndexError):
 pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float('nan')
 cluster = sum(int(dd.get('ops', 0)) for j in r['jobs'] for dd in j['directions'])
 per_worker = sum(int(dd.get('ops', 0)) for j in r['jobs'] for w in j['workers'] for dd in w['directions'])
+if r.get('relayed_workers'):  # behind relays: the workers' own figures are the relays' summaries
+    per_worker = sum(int(w.get('ops', 0)) for w in r['relayed_workers'])
 lost = int(r.get('workers_expected', n)) - int(r.get('workers_completed', 0))
-print(f"{n:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%     {during:>5.1f}%     {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
+print(f"{spec:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%     {during:>5.1f}%     {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
       f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})'}")
 PY
-  # Every worker gone before the next N (a thousand take a while to exit): TERM, then KILL.
-  pkill -f -- "--allow-root $dir" 2>/dev/null
-  for _ in $(seq 1 300); do pgrep -f -- "--allow-root $dir" > /dev/null || break; sleep 0.2; done
-  pkill -9 -f -- "--allow-root $dir" 2>/dev/null
-  for _ in $(seq 1 300); do pgrep -f -- "--allow-root $dir" > /dev/null || break; sleep 0.2; done
+  # Every worker, relay and simulator gone before the next N (a thousand take a while to exit):
+  # TERM, then KILL.
+  mine() { pgrep -f -- "--allow-root $dir" ; for r in $(seq 0 "$relays"); do pgrep -f -- "--controller 127.0.0.1:$((base + r)) "; done; }
+  kill $(mine) 2>/dev/null
+  for _ in $(seq 1 300); do [ -z "$(mine)" ] && break; sleep 0.2; done
+  kill -9 $(mine) 2>/dev/null
+  for _ in $(seq 1 300); do [ -z "$(mine)" ] && break; sleep 0.2; done
   [ -n "${KEEP:-}" ] && echo "kept $dir" >&2 || rm -rf "$dir"
 done

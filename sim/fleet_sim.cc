@@ -213,8 +213,14 @@ class SimWorker final : public SessionBackend {
   SimWorker(int number, const SimOptions& options, const IntervalPool* pool, const std::string& controller, const TransportSecurity& security)
       : number_(number), options_(options), pool_(pool), sessions_(this, 16), dialer_(&sessions_, controller, security) {}
 
+  // The sessions end here, while this backend is whole (they call it until they are closed).
+  ~SimWorker() override { Stop(); }
+
   void Start() { dialer_.Start(); }
-  void Stop() { dialer_.Stop(); }
+  void Stop() {
+    dialer_.Stop();
+    sessions_.CloseAll();
+  }
 
   absl::Status DoHello(const v1::HelloRequest& request, v1::HelloResponse* response) override {
     response->set_protocol_version(kProtocolVersion);

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
+#include <map>
+#include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -29,6 +33,62 @@ std::shared_ptr<grpc::Channel> DialChannel(const std::string& address, const Tra
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(security), args);
 }
 
+// The dialers' back-off waits, one thread for all the dialers of a process (a relay or the fleet
+// simulator holds thousands): a function runs at its time unless cancelled first.
+class RetryTimer {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static RetryTimer& Get() {
+    static RetryTimer* timer = new RetryTimer();  // lives as long as the process (its thread too)
+    return *timer;
+  }
+  uint64_t At(Clock::time_point when, std::function<void()> run) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t id = ++next_id_;
+    due_.emplace(std::make_pair(when, id), std::move(run));
+    when_.emplace(id, when);
+    cv_.notify_all();
+    return id;
+  }
+  // True if it had not run (and now will not).
+  bool Cancel(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = when_.find(id);
+    if (it == when_.end()) return false;
+    due_.erase(std::make_pair(it->second, id));
+    when_.erase(it);
+    return true;
+  }
+
+ private:
+  RetryTimer() { std::thread([this] { Loop(); }).detach(); }
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      if (due_.empty()) {
+        cv_.wait(lock);
+        continue;
+      }
+      auto first = due_.begin();
+      if (first->first.first > Clock::now()) {
+        cv_.wait_until(lock, first->first.first);
+        continue;
+      }
+      std::function<void()> run = std::move(first->second);
+      when_.erase(first->first.second);
+      due_.erase(first);
+      lock.unlock();
+      run();
+      lock.lock();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::pair<Clock::time_point, uint64_t>, std::function<void()>> due_;
+  std::map<uint64_t, Clock::time_point> when_;
+  uint64_t next_id_ = 0;
+};
+
 }  // namespace
 
 // One stream to the controller: the offer, then the session it carries, until it ends.
@@ -49,7 +109,13 @@ class ControllerDialer::Call final : public grpc::ClientBidiReactor<v1::WorkerMe
     StartCall();
   }
 
-  void Cancel() { context_.TryCancel(); }
+  // From outside the reactions (Stop, a session replacing this stream): only while the hold is
+  // held — gRPC releases the call before OnDone, and cancelling a released call is a crash.
+  // After Release the stream is ending on its own.
+  void Cancel() {
+    std::lock_guard<std::mutex> lock(hold_mu_);
+    if (!released_) context_.TryCancel();
+  }
 
   // The session's way out on this stream; false once the stream is broken.
   bool Send(const v1::WorkerMessage& message) {
@@ -117,7 +183,10 @@ class ControllerDialer::Call final : public grpc::ClientBidiReactor<v1::WorkerMe
   }
 
   void OnDone(const grpc::Status& status) override {
-    Release();
+    {
+      std::lock_guard<std::mutex> lock(dialer_->mu_);
+      dialer_->call_ = nullptr;  // Stop no longer reaches this call
+    }
     absl::Status how = failure_;
     if (ended_) {
       how = absl::OkStatus();
@@ -206,6 +275,7 @@ class ControllerDialer::Call final : public grpc::ClientBidiReactor<v1::WorkerMe
 
   // No thread but gRPC's starts writes from here on: the session (if any) is detached.
   void Release() {
+    std::lock_guard<std::mutex> lock(hold_mu_);
     if (released_) return;
     released_ = true;
     if (session_ != nullptr && !ended_) session_->Detach(attachment_);
@@ -219,7 +289,9 @@ class ControllerDialer::Call final : public grpc::ClientBidiReactor<v1::WorkerMe
   // Reactions run one at a time per direction; these are the reading side's.
   std::shared_ptr<WorkerSession> session_;  // attached to this stream
   uint64_t attachment_ = 0;
-  bool offered_ = false, ended_ = false, released_ = false;
+  bool offered_ = false, ended_ = false;
+  std::mutex hold_mu_;
+  bool released_ = false;  // the hold is removed (hold_mu_)
   absl::Status failure_;
   std::mutex write_mu_;
   std::deque<v1::WorkerMessage> outgoing_;
@@ -282,7 +354,7 @@ void ControllerDialer::CallDone(const absl::Status& how) {
     last_problem_ = problem;
   }
   waiting_ = true;
-  alarm_.Set(std::chrono::system_clock::now() + backoff_, [this](bool) {
+  retry_ = RetryTimer::Get().At(std::chrono::steady_clock::now() + backoff_, [this] {
     {
       std::lock_guard<std::mutex> lock(mu_);
       waiting_ = false;
@@ -302,7 +374,7 @@ void ControllerDialer::Stop() {
     std::unique_lock<std::mutex> lock(mu_);
     stopping_ = true;
     if (call_ != nullptr) call_->Cancel();
-    if (waiting_) alarm_.Cancel();
+    if (waiting_ && RetryTimer::Get().Cancel(retry_)) waiting_ = false;  // else it is running: it sees stopping_
     cv_.notify_all();
     cv_.wait(lock, [this] { return !calling_ && !waiting_; });
     session = std::move(session_);

@@ -8,8 +8,8 @@
 // ends the session the dialer offers itself again for the next run. Retries back off from
 // 200 ms to 5 s.
 //
-// On gRPC's callback API: a dialer holds no thread of its own (the retry waits on a gRPC alarm),
-// so one process can carry thousands of them (a relay's upstream, the fleet simulator).
+// On gRPC's callback API: a dialer holds no thread of its own (one timer thread serves every
+// dialer's back-off), so one process can carry thousands of them (the fleet simulator).
 #ifndef IOFLEET_WORKER_CONTROLLER_DIALER_H_
 #define IOFLEET_WORKER_CONTROLLER_DIALER_H_
 
@@ -21,7 +21,6 @@
 
 #include "absl/status/status.h"
 #include "common/transport_security.h"
-#include "grpcpp/alarm.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/worker_service.grpc.pb.h"
 #include "worker/session_registry.h"
@@ -62,8 +61,8 @@ class ControllerDialer {
   bool started_ = false, stopping_ = false;
   bool calling_ = false;        // a Call is under way (gRPC owns it until its OnDone)
   Call* call_ = nullptr;
-  bool waiting_ = false;        // the back-off alarm is set
-  grpc::Alarm alarm_;
+  bool waiting_ = false;        // the back-off timer is set
+  uint64_t retry_ = 0;          // its id
   std::chrono::milliseconds backoff_{200};
   std::string last_problem_;
   // The session this worker is in (kept across a cut for the resume), if any.
