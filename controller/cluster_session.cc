@@ -98,9 +98,9 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
                                                           {p.hello->protocol_version(), p.hello->min_compatible_version()},
                                                           absl::StrCat("worker ", address));
         if (!compatible.ok()) failures.push_back(std::string(compatible.message()));
-        if (p.hello->relayed_workers() > kMaxRelayedWorkers || p.hello->relayed_size() > static_cast<int>(p.hello->relayed_workers())) {
-          failures.push_back(absl::StrCat("worker ", address, " says it relays ", p.hello->relayed_workers(), " workers and describes ",
-                                          p.hello->relayed_size(), " (at most ", kMaxRelayedWorkers, ", each described at most once)"));
+        if (p.hello->relayed_workers() > kMaxRelayedWorkers) {
+          failures.push_back(absl::StrCat("worker ", address, " says it relays ", p.hello->relayed_workers(), " workers (at most ",
+                                          kMaxRelayedWorkers, ")"));
         }
       } else if (p.closed && p.lost.code() == absl::StatusCode::kUnimplemented) {
         failures.push_back(absl::StrCat("worker ", address, " has no session stream: it is an iofleet-worker older than protocol ",
@@ -113,6 +113,13 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
         failures.push_back(absl::StrCat("worker ", address, " unreachable (hello): no answer within ", absl::FormatDuration(options.connect_timeout)));
       }
     }
+  }
+  if (failures.empty()) {
+    // Worker indices are 32-bit: relays' shares together must fit.
+    uint64_t total = 0;
+    std::lock_guard<std::mutex> lock(session->mu_);
+    for (const Peer& p : session->peers_) total += Weight(p);
+    if (total > kMaxRelayedWorkers * uint64_t{16}) failures.push_back(absl::StrCat("the relays stand for ", total, " workers together: too many"));
   }
   if (!failures.empty()) return absl::UnavailableError(absl::StrJoin(failures, "\niofleet: "));
   report->set_interval_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(options.interval)));
@@ -392,6 +399,10 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
   if (unresumable) return;  // its OnClosed follows; the keeper tries again until the lease
   ReportSink* sink = nullptr;
   std::vector<v1::IntervalReport> reports;
+  // Whether a wait may now be over. Reports and later probe echoes change nothing a wait looks
+  // at: the thread running the phase is not woken (and does not rescan every worker) for each of
+  // the thousands a second.
+  bool changed = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[worker];
@@ -421,6 +432,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
         }
         break;
       case v1::WorkerMessage::kReports:
+        changed = resumed;
         if (sink_ == nullptr) break;
         sink = sink_;
         for (v1::IntervalReport& report : *message.mutable_reports()->mutable_reports()) {
@@ -444,6 +456,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
       }
       case v1::WorkerMessage::kEcho: {
         const v1::ClockEcho& echo = message.echo();
+        changed = resumed || p.round_trip_ns < 0;  // the first: Open waits for every worker's
         p.round_trip_ns = now - echo.controller_send_unix_ns() - (echo.worker_send_unix_ns() - echo.worker_receive_unix_ns());
         p.clock_offset_ns = ((echo.worker_receive_unix_ns() - echo.controller_send_unix_ns()) + (echo.worker_send_unix_ns() - now)) / 2;
         break;
@@ -452,7 +465,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
         break;
     }
   }
-  cv_.notify_all();
+  if (changed) cv_.notify_all();
   // Outside the lock: the aggregator has its own, and a thousand sessions report at once.
   if (sink != nullptr && !reports.empty()) sink->Add(worker, std::move(reports));
 }

@@ -64,6 +64,7 @@ bool RelayRun::ExpectedLocked(uint32_t job, size_t w, int64_t interval_start_uni
 void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
   if (worker >= workers_.size()) return;
   std::lock_guard<std::mutex> lock(mu_);
+  const size_t ready_before = out_.size();
   std::vector<bool> touched(jobs_, false);
   for (v1::IntervalReport& report : reports) {
     if (report.job_index() >= jobs_ || report.run_id() != request_.run_id()) continue;
@@ -133,7 +134,8 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
   for (uint32_t job = 0; job < jobs_; ++job) {
     if (touched[job]) ForwardCompleteLocked(job);
   }
-  ready_cv_.notify_all();
+  // The forwarder wakes when there is something to send (once per interval, not per report).
+  if (out_.size() > ready_before) ready_cv_.notify_all();
 }
 
 void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
@@ -306,6 +308,7 @@ std::optional<v1::RelaySummary> RelayRun::Summary() {
 RelayBackend::RelayBackend(ClusterSession* workers) : workers_(workers), hostname_(OwnHostname()), watcher_([this] { Watch(); }) {}
 
 RelayBackend::~RelayBackend() {
+  sessions_.CloseAll();
   {
     std::lock_guard<std::mutex> lock(mu_);
     closing_ = true;
@@ -329,17 +332,6 @@ absl::Status RelayBackend::DoHello(const v1::HelloRequest& request, v1::HelloRes
   response->add_features("relay");
   const std::vector<ClusterSession::PeerState> states = workers_->PeerStates();
   response->set_relayed_workers(workers_->relayed_workers());
-  for (const ClusterSession::PeerState& state : states) {
-    if (state.hello.relayed_workers() > 0) {
-      for (const v1::HelloResponse& behind : state.hello.relayed()) *response->add_relayed() = behind;
-      continue;
-    }
-    v1::HelloResponse* described = response->add_relayed();
-    *described = state.hello;
-    described->clear_auth_proof();
-    described->clear_session_id();
-    described->set_address(state.address);
-  }
   // The controller's report shows the relay with its first worker's kind of host.
   if (!states.empty()) {
     response->set_cores(states[0].hello.cores());
@@ -377,12 +369,12 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
     identity_.resize(static_cast<size_t>(request.spec().jobs_size()));
     for (size_t j = 0; j < identity_.size(); ++j) identity_[j] = j;
     run_ = run;
-    started_ = ended_ = lease_stopped_ = false;
+    prepared_ = started_ = ended_ = lease_stopped_ = false;
   }
   cv_.notify_all();
   const ClusterSession::PhasePreparation prepared = workers_->PreparePhase(
       request.spec(), identity_, request.run_id(), run.get(), PhasePlacement{request.worker_index(), request.worker_count()}, request.interval_ns(),
-      [&] { return cancelled() || run->LeaseExpired(AwakeClock::Now()); });
+      cancelled);
   if (!prepared.ok()) {
     workers_->EndPhase();
     std::lock_guard<std::mutex> lock(mu_);
@@ -390,6 +382,11 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
     if (cancelled()) return absl::CancelledError("the controller gave the preparation up");
     return absl::FailedPreconditionError(prepared.interrupted ? "the relay was interrupted (Ctrl-C)" : absl::StrJoin(prepared.failures, "; "));
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    prepared_ = true;
+  }
+  run->RenewLease();
   for (const v1::PrepareResponse& answer : workers_->PrepareResponses()) {
     for (const v1::PreparedFile& file : answer.files()) *response->add_files() = file;
     if (!response->has_facts()) *response->mutable_facts() = answer.facts();
@@ -440,17 +437,22 @@ void RelayBackend::PreparationGivenUp(const std::string&) { workers_->Wake(); }
 void RelayBackend::Watch() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!closing_) {
+    lock.unlock();
+    sessions_.ForgetExpired();
+    lock.lock();
     std::shared_ptr<RelayRun> run = run_;
-    if (run == nullptr || ended_) {
-      cv_.wait(lock);
+    if (run == nullptr || ended_ || closing_) {
+      cv_.wait_for(lock, std::chrono::seconds(1));
       continue;
     }
     // A tenth of the lease, as a worker checks its own; sooner when an interval's grace ends.
-    absl::Time wake = absl::Now() + absl::FromChrono(run->lease() / 10);
-    const bool started = started_;
+    absl::Time wake = absl::Now() + std::min(absl::FromChrono(run->lease() / 10), absl::Seconds(1));
+    const bool started = started_, prepared = prepared_;
     lock.unlock();
     if (started) wake = std::min(wake, run->ForwardDue(absl::Now()));
-    if (run->LeaseExpired(AwakeClock::Now())) {
+    // Its lease counts from the end of the preparation (the session renews it from then on; a
+    // controller gone during the preparation ends the session, which gives the preparation up).
+    if (prepared && run->LeaseExpired(AwakeClock::Now())) {
       lock.lock();
       const bool first = !lease_stopped_;
       lease_stopped_ = true;

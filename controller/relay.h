@@ -32,6 +32,7 @@
 #include "controller/cluster_session.h"
 #include "controller/report_sink.h"
 #include "worker/awake_clock.h"
+#include "worker/session_registry.h"
 #include "worker/session_run.h"
 #include "worker/worker_session.h"
 
@@ -118,6 +119,9 @@ class RelayBackend final : public SessionBackend {
   explicit RelayBackend(ClusterSession* workers);
   ~RelayBackend() override;
 
+  // The sessions the controller opens with this relay (a ControllerDialer keeps them here).
+  SessionRegistry* sessions() { return &sessions_; }
+
   absl::Status DoHello(const v1::HelloRequest& request, v1::HelloResponse* response) override;
   absl::Status DoPrepare(const v1::PrepareRequest& request, v1::PrepareResponse* response,
                          const std::function<bool()>& cancelled) override;
@@ -129,7 +133,8 @@ class RelayBackend final : public SessionBackend {
 
  private:
   // While a run is on: its intervals' graces, its lease (a controller gone for a lease stops
-  // the workers' IO), and the phase's end.
+  // the workers' IO), and the phase's end; every second: sessions detached for longer than
+  // their runs' leases are closed (a controller gone during a preparation gives it up).
   void Watch();
 
   ClusterSession* const workers_;
@@ -137,9 +142,12 @@ class RelayBackend final : public SessionBackend {
   std::mutex mu_;
   std::condition_variable cv_;
   std::shared_ptr<RelayRun> run_;  // the current (or latest) run
-  bool started_ = false, ended_ = false, lease_stopped_ = false, closing_ = false;
+  bool prepared_ = false, started_ = false, ended_ = false, lease_stopped_ = false, closing_ = false;
   std::vector<size_t> identity_;   // job indices: the relay does not renumber
   std::thread awaiting_;           // AwaitPhase of the started run
+  // Declared last, built last: its sessions call this backend until they are closed (in the
+  // destructor's body, while the backend is whole).
+  SessionRegistry sessions_{this, 16};
   std::thread watcher_;
 };
 

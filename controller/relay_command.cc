@@ -10,7 +10,6 @@
 #include "controller/cluster_session.h"
 #include "controller/relay.h"
 #include "worker/controller_dialer.h"
-#include "worker/session_registry.h"
 
 namespace iofleet {
 namespace {
@@ -82,13 +81,11 @@ int RunRelay(const std::vector<std::string>& args) {
   std::cerr << "iofleet relay: " << (*workers)->relayed_workers() << " worker(s) here; dialling the controller at " << controller << "\n";
   {
     RelayBackend backend(workers->get());
-    SessionRegistry sessions(&backend, 16);
-    ControllerDialer dialer(&sessions, controller, *security);
+    ControllerDialer dialer(backend.sessions(), controller, *security);
     dialer.Start();
     (*workers)->WaitForInterrupt();
     std::cerr << "iofleet relay: interrupted; ending\n";
     dialer.Stop();
-    sessions.CloseAll();
   }
   workers->reset();
   return 0;
