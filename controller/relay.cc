@@ -98,16 +98,19 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
     }
     const Key key{job, report.interval_index()};
     if (forwarded_.count(key)) {
-      // The interval went up without this worker: its report follows on its own.
+      // The interval went up without this worker: its report follows, merged with the other
+      // late ones of that interval that come before the next forwarding tick (a relay whose
+      // workers are all late sends one amendment per interval, not one per worker).
       if (report.directions_size() > 0) {
-        v1::IntervalReport late;
-        late.set_run_id(report.run_id());
-        late.set_job_index(job);
-        late.set_interval_index(report.interval_index());
-        late.set_start_unix_ns(report.start_unix_ns());
-        late.set_end_unix_ns(report.end_unix_ns());
-        *late.mutable_directions() = std::move(*report.mutable_directions());
-        out_.push_back(std::move(late));
+        v1::IntervalReport& late = late_[key];
+        if (late.directions_size() == 0) {
+          late.set_run_id(report.run_id());
+          late.set_job_index(job);
+          late.set_interval_index(report.interval_index());
+          late.set_start_unix_ns(report.start_unix_ns());
+          late.set_end_unix_ns(report.end_unix_ns());
+        }
+        MergeDirections(report, &late);
       }
       ++figures.late_intervals;
     } else {
@@ -159,6 +162,13 @@ void RelayRun::ForwardCompleteLocked(uint32_t job) {
   ForwardFinalLocked(job);
 }
 
+void RelayRun::ForwardLateLocked(uint32_t job) {
+  for (auto it = late_.lower_bound({job, 0}); it != late_.end() && it->first.first == job;) {
+    out_.push_back(std::move(it->second));
+    it = late_.erase(it);
+  }
+}
+
 void RelayRun::ForwardFinalLocked(uint32_t job) {
   // What is still held of the job goes first: its final is the job's last report.
   for (auto it = held_.lower_bound({job, 0}); it != held_.end() && it->first.first == job;) {
@@ -166,6 +176,7 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
     ForwardLocked(it);
     it = next;
   }
+  ForwardLateLocked(job);
   final_sent_[job] = true;
   v1::IntervalReport merged;
   merged.set_run_id(request_.run_id());
@@ -206,7 +217,8 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
 absl::Time RelayRun::ForwardDue(absl::Time now) {
   std::lock_guard<std::mutex> lock(mu_);
   absl::Time next = absl::InfiniteFuture();
-  bool any = false;
+  bool any = !late_.empty();
+  for (uint32_t job = 0; job < jobs_; ++job) ForwardLateLocked(job);
   for (auto it = held_.begin(); it != held_.end();) {
     const absl::Time due = absl::FromUnixNanos(it->second.merged.end_unix_ns()) + grace_;
     auto following = std::next(it);
@@ -233,6 +245,7 @@ void RelayRun::Finish(const std::vector<ClusterSession::PeerState>& states) {
     ForwardLocked(it);
     it = next;
   }
+  for (uint32_t job = 0; job < jobs_; ++job) ForwardLateLocked(job);
   v1::RelaySummary summary;
   summary.set_run_id(request_.run_id());
   for (size_t w = 0; w < workers_.size() && w < states.size(); ++w) {

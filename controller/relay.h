@@ -10,9 +10,9 @@
 // a relay behind a relay is one more worker with a weight.
 //
 // A merged interval goes up once every worker expected for it has reported, or when its grace
-// (half the controller's) is over; a worker's report that comes later goes up on its own as one
-// more report for that interval, which the controller adds as an amendment. Nothing is dropped,
-// so totals stay exact.
+// (half the controller's) is over; workers' reports that come later go up as one more report
+// for that interval (those arriving together merged), which the controller adds as an
+// amendment. Nothing is dropped, so totals stay exact.
 #ifndef IOFLEET_CONTROLLER_RELAY_H_
 #define IOFLEET_CONTROLLER_RELAY_H_
 
@@ -62,7 +62,8 @@ class RelayRun final : public SessionRun, public ReportSink {
   // ReportSink: worker `worker`'s reports (malformed histograms are cleared and counted).
   void Add(size_t worker, std::vector<v1::IntervalReport> reports) override;
 
-  // Sends up every interval whose grace is over; returns when the next one's will be.
+  // Sends up every interval whose grace is over, and the late reports merged since the last
+  // call; returns when the next grace ends.
   absl::Time ForwardDue(absl::Time now);
   // The phase is over: the lost workers are not waited for, everything still held goes up, then
   // each job's final report and the summary (`states`: the relay's session's, after the phase).
@@ -88,6 +89,8 @@ class RelayRun final : public SessionRun, public ReportSink {
   void ForwardCompleteLocked(uint32_t job);
   void ForwardLocked(std::map<Key, Held>::iterator held);
   void ForwardFinalLocked(uint32_t job);
+  // Sends up the late reports of `job` merged so far.
+  void ForwardLateLocked(uint32_t job);
 
   const v1::PrepareRequest request_;
   const std::vector<std::string> workers_;
@@ -100,6 +103,7 @@ class RelayRun final : public SessionRun, public ReportSink {
   std::condition_variable ready_cv_;
   std::map<Key, Held> held_;
   std::map<Key, bool> forwarded_;
+  std::map<Key, v1::IntervalReport> late_;  // of forwarded intervals, until the next tick
   std::vector<std::vector<std::optional<v1::IntervalReport>>> finals_;  // [job][worker], directions cleared
   std::vector<std::vector<int64_t>> last_end_;                          // [job][worker]
   std::vector<bool> final_sent_;                                        // [job]

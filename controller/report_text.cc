@@ -130,6 +130,50 @@ constexpr int kWorkerLinesLimit = 32;
 // Outliers named at each end.
 constexpr size_t kOutliersNamed = 3;
 
+// The workers behind relays, as their relays summed them up (all jobs of the run): the spread
+// of their IOPS and p99 and the outliers by name, and those with late intervals or lost.
+void RenderRelayedWorkers(const v1::RunReport& report, std::string* out) {
+  if (report.relayed_workers().empty()) return;
+  const auto& workers = report.relayed_workers();
+  absl::StrAppendFormat(out, "\nWorkers behind relays (%d; all jobs; the JSON report lists each under relayed_workers):\n", workers.size());
+  struct Entry {
+    double iops, p99;
+    const v1::RelayedWorkerSummary* w;
+  };
+  std::vector<Entry> entries;
+  for (const v1::RelayedWorkerSummary& w : workers) {
+    const double seconds = static_cast<double>(w.elapsed_ns()) / 1e9;
+    entries.push_back({seconds > 0 ? static_cast<double>(w.ops()) / seconds : 0, static_cast<double>(w.latency_p99_ns()), &w});
+  }
+  auto spread = [&](auto value, const std::function<std::string(double)>& format) {
+    std::vector<double> values;
+    for (const Entry& e : entries) values.push_back(value(e));
+    std::sort(values.begin(), values.end());
+    auto at = [&](double q) { return format(values[static_cast<size_t>(q * static_cast<double>(values.size() - 1) + 0.5)]); };
+    return absl::StrFormat("min %s  p10 %s  median %s  p90 %s  max %s", at(0), at(0.1), at(0.5), at(0.9), at(1));
+  };
+  auto format_count = [](double v) { return FormatCount(v); };
+  auto format_ns = [](double v) { return FormatDurationNs(v); };
+  absl::StrAppendFormat(out, "  IOPS %s\n", spread([](const Entry& e) { return e.iops; }, format_count));
+  absl::StrAppendFormat(out, "  p99  %s\n", spread([](const Entry& e) { return e.p99; }, format_ns));
+  auto name_ends = [&](const char* label, auto key, bool highest_first, const std::function<std::string(double)>& format) {
+    std::vector<Entry> ranked = entries;
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const Entry& a, const Entry& b) { return highest_first ? key(a) > key(b) : key(a) < key(b); });
+    std::vector<std::string> named;
+    for (size_t i = 0; i < std::min(kOutliersNamed, ranked.size()); ++i) named.push_back(absl::StrCat(ranked[i].w->address(), " ", format(key(ranked[i]))));
+    absl::StrAppendFormat(out, "  %s: %s\n", label, absl::StrJoin(named, ", "));
+  };
+  name_ends("lowest IOPS", [](const Entry& e) { return e.iops; }, false, format_count);
+  name_ends("highest p99", [](const Entry& e) { return e.p99; }, true, format_ns);
+  int late = 0, lost = 0;
+  for (const v1::RelayedWorkerSummary& w : workers) {
+    late += w.late_intervals() > 0;
+    lost += !w.lost().empty();
+  }
+  if (late > 0) absl::StrAppendFormat(out, "  %d worker(s) reported intervals after their relay's grace (sent on as amendments)\n", late);
+  if (lost > 0) absl::StrAppendFormat(out, "  %d worker(s) lost (named among the problems)\n", lost);
+}
+
 // What a worker's line says besides its figures: errors, stops, notes, host differences.
 void RenderWorkerRemarks(const v1::WorkerResult& w, const google::protobuf::RepeatedPtrField<v1::WorkerInfo>* infos, std::string* out) {
   if (!w.error().empty()) absl::StrAppend(out, "      error: ", w.error(), "\n");
@@ -332,10 +376,11 @@ std::string RenderTextReport(const v1::RunReport& report) {
     absl::StrAppendFormat(&out, "\nCluster (all jobs; %d of %d workers completed, the others' figures end where they were lost):\n",
                           report.workers_completed(), report.workers_expected());
   } else {
-    absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", report.workers_size());
+    absl::StrAppendFormat(&out, "\nCluster (all jobs, %d workers):\n", std::max<int>(report.workers_size(), static_cast<int>(report.workers_expected())));
   }
   for (const v1::DirectionResult& d : report.cluster()) RenderDirection(d, report.cluster_elapsed_ns(), true, false, "  ", &out);
   if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
+  RenderRelayedWorkers(report, &out);
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");
     for (const std::string& p : report.problems()) absl::StrAppend(&out, "  - ", p, "\n");

@@ -284,5 +284,74 @@ TEST(RunAggregator, SlowestRequestsAreTheSlowestOfAllReports) {
   EXPECT_EQ(seen, 1);
 }
 
+// A relay sends an interval it merged without a late worker, then that worker's report as one
+// more report of its own for the same interval: the controller adds it and publishes the
+// interval again (amended), exact; a relay's final report with nothing in it changes nothing.
+TEST(RunAggregator, ARelaysLateReportForAnIntervalItSentIsAnAmendment) {
+  RunAggregator aggregator(RandomWriteSpec(), {"relay:1"});
+  LatencyHistogram early, late;
+  for (uint64_t v = 1000; v < 2000; ++v) early.Record(v);
+  for (uint64_t v = 80000; v < 80050; ++v) late.Record(v);
+  aggregator.Add(0, {MakeReport(0, early, 1000 * 4096, false)});
+  auto due = aggregator.TakeDue(0, 1'000'000'000);
+  int first = 0;
+  for (const PublishedInterval& p : due) first += p.scope == PublishedInterval::Scope::kJob && p.complete && !p.amended;
+  EXPECT_EQ(first, 1);
+  aggregator.Add(0, {MakeReport(0, late, 50 * 4096, false)});
+  due = aggregator.TakeDue(0, 1'000'000'000);
+  int amended = 0;
+  for (const PublishedInterval& p : due) {
+    if (p.scope != PublishedInterval::Scope::kJob) continue;
+    ++amended;
+    EXPECT_TRUE(p.amended);
+    EXPECT_EQ(p.directions[1].ops(), 1050u);
+    LatencyHistogram both = early;
+    both.Merge(late);
+    EXPECT_EQ(LatencyHistogram::FromProto(p.directions[1].latency())->ValueAtPercentile(99), both.ValueAtPercentile(99));
+  }
+  EXPECT_EQ(amended, 1);
+  v1::IntervalReport final_only;
+  final_only.set_job_index(0);
+  final_only.set_interval_index(0);
+  final_only.set_start_unix_ns(1'000'000'000);
+  final_only.set_end_unix_ns(2'000'000'000);
+  final_only.set_final(true);
+  final_only.set_elapsed_ns(1'000'000'000);
+  aggregator.Add(0, {final_only});
+  for (const PublishedInterval& p : aggregator.TakeDue(0, 1'000'000'000)) {
+    EXPECT_EQ(p.scope, PublishedInterval::Scope::kWorker) << "no cluster or job interval is re-published for an empty final";
+  }
+  EXPECT_TRUE(aggregator.WorkerComplete(0));
+}
+
+// Behind relays the text report shows the workers' spread and names the outliers, from the
+// relays' summaries.
+TEST(TextReport, WorkersBehindRelaysAreSummedUpWithTheirOutliers) {
+  v1::RunReport report;
+  report.set_workers_expected(3);
+  report.set_workers_completed(2);
+  const struct {
+    const char* address;
+    uint64_t ops, p99;
+    uint32_t late;
+    const char* lost;
+  } workers[] = {{"10.0.0.1:7420", 1000, 200'000, 0, ""}, {"10.0.0.2:7420", 100, 900'000, 2, ""}, {"10.0.0.3:7420", 900, 300'000, 0, "gone"}};
+  for (const auto& w : workers) {
+    v1::RelayedWorkerSummary* s = report.add_relayed_workers();
+    s->set_address(w.address);
+    s->set_ops(w.ops);
+    s->set_elapsed_ns(1'000'000'000);
+    s->set_latency_p99_ns(w.p99);
+    s->set_late_intervals(w.late);
+    s->set_lost(w.lost);
+  }
+  const std::string text = RenderTextReport(report);
+  EXPECT_NE(text.find("Workers behind relays (3;"), std::string::npos) << text;
+  EXPECT_NE(text.find("lowest IOPS: 10.0.0.2:7420 100"), std::string::npos) << text;
+  EXPECT_NE(text.find("highest p99: 10.0.0.2:7420 900"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 worker(s) reported intervals after their relay's grace"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 worker(s) lost"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace iofleet
