@@ -15,10 +15,11 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   echo "bazel test failed (exit $rc) before tests could report" >&2
 fi
 # The worker's and the aggregator's threads, and the sessions (both ways, resumed after a reset,
-# with real controller and worker processes built with TSAN: a race there makes the controller
-# exit 66), under ThreadSanitizer.
+# through relays and relays of relays, with real controller, worker, relay and simulator processes
+# built with TSAN: a race there makes the controller exit 66, or shows on a relay's stderr), under
+# ThreadSanitizer.
 # tools/tsan.supp: races reported inside the uninstrumented system gRPC, abseil and OpenSSL libraries.
-tsan_tests="//worker:worker_test //controller:run_aggregator_test //controller:session_client_test //tests:dial_in_e2e_test"
+tsan_tests="//worker:worker_test //controller:run_aggregator_test //controller:session_client_test //tests:dial_in_e2e_test //tests:relay_e2e_test"
 if bazel test --config=tsan --test_env=TSAN_OPTIONS="suppressions=$PWD/tools/tsan.supp" $tsan_tests \
     ${BAZEL_TEST_FLAGS:-} > "$log.tsan" 2>&1; then
   echo "tsan: $tsan_tests pass under ThreadSanitizer"
