@@ -20,6 +20,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/hostname.h"
 #include "common/log.h"
 #include "common/protocol_version.h"
 #include "controller/host_differences.h"
@@ -47,12 +48,6 @@ void OnInterrupt(int) {
 
 // What one relay may stand for: more than a run's worker indices could name is a lie.
 constexpr uint32_t kMaxRelayedWorkers = 1u << 20;
-
-std::string Hostname() {
-  char name[256] = {};
-  ::gethostname(name, sizeof(name) - 1);
-  return name;
-}
 
 }  // namespace
 
@@ -168,7 +163,7 @@ v1::ControllerMessage ClusterSession::Hello(size_t worker) const {
   v1::ControllerMessage hello;
   hello.mutable_hello()->set_protocol_version(kProtocolVersion);
   hello.mutable_hello()->set_min_compatible_version(kMinCompatibleProtocolVersion);
-  hello.mutable_hello()->set_controller_host(Hostname());
+  hello.mutable_hello()->set_controller_host(LocalHostname());
   hello.mutable_hello()->set_session_id(SessionId(worker));
   return hello;
 }

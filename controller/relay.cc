@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "common/hostname.h"
 #include "common/log.h"
 #include "common/protocol_version.h"
 #include "controller/direction_summary.h"
@@ -18,12 +19,6 @@ namespace {
 
 // A relay needs a controller that knows relays (it gives a relay a share of worker indices).
 constexpr uint32_t kRelayProtocol = 4;
-
-std::string OwnHostname() {
-  char name[256] = {};
-  ::gethostname(name, sizeof(name) - 1);
-  return name;
-}
 
 // Adds `from`'s directions into `into`'s, direction by direction.
 void MergeDirections(const v1::IntervalReport& from, v1::IntervalReport* into) {
@@ -318,7 +313,7 @@ std::optional<v1::RelaySummary> RelayRun::Summary() {
   return summary_;
 }
 
-RelayBackend::RelayBackend(ClusterSession* workers) : workers_(workers), hostname_(OwnHostname()), watcher_([this] { Watch(); }) {}
+RelayBackend::RelayBackend(ClusterSession* workers) : workers_(workers), hostname_(LocalHostname()), watcher_([this] { Watch(); }) {}
 
 RelayBackend::~RelayBackend() {
   sessions_.CloseAll();

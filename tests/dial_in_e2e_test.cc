@@ -2,68 +2,34 @@
 // --expect-workers): started after the controller, they find it; a token that does not match is
 // refused both ways; a connection cut mid-run is dialled again and the session resumed with
 // nothing lost. Real processes over real gRPC on 127.0.0.1.
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "proto/report.pb.h"
+#include "tests/listening_controller.h"
 #include "tests/test_process.h"
 
 namespace iofleet {
 namespace {
 
-using ::iofleet::testing::ReadFile;
+using ::iofleet::testing::ListeningControllerTest;
 using ::iofleet::testing::Runfile;
-using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::WaitFor;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class DialIn : public ::testing::Test {
+class DialIn : public ListeningControllerTest {
  protected:
-  void SetUp() override {
-    base_ = TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    data_ = base_ + "/data";
-    ::mkdir(base_.c_str(), 0755);
-    ::mkdir(data_.c_str(), 0755);
-  }
-  std::string Job(const std::string& body) {
-    const std::string path = base_ + "/job.fio";
-    std::ofstream(path) << body << "directory=" << data_ << "\n";
-    return path;
-  }
-  // Starts `iofleet run JOB --listen 127.0.0.1:0 ...` and returns the port it listens on.
-  std::unique_ptr<TestProcess> Controller(const std::string& job, int workers, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Runfile("controller/iofleet"), "run", job, "--listen", "127.0.0.1:0", "--expect-workers",
-                                     std::to_string(workers), "--results-dir", "none", "--output-format", "iofleet-json",
-                                     "--output", base_ + "/result.json"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto controller = std::make_unique<TestProcess>(argv, base_ + "/controller");
-    EXPECT_TRUE(controller->WaitForOutput("for " + std::to_string(workers) + " worker(s)", std::chrono::seconds(20), true))
-        << controller->Stderr();
-    std::smatch port;
-    const std::string err = controller->Stderr();
-    if (std::regex_search(err, port, std::regex("\\(port ([0-9]+)\\)"))) port_ = port[1];
-    return controller;
-  }
   std::unique_ptr<TestProcess> Worker(const std::string& name, std::vector<std::string> extra = {}) {
     std::vector<std::string> argv = {Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + port_, "--allow-root", data_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return std::make_unique<TestProcess>(argv, base_ + "/" + name);
   }
-  v1::RunReport Result() {
-    v1::RunReport report;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(base_ + "/result.json"), &report).ok());
-    return report;
-  }
-  std::string base_, data_, port_;
 };
 
 // The controller first, waiting for three workers; the workers, started after it, dial in; the

@@ -5,60 +5,30 @@
 // worker index and seed whichever way they travel, so "the same" is exact equality. Real
 // workers through a relay keep their own files, and a relay whose controller is gone stops its
 // workers' IO within the lease. Real processes over real gRPC on 127.0.0.1.
-#include <sys/stat.h>
 
 #include <csignal>
 #include <fstream>
 #include <map>
-#include <regex>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/report.pb.h"
+#include "tests/listening_controller.h"
 #include "tests/test_process.h"
 
 namespace iofleet {
 namespace {
 
 using ::iofleet::testing::DirectoryNames;
-using ::iofleet::testing::ReadFile;
+using ::iofleet::testing::ListeningControllerTest;
 using ::iofleet::testing::Runfile;
-using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::testing::HasSubstr;
 
-class Relay : public ::testing::Test {
+class Relay : public ListeningControllerTest {
  protected:
-  void SetUp() override {
-    base_ = TempDir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    data_ = base_ + "/data";
-    ::mkdir(base_.c_str(), 0755);
-    ::mkdir(data_.c_str(), 0755);
-  }
-  std::string Job(const std::string& body) {
-    const std::string path = base_ + "/job.fio";
-    std::ofstream(path) << body << "directory=" << data_ << "\n";
-    return path;
-  }
-  // The port a controller or relay started with --listen 127.0.0.1:0 listens on.
-  static std::string PortOf(const TestProcess& process, int workers) {
-    EXPECT_TRUE(process.WaitForOutput("for " + std::to_string(workers) + " worker(s)", std::chrono::seconds(20), true)) << process.Stderr();
-    std::smatch port;
-    const std::string err = process.Stderr();
-    return std::regex_search(err, port, std::regex("\\(port ([0-9]+)\\)")) ? std::string(port[1]) : "";
-  }
-  std::unique_ptr<TestProcess> Controller(const std::string& job, int workers, const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {Runfile("controller/iofleet"), "run", job, "--listen", "127.0.0.1:0", "--expect-workers",
-                                     std::to_string(workers), "--results-dir", "none", "--output-format", "iofleet-json",
-                                     "--output", base_ + "/" + name + ".json", "--wait", "60s"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto controller = std::make_unique<TestProcess>(argv, base_ + "/" + name);
-    port_ = PortOf(*controller, workers);
-    return controller;
-  }
   // A relay for `workers` dialling `upstream_port`; returns it, its own port in *port.
   std::unique_ptr<TestProcess> RelayTo(const std::string& upstream_port, int workers, const std::string& name, std::string* port) {
     auto relay = std::make_unique<TestProcess>(
@@ -74,17 +44,11 @@ class Relay : public ::testing::Test {
                                  "--seed", "5", "--buckets", "150", "--stragglers", "1", "--straggler-delay", "2500ms"},
         base_ + "/" + name);
   }
-  v1::RunReport Result(const std::string& name) {
-    v1::RunReport report;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(base_ + "/" + name + ".json"), &report).ok()) << name;
-    return report;
-  }
   // Under ThreadSanitizer (tools/run_tests.sh) a race in a relay or the simulator is reported on
   // its stderr; their exit codes are not seen (they are stopped, not ended).
   static void ExpectNoRaceReported(const TestProcess& process, const std::string& name) {
     EXPECT_EQ(process.Stderr().find("ThreadSanitizer"), std::string::npos) << name << ":\n" << process.Stderr();
   }
-  std::string base_, data_, port_;
 };
 
 // What must come out the same whichever way the reports travelled: each job's merged latency
@@ -131,13 +95,13 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
   const std::string job = Job("[global]\nioengine=null\nbs=4k\nsize=1m\nruntime=4s\ntime_based\n[a]\nrw=randread\n[b]\nrw=randrw\n");
   constexpr int kWorkers = 6;
   {
-    auto controller = Controller(job, kWorkers, "direct");
+    auto controller = Controller(job, kWorkers, {}, "direct");
     ASSERT_FALSE(port_.empty());
     auto fleet = Fleet(port_, kWorkers, "fleet-direct");
     ASSERT_EQ(controller->Wait(std::chrono::seconds(90)).value_or(-1), 0) << controller->Stderr();
   }
   {
-    auto controller = Controller(job, 1, "one-relay");
+    auto controller = Controller(job, 1, {}, "one-relay");
     ASSERT_FALSE(port_.empty());
     std::string relay_port;
     auto relay = RelayTo(port_, kWorkers, "relay", &relay_port);
@@ -148,7 +112,7 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
     ExpectNoRaceReported(*fleet, "fleet");
   }
   {
-    auto controller = Controller(job, 1, "stacked");
+    auto controller = Controller(job, 1, {}, "stacked");
     ASSERT_FALSE(port_.empty());
     std::string top_port, left_port, right_port;
     auto top = RelayTo(port_, 2, "top", &top_port);
@@ -200,7 +164,7 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
 // Real workers behind a relay: each gets its own place in the run (its own files), and the
 // controller counts them as workers.
 TEST_F(Relay, RealWorkersBehindARelayWriteTheirOwnFiles) {
-  auto controller = Controller(Job("[w]\nrw=write\nbs=64k\nsize=1m\n"), 1, "real");
+  auto controller = Controller(Job("[w]\nrw=write\nbs=64k\nsize=1m\n"), 1, {}, "real");
   ASSERT_FALSE(port_.empty());
   std::string relay_port;
   auto relay = RelayTo(port_, 2, "relay", &relay_port);
@@ -224,8 +188,7 @@ TEST_F(Relay, RealWorkersBehindARelayWriteTheirOwnFiles) {
 // The controller dies mid-run: the relay hears nothing for a lease and stops its workers' IO,
 // as a worker stops its own when its controller goes silent.
 TEST_F(Relay, ARelayWhoseControllerIsGoneStopsItsWorkersWithinTheLease) {
-  auto controller = Controller(Job("[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=120s\ntime_based\nrate_iops=200\n"), 1, "gone",
-                               {"--lease", "2s"});
+  auto controller = Controller(Job("[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=120s\ntime_based\nrate_iops=200\n"), 1, {"--lease", "2s"}, "gone");
   ASSERT_FALSE(port_.empty());
   std::string relay_port;
   auto relay = RelayTo(port_, 1, "relay", &relay_port);

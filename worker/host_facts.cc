@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/hostname.h"
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
 #include "nfs/nfs_connection.h"
@@ -54,9 +55,7 @@ std::string WholeDisk(const std::string& source, const std::string& sys_block) {
 
 v1::HostFacts CollectHostFacts() {
   v1::HostFacts facts;
-  char name[256] = {};
-  ::gethostname(name, sizeof(name) - 1);
-  facts.set_hostname(name);
+  facts.set_hostname(LocalHostname());
   struct utsname u;
   if (::uname(&u) == 0) facts.set_kernel(absl::StrCat(u.sysname, " ", u.release));
   facts.set_cpus(std::thread::hardware_concurrency());

@@ -1,5 +1,7 @@
 #include "worker/worker_service.h"
 
+#include "common/hostname.h"
+
 #include "worker/session_writer.h"
 
 #include <sys/utsname.h>
@@ -22,12 +24,6 @@ namespace {
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
-}
-
-std::string Hostname() {
-  char name[256] = {};
-  ::gethostname(name, sizeof(name) - 1);
-  return name;
 }
 
 std::string KernelRelease() {
@@ -161,7 +157,7 @@ absl::Status WorkerServiceImpl::DoHello(const v1::HelloRequest& request, v1::Hel
   response->set_protocol_version(versions_.version);
   response->set_min_compatible_version(versions_.min_compatible);
   response->set_worker_version(kIofleetVersion);
-  response->set_hostname(Hostname());
+  response->set_hostname(LocalHostname());
   response->set_cores(std::thread::hardware_concurrency());
   response->set_kernel(KernelRelease());
   for (const std::string& name : EngineNames()) response->add_engines(name);
