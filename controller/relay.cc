@@ -370,16 +370,25 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
       std::max(absl::Nanoseconds(request.interval_ns()), absl::Seconds(1)));
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (run_ != nullptr && started_ && !ended_) {
-      return absl::FailedPreconditionError(absl::StrCat("this relay is running ", run_->run_id(), " still (one run at a time)"));
+    if (run_ != nullptr && ((started_ && !ended_) || preparing_)) {
+      return absl::FailedPreconditionError(absl::StrCat("this relay is ", preparing_ ? "preparing " : "running ", run_->run_id(),
+                                                        " still (one run at a time)"));
     }
     if (awaiting_.joinable()) awaiting_.join();  // the previous run's phase is over
     identity_.resize(static_cast<size_t>(request.spec().jobs_size()));
     for (size_t j = 0; j < identity_.size(); ++j) identity_[j] = j;
     run_ = run;
     prepared_ = started_ = ended_ = lease_stopped_ = false;
+    preparing_ = true;
   }
   cv_.notify_all();
+  struct Done {
+    RelayBackend* b;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(b->mu_);
+      b->preparing_ = false;
+    }
+  } done{this};
   const ClusterSession::PhasePreparation prepared = workers_->PreparePhase(
       request.spec(), identity_, request.run_id(), run.get(), PhasePlacement{request.worker_index(), request.worker_count()}, request.interval_ns(),
       cancelled);

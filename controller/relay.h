@@ -146,7 +146,7 @@ class RelayBackend final : public SessionBackend {
   std::mutex mu_;
   std::condition_variable cv_;
   std::shared_ptr<RelayRun> run_;  // the current (or latest) run
-  bool prepared_ = false, started_ = false, ended_ = false, lease_stopped_ = false, closing_ = false;
+  bool preparing_ = false, prepared_ = false, started_ = false, ended_ = false, lease_stopped_ = false, closing_ = false;
   std::vector<size_t> identity_;   // job indices: the relay does not renumber
   std::thread awaiting_;           // AwaitPhase of the started run
   // Declared last, built last: its sessions call this backend until they are closed (in the
