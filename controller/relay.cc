@@ -459,7 +459,7 @@ void RelayBackend::Watch() {
     lock.lock();
     std::shared_ptr<RelayRun> run = run_;
     if (run == nullptr || ended_ || closing_) {
-      cv_.wait_for(lock, std::chrono::seconds(1));
+      WaitNotingStarvation(lock, std::chrono::seconds(1));
       continue;
     }
     // A tenth of the lease, as a worker checks its own; sooner when an interval's grace ends.
@@ -482,8 +482,13 @@ void RelayBackend::Watch() {
     }
     lock.lock();
     if (closing_) break;
-    cv_.wait_for(lock, absl::ToChronoNanoseconds(std::max(wake - absl::Now(), absl::Milliseconds(1))));
+    WaitNotingStarvation(lock, absl::ToChronoNanoseconds(std::max(wake - absl::Now(), absl::Milliseconds(1))));
   }
+}
+
+void RelayBackend::WaitNotingStarvation(std::unique_lock<std::mutex>& lock, std::chrono::nanoseconds asked) {
+  const AwakeClock::Steady::time_point before = AwakeClock::Steady::now();
+  if (cv_.wait_for(lock, asked) == std::cv_status::timeout) AwakeClock::NoteSleep(asked, AwakeClock::Steady::now() - before);
 }
 
 }  // namespace iofleet

@@ -140,6 +140,9 @@ class RelayBackend final : public SessionBackend {
   // the workers' IO), and the phase's end; every second: sessions detached for longer than
   // their runs' leases are closed (a controller gone during a preparation gives it up).
   void Watch();
+  // Waits on cv_ for up to `asked`; a timeout that came late was time the relay could not run,
+  // which its leases do not count (worker/awake_clock.h, as a worker's watchdog notes it).
+  void WaitNotingStarvation(std::unique_lock<std::mutex>& lock, std::chrono::nanoseconds asked);
 
   ClusterSession* const workers_;
   const std::string hostname_;

@@ -339,6 +339,17 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // As a worker's lease watchdog does: time this process could not run is not counted against
+  // its runs' leases (worker/awake_clock.h).
+  std::atomic<bool> done{false};
+  std::thread starvation([&done] {
+    constexpr auto kTick = std::chrono::milliseconds(100);
+    while (!done) {
+      const auto before = AwakeClock::Steady::now();
+      std::this_thread::sleep_for(kTick);
+      AwakeClock::NoteSleep(kTick, AwakeClock::Steady::now() - before);
+    }
+  });
   const IntervalPool pool(options.seed, options.buckets);
   std::vector<std::unique_ptr<SimWorker>> fleet;
   for (int i = 0; i < workers; ++i) {
@@ -349,6 +360,8 @@ int Main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   for (auto& w : fleet) w->Stop();
+  done = true;
+  starvation.join();
   return 0;
 }
 
