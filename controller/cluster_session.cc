@@ -111,9 +111,8 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
   }
   if (failures.empty()) {
     // Worker indices are 32-bit: relays' shares together must fit.
-    uint64_t total = 0;
     std::lock_guard<std::mutex> lock(session->mu_);
-    for (const Peer& p : session->peers_) total += Weight(p);
+    const uint64_t total = session->TotalWeightLocked();
     if (total > kMaxRelayedWorkers * uint64_t{16}) failures.push_back(absl::StrCat("the relays stand for ", total, " workers together: too many"));
   }
   if (!failures.empty()) return absl::UnavailableError(absl::StrJoin(failures, "\niofleet: "));
@@ -279,11 +278,15 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
   return absl::OkStatus();
 }
 
-uint32_t ClusterSession::relayed_workers() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  uint32_t total = 0;
+uint64_t ClusterSession::TotalWeightLocked() const {
+  uint64_t total = 0;
   for (const Peer& p : peers_) total += Weight(p);
   return total;
+}
+
+uint32_t ClusterSession::relayed_workers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<uint32_t>(TotalWeightLocked());  // bounded when the session opened
 }
 
 void ClusterSession::WaitForInterrupt() {

@@ -92,7 +92,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
 
   // RunPhase's steps, for a relay that carries out a controller's phase on the workers behind
   // it: prepare everywhere (the first failure, Ctrl-C or `given_up` stops the rest), start at
-  // an instant, wait until every worker delivered or was lost, and detach the sink.
+  // an instant, wait until every worker delivered or was lost, and detach the sink. Reports go
+  // to `sink` with job indices mapped through `global_index` (an index beyond it stays as it is).
   struct PhasePreparation {
     std::vector<std::string> failures;
     bool interrupted = false;
@@ -196,6 +197,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   // A relay (its hello says how many workers it stands for) and how many indices it takes.
   static bool IsRelay(const Peer& p) { return p.hello.has_value() && p.hello->relayed_workers() > 0; }
   static uint32_t Weight(const Peer& p) { return IsRelay(p) ? p.hello->relayed_workers() : 1; }
+  // The workers all sessions stand for (mu_ held).
+  uint64_t TotalWeightLocked() const;
   // A relay's account of its workers into the report (added up over the run's phases).
   static void NoteRelayed(const v1::RelaySummary& summary, const std::string& relay, const Peer& p, v1::RunReport* report);
   // Host facts from the phase's prepare answers into the report.

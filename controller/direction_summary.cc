@@ -28,6 +28,23 @@ void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into)
   }
 }
 
+void CheckReportFromWire(const std::string& worker, const MalformedHistogram& malformed, v1::IntervalReport* report) {
+  for (v1::DirectionStats& stats : *report->mutable_directions()) {
+    const std::pair<const char*, v1::LatencyHistogramProto*> histograms[] = {
+        {"latency", stats.mutable_latency()}, {"submission latency", stats.mutable_submit_latency()},
+        {"completion latency", stats.mutable_completion_latency()}};
+    for (const auto& [what, histogram] : histograms) {
+      absl::Status valid = ValidateHistogramProto(*histogram);
+      if (valid.ok()) continue;
+      histogram->Clear();
+      malformed(stats, what, valid);
+    }
+    for (v1::SlowRequest& request : *stats.mutable_slowest()) {
+      if (request.worker().empty()) request.set_worker(worker);
+    }
+  }
+}
+
 namespace {
 
 // min/max/mean/stddev and the percentiles of one histogram; nothing for an empty one.

@@ -7,9 +7,12 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "histogram/latency_histogram.h"
 #include "proto/report.pb.h"
 #include "proto/worker_service.pb.h"
@@ -28,6 +31,13 @@ bool HasActivity(const v1::DirectionStats& stats);
 // Adds one direction's counters and histograms (an exact merge) into another's, keeping the
 // ten slowest requests of both.
 void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into);
+
+// A report as it comes off the wire, checked where it arrives (the controller's aggregator, a
+// relay): every histogram that does not decode is cleared — its operation and byte counts are
+// kept — and told to `malformed` (which histogram, of which direction, and why); slow requests
+// not named yet are named `worker` (a relay names its workers' before they reach the controller).
+using MalformedHistogram = std::function<void(const v1::DirectionStats& stats, const char* what, const absl::Status& why)>;
+void CheckReportFromWire(const std::string& worker, const MalformedHistogram& malformed, v1::IntervalReport* report);
 
 // fio's default percentile list.
 const std::vector<double>& DefaultPercentiles();

@@ -1,9 +1,6 @@
 #include "controller/relay.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -32,6 +29,17 @@ void MergeDirections(const v1::IntervalReport& from, v1::IntervalReport* into) {
   }
 }
 
+// A report for the same job and interval as `from`, with nothing in it yet.
+v1::IntervalReport EmptyLike(const v1::IntervalReport& from) {
+  v1::IntervalReport empty;
+  empty.set_run_id(from.run_id());
+  empty.set_job_index(from.job_index());
+  empty.set_interval_index(from.interval_index());
+  empty.set_start_unix_ns(from.start_unix_ns());
+  empty.set_end_unix_ns(from.end_unix_ns());
+  return empty;
+}
+
 // `from`'s elements added into `into`'s, position by position (fio's depth distributions).
 void AddCounts(const google::protobuf::RepeatedField<uint64_t>& from, google::protobuf::RepeatedField<uint64_t>* into) {
   while (into->size() < from.size()) into->Add(0);
@@ -42,7 +50,7 @@ void AddCounts(const google::protobuf::RepeatedField<uint64_t>& from, google::pr
 
 RelayRun::RelayRun(v1::PrepareRequest request, std::vector<std::string> workers, absl::Duration grace)
     : request_(std::move(request)), workers_(std::move(workers)), jobs_(static_cast<uint32_t>(request_.spec().jobs_size())),
-      lease_(std::chrono::nanoseconds(request_.lease_ns() > 0 ? request_.lease_ns() : 5'000'000'000ull)), grace_(grace),
+      lease_(RequestedLease(request_)), grace_(grace),
       last_heard_(AwakeClock::Now()) {
   finals_.assign(jobs_, std::vector<std::optional<v1::IntervalReport>>(workers_.size()));
   last_end_.assign(jobs_, std::vector<int64_t>(workers_.size(), 0));
@@ -65,19 +73,10 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
     if (report.job_index() >= jobs_ || report.run_id() != request_.run_id()) continue;
     const uint32_t job = report.job_index();
     WorkerFigures& figures = figures_[worker];
-    for (v1::DirectionStats& stats : *report.mutable_directions()) {
-      // The relay merges what its workers send: each is checked here, as the controller checks
-      // what reaches it (a malformed histogram is left out; its counts are kept).
-      for (v1::LatencyHistogramProto* h : {stats.mutable_latency(), stats.mutable_submit_latency(), stats.mutable_completion_latency()}) {
-        if (!ValidateHistogramProto(*h).ok()) {
-          h->Clear();
-          ++malformed_;
-        }
-      }
-      // Slow requests name their worker from here on.
-      for (v1::SlowRequest& request : *stats.mutable_slowest()) {
-        if (request.worker().empty()) request.set_worker(workers_[worker]);
-      }
+    // The relay merges what its workers send: checked here as the controller checks what reaches
+    // it (a malformed histogram is left out, its counts kept); slow requests get their worker.
+    CheckReportFromWire(workers_[worker], [this](const v1::DirectionStats&, const char*, const absl::Status&) { ++malformed_; }, &report);
+    for (const v1::DirectionStats& stats : report.directions()) {
       figures.ops += stats.ops();
       figures.bytes += stats.bytes();
       figures.errors += stats.errors();
@@ -97,26 +96,16 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       // late ones of that interval that come before the next forwarding tick (a relay whose
       // workers are all late sends one amendment per interval, not one per worker).
       if (report.directions_size() > 0) {
-        v1::IntervalReport& late = late_[key];
-        if (late.directions_size() == 0) {
-          late.set_run_id(report.run_id());
-          late.set_job_index(job);
-          late.set_interval_index(report.interval_index());
-          late.set_start_unix_ns(report.start_unix_ns());
-          late.set_end_unix_ns(report.end_unix_ns());
-        }
-        MergeDirections(report, &late);
+        auto [late, first] = late_.try_emplace(key);
+        if (first) late->second = EmptyLike(report);
+        MergeDirections(report, &late->second);
       }
       ++figures.late_intervals;
     } else {
       Held& held = held_[key];
       if (held.in.empty()) {
         held.in.assign(workers_.size(), false);
-        held.merged.set_run_id(report.run_id());
-        held.merged.set_job_index(job);
-        held.merged.set_interval_index(report.interval_index());
-        held.merged.set_start_unix_ns(report.start_unix_ns());
-        held.merged.set_end_unix_ns(report.end_unix_ns());
+        held.merged = EmptyLike(report);
       } else {
         held.merged.set_start_unix_ns(std::min(held.merged.start_unix_ns(), report.start_unix_ns()));
         held.merged.set_end_unix_ns(std::max(held.merged.end_unix_ns(), report.end_unix_ns()));
@@ -137,7 +126,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
 }
 
 void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
-  forwarded_[held->first] = true;
+  forwarded_.insert(held->first);
   out_.push_back(std::move(held->second.merged));
   held_.erase(held);
 }
@@ -157,6 +146,10 @@ void RelayRun::ForwardCompleteLocked(uint32_t job) {
   ForwardFinalLocked(job);
 }
 
+void RelayRun::ForwardHeldLocked(uint32_t job) {
+  for (auto it = held_.lower_bound({job, 0}); it != held_.end() && it->first.first == job;) ForwardLocked(it++);
+}
+
 void RelayRun::ForwardLateLocked(uint32_t job) {
   for (auto it = late_.lower_bound({job, 0}); it != late_.end() && it->first.first == job;) {
     out_.push_back(std::move(it->second));
@@ -166,11 +159,7 @@ void RelayRun::ForwardLateLocked(uint32_t job) {
 
 void RelayRun::ForwardFinalLocked(uint32_t job) {
   // What is still held of the job goes first: its final is the job's last report.
-  for (auto it = held_.lower_bound({job, 0}); it != held_.end() && it->first.first == job;) {
-    auto next = std::next(it);
-    ForwardLocked(it);
-    it = next;
-  }
+  ForwardHeldLocked(job);
   ForwardLateLocked(job);
   final_sent_[job] = true;
   v1::IntervalReport merged;
@@ -235,12 +224,10 @@ void RelayRun::Finish(const std::vector<ClusterSession::PeerState>& states) {
   for (uint32_t job = 0; job < jobs_; ++job) {
     if (!final_sent_[job]) ForwardFinalLocked(job);
   }
-  for (auto it = held_.begin(); it != held_.end();) {  // late reports of ended jobs: none stays
-    auto next = std::next(it);
-    ForwardLocked(it);
-    it = next;
+  for (uint32_t job = 0; job < jobs_; ++job) {  // reports of jobs that ended before: none stays
+    ForwardHeldLocked(job);
+    ForwardLateLocked(job);
   }
-  for (uint32_t job = 0; job < jobs_; ++job) ForwardLateLocked(job);
   v1::RelaySummary summary;
   summary.set_run_id(request_.run_id());
   for (size_t w = 0; w < workers_.size() && w < states.size(); ++w) {
@@ -375,8 +362,6 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
                                                         " still (one run at a time)"));
     }
     if (awaiting_.joinable()) awaiting_.join();  // the previous run's phase is over
-    identity_.resize(static_cast<size_t>(request.spec().jobs_size()));
-    for (size_t j = 0; j < identity_.size(); ++j) identity_[j] = j;
     run_ = run;
     prepared_ = started_ = ended_ = lease_stopped_ = false;
     preparing_ = true;
@@ -389,8 +374,10 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
       b->preparing_ = false;
     }
   } done{this};
+  // The relay does not renumber jobs: no index map (indices beyond a map are left as they are).
+  static const std::vector<size_t> kSameJobIndices;
   const ClusterSession::PhasePreparation prepared = workers_->PreparePhase(
-      request.spec(), identity_, request.run_id(), run.get(), PhasePlacement{request.worker_index(), request.worker_count()}, request.interval_ns(),
+      request.spec(), kSameJobIndices, request.run_id(), run.get(), PhasePlacement{request.worker_index(), request.worker_count()}, request.interval_ns(),
       cancelled);
   if (!prepared.ok()) {
     workers_->EndPhase();

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -89,6 +90,8 @@ class RelayRun final : public SessionRun, public ReportSink {
   void ForwardCompleteLocked(uint32_t job);
   void ForwardLocked(std::map<Key, Held>::iterator held);
   void ForwardFinalLocked(uint32_t job);
+  // Sends up what is held of `job`, whoever is missing.
+  void ForwardHeldLocked(uint32_t job);
   // Sends up the late reports of `job` merged so far.
   void ForwardLateLocked(uint32_t job);
 
@@ -102,7 +105,7 @@ class RelayRun final : public SessionRun, public ReportSink {
   mutable std::mutex mu_;
   std::condition_variable ready_cv_;
   std::map<Key, Held> held_;
-  std::map<Key, bool> forwarded_;
+  std::set<Key> forwarded_;
   std::map<Key, v1::IntervalReport> late_;  // of forwarded intervals, until the next tick
   std::vector<std::vector<std::optional<v1::IntervalReport>>> finals_;  // [job][worker], directions cleared
   std::vector<std::vector<int64_t>> last_end_;                          // [job][worker]
@@ -150,7 +153,6 @@ class RelayBackend final : public SessionBackend {
   std::condition_variable cv_;
   std::shared_ptr<RelayRun> run_;  // the current (or latest) run
   bool preparing_ = false, prepared_ = false, started_ = false, ended_ = false, lease_stopped_ = false, closing_ = false;
-  std::vector<size_t> identity_;   // job indices: the relay does not renumber
   std::thread awaiting_;           // AwaitPhase of the started run
   // Declared last, built last: its sessions call this backend until they are closed (in the
   // destructor's body, while the backend is whole).

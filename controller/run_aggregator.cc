@@ -52,13 +52,15 @@ void RunAggregator::Add(size_t worker_index, std::vector<v1::IntervalReport> rep
 
 void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
-  // Slow requests name their worker from here on.
-  DropMalformedHistograms(worker_index, &report);
-  for (v1::DirectionStats& stats : *report.mutable_directions()) {
-    for (v1::SlowRequest& request : *stats.mutable_slowest()) {
-      if (request.worker().empty()) request.set_worker(workers_[worker_index]);  // a relay names its workers'
-    }
-  }
+  // Malformed histograms are left out and named among the report's problems; slow requests name
+  // their worker from here on.
+  CheckReportFromWire(workers_[worker_index], [&](const v1::DirectionStats& stats, const char* what, const absl::Status& why) {
+    if (++malformed_histograms_ > kMalformedNamed) return;
+    malformed_problems_.push_back(absl::StrCat(
+        "worker ", workers_[worker_index], " sent a malformed ", what, " histogram (job ", spec_.jobs(report.job_index()).name(),
+        ", interval ", report.interval_index(), ", direction ", DirectionName(static_cast<int>(stats.direction()) - 1), "): ",
+        why.message(), "; its latencies are left out of the results, its operation and byte counts are kept"));
+  }, &report);
   WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];
   AddDirections(report, &worker_job.totals);
   worker_job.last_end_unix_ns = std::max(worker_job.last_end_unix_ns, report.end_unix_ns());
@@ -120,24 +122,6 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   for (v1::DirectionStats& stats : *report.mutable_directions()) {
     const int index = static_cast<int>(stats.direction()) - 1;
     if (index >= 0 && index < kDirectionCount) own.directions[index] = std::move(stats);
-  }
-}
-
-void RunAggregator::DropMalformedHistograms(size_t worker_index, v1::IntervalReport* report) {
-  for (v1::DirectionStats& stats : *report->mutable_directions()) {
-    const std::pair<const char*, v1::LatencyHistogramProto*> histograms[] = {
-        {"latency", stats.mutable_latency()}, {"submission latency", stats.mutable_submit_latency()},
-        {"completion latency", stats.mutable_completion_latency()}};
-    for (const auto& [what, histogram] : histograms) {
-      absl::Status valid = ValidateHistogramProto(*histogram);
-      if (valid.ok()) continue;
-      histogram->Clear();
-      if (++malformed_histograms_ > kMalformedNamed) continue;
-      malformed_problems_.push_back(absl::StrCat(
-          "worker ", workers_[worker_index], " sent a malformed ", what, " histogram (job ", spec_.jobs(report->job_index()).name(),
-          ", interval ", report->interval_index(), ", direction ", DirectionName(static_cast<int>(stats.direction()) - 1), "): ",
-          valid.message(), "; its latencies are left out of the results, its operation and byte counts are kept"));
-    }
   }
 }
 

@@ -145,8 +145,6 @@ class RunAggregator final : public ReportSink {
                                               int64_t now_unix_ns, int64_t grace_ns);
 
   void AddLocked(size_t worker_index, v1::IntervalReport report);
-  // Clears every histogram of `report` that does not decode and records why.
-  void DropMalformedHistograms(size_t worker_index, v1::IntervalReport* report);
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
   static void AddTotals(const Totals& from, Totals* into);
 

@@ -101,7 +101,7 @@ class SimRun final : public SessionRun {
  public:
   SimRun(v1::PrepareRequest request, const SimOptions& options, const IntervalPool* pool, std::function<void()> lose)
       : request_(std::move(request)), options_(options), pool_(pool), lose_(std::move(lose)),
-        lease_(std::chrono::nanoseconds(request_.lease_ns() > 0 ? request_.lease_ns() : 5'000'000'000ull)),
+        lease_(RequestedLease(request_)),
         interval_(absl::Nanoseconds(std::max<uint64_t>(request_.interval_ns(), 1'000'000))) {
     RenewLease();
     uint64_t runtime = 0;

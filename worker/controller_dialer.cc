@@ -335,8 +335,7 @@ void ControllerDialer::Attempt() {
 
 void ControllerDialer::CallDone(const absl::Status& how) {
   std::unique_lock<std::mutex> lock(mu_);
-  calling_ = false;
-  call_ = nullptr;
+  calling_ = false;  // (the call cleared call_ in its OnDone)
   if (stopping_) {
     cv_.notify_all();
     return;

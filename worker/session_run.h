@@ -14,6 +14,12 @@
 
 namespace iofleet {
 
+// The lease a run's prepare asks for (lease_ns; 0: the default, 5 s): the worker's, a relay's
+// and a simulated worker's runs all stop when the controller is silent this long.
+inline std::chrono::nanoseconds RequestedLease(const v1::PrepareRequest& request) {
+  return request.lease_ns() > 0 ? std::chrono::nanoseconds(request.lease_ns()) : std::chrono::seconds(5);
+}
+
 class SessionRun {
  public:
   virtual ~SessionRun() = default;

@@ -18,7 +18,6 @@ namespace {
 constexpr std::chrono::nanoseconds kDefaultInterval = std::chrono::seconds(1);
 // The slowest requests an interval report carries per direction (of the job's threads here).
 constexpr size_t kSlowestPerReport = 5;
-constexpr std::chrono::nanoseconds kDefaultLease = std::chrono::seconds(5);
 
 // The calling thread's CPU time and context switches so far (it exists for one job thread or
 // mdtest task alone, so that is the thread's or task's cost).
@@ -43,7 +42,7 @@ WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserve
       observer_(std::move(observer)),
       layout_(std::move(layout)),
       interval_(request_.interval_ns() ? std::chrono::nanoseconds(request_.interval_ns()) : kDefaultInterval),
-      lease_(request_.lease_ns() ? std::chrono::nanoseconds(request_.lease_ns()) : kDefaultLease),
+      lease_(RequestedLease(request_)),
       last_heartbeat_(AwakeClock::Now()) {
   PrepareIntervalCuts();
   Arm();
