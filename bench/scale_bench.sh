@@ -44,7 +44,7 @@ for spec in "${counts[@]}"; do
       n=${spec#relay}; relays=${n#*/}; n=${n%/*}
       where=(--listen 127.0.0.1:$base --expect-workers "$relays" --wait 10m)
       for r in $(seq 1 "$relays"); do
-        "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
+        nice -n "${RELAY_NICE:-0}" "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
           --wait 10m > /dev/null 2> "$dir/relay-$r.err" &
         nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$((base + r)) --workers $((n / relays)) --buckets "${BUCKETS:-200}" > /dev/null 2> "$dir/sim-${r:-0}.err" &
       done

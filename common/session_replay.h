@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 
 namespace iofleet {
 
@@ -23,12 +24,16 @@ class SessionReplay {
   // then no longer be resumed (Resend says so).
   explicit SessionReplay(size_t capacity) : capacity_(capacity) {}
 
-  // Numbers `message`, stamps what this side has received, and keeps a copy.
-  void Number(Message& message) {
+  // Numbers `message`, stamps what this side has received, and keeps it. The kept message is
+  // the one to send: it is shared, not copied (a worker's interval reports are kilobytes of
+  // histograms, sent once and kept until acknowledged).
+  std::shared_ptr<const Message> Number(Message message) {
     message.set_sequence(++sent_);
     message.set_acknowledged(received_);
-    kept_.push_back(message);
+    auto kept = std::make_shared<const Message>(std::move(message));
+    kept_.push_back(kept);
     if (kept_.size() > capacity_) kept_.pop_front();
+    return kept;
   }
 
   // Whether a message from the peer is new (and records it); numbered 0: not part of the flow.
@@ -44,19 +49,24 @@ class SessionReplay {
 
   // The peer has every message up to `through`.
   void Acknowledged(uint64_t through) {
-    while (!kept_.empty() && kept_.front().sequence() <= through) kept_.pop_front();
+    while (!kept_.empty() && kept_.front()->sequence() <= through) kept_.pop_front();
   }
 
   // For a resumed stream: hands every message after `peer_received` to `send`, oldest first,
   // each stamped with what this side has received now. False (nothing sent) when some of them
   // were dropped at capacity: the peer would miss them.
-  bool Resend(uint64_t peer_received, const std::function<void(const Message&)>& send) {
+  bool Resend(uint64_t peer_received, const std::function<void(const std::shared_ptr<const Message>&)>& send) {
     Acknowledged(peer_received);
     const uint64_t first_missing = peer_received + 1;
-    if (first_missing <= sent_ && (kept_.empty() || kept_.front().sequence() != first_missing)) return false;
-    for (Message& message : kept_) {
-      message.set_acknowledged(received_);
-      send(message);
+    if (first_missing <= sent_ && (kept_.empty() || kept_.front()->sequence() != first_missing)) return false;
+    for (std::shared_ptr<const Message>& kept : kept_) {
+      if (kept->acknowledged() != received_) {
+        // A copy for the new stamp: the old one may still sit in a cut stream's queue.
+        auto restamped = std::make_shared<Message>(*kept);
+        restamped->set_acknowledged(received_);
+        kept = std::move(restamped);
+      }
+      send(kept);
     }
     return true;
   }
@@ -69,7 +79,7 @@ class SessionReplay {
   const size_t capacity_;
   uint64_t sent_ = 0;
   uint64_t received_ = 0;
-  std::deque<Message> kept_;
+  std::deque<std::shared_ptr<const Message>> kept_;
 };
 
 }  // namespace iofleet

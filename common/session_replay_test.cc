@@ -13,13 +13,12 @@ using Replay = SessionReplay<v1::ControllerMessage>;
 v1::ControllerMessage Numbered(Replay& replay) {
   v1::ControllerMessage message;
   message.mutable_renew();
-  replay.Number(message);
-  return message;
+  return *replay.Number(message);
 }
 
 std::vector<uint64_t> Resent(Replay& replay, uint64_t peer_received, bool* ok) {
   std::vector<uint64_t> sequences;
-  *ok = replay.Resend(peer_received, [&](const v1::ControllerMessage& m) { sequences.push_back(m.sequence()); });
+  *ok = replay.Resend(peer_received, [&](const std::shared_ptr<const v1::ControllerMessage>& m) { sequences.push_back(m->sequence()); });
   return sequences;
 }
 

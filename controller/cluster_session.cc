@@ -257,7 +257,7 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
     if (resume) {
       // What the worker missed goes again, after the answer saying what we received.
       stream->Send(ResumeHello(worker, link.replay.received()));
-      if (!link.replay.Resend(offer.received_through(), [&](const v1::ControllerMessage& m) { stream->Send(m); })) {
+      if (!link.replay.Resend(offer.received_through(), [&](const std::shared_ptr<const v1::ControllerMessage>& m) { stream->Send(*m); })) {
         return absl::DataLossError("this controller cannot resume the session: commands the worker missed were dropped");
       }
     }
@@ -382,7 +382,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
       // The worker has the session still: what it has not received goes again, first.
       std::shared_ptr<SessionStream> resuming = link.pending;
       if (resuming == nullptr || resuming.get() != &from) return;
-      if (!link.replay.Resend(message.hello().received_through(), [&](const v1::ControllerMessage& m) { resuming->Send(m); })) {
+      if (!link.replay.Resend(message.hello().received_through(), [&](const std::shared_ptr<const v1::ControllerMessage>& m) { resuming->Send(*m); })) {
         unresumable = true;
         resuming->Cancel();
       } else {
@@ -456,7 +456,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
         const v1::ClockEcho& echo = message.echo();
         changed = resumed || p.round_trip_ns < 0;  // the first: Open waits for every worker's
         p.round_trip_ns = now - echo.controller_send_unix_ns() - (echo.worker_send_unix_ns() - echo.worker_receive_unix_ns());
-        p.clock_offset_ns = ((echo.worker_receive_unix_ns() - echo.controller_send_unix_ns()) + (echo.worker_send_unix_ns() - now)) / 2;
+        p.clock.Add(p.round_trip_ns, ((echo.worker_receive_unix_ns() - echo.controller_send_unix_ns()) + (echo.worker_send_unix_ns() - now)) / 2);
         break;
       }
       case v1::WorkerMessage::EVENT_NOT_SET:
@@ -518,8 +518,8 @@ void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& sta
 void ClusterSession::Send(size_t worker, v1::ControllerMessage message) {
   Link& link = *links_[worker];
   std::lock_guard<std::mutex> lock(link.mu);
-  link.replay.Number(message);
-  if (link.client != nullptr) link.client->Send(std::move(message));
+  std::shared_ptr<const v1::ControllerMessage> numbered = link.replay.Number(std::move(message));
+  if (link.client != nullptr) link.client->Send(*numbered);
 }
 
 void ClusterSession::Broadcast(const v1::ControllerMessage& message) {
@@ -557,27 +557,32 @@ void ClusterSession::StopAll(const std::string& run_id, const std::string& reaso
 void ClusterSession::Keep() {
   const int64_t beat = absl::ToInt64Nanoseconds(std::min(options_.lease / 5, absl::Seconds(1)));
   const int64_t lease = absl::ToInt64Nanoseconds(options_.lease);
-  int64_t previous_probe = 0;  // when the previous probe went out: a worker up has been heard since
+  // When the last two probes went out: a worker up has been heard since the earlier.
+  int64_t previous_probe = 0, last_probe = 0;
   int64_t next_probe = 0;
   uint64_t probes_sent = 0;
   std::unique_lock<std::mutex> lock(mu_);
   while (!closing_) {
     int64_t now = absl::ToUnixNanos(absl::Now());
     if (now >= next_probe) {
+      // A probe renews the workers' leases, acknowledges what they sent, and measures round
+      // trips and clock offsets. Every kProbesPerFullRound-th asks every worker for an answer; the
+      // others only the workers that have sent nothing since the previous one (a worker whose
+      // reports flow is heard anyway): so an alive worker is heard at least once in any two
+      // beats, and a frozen one drops out of `up` within three.
+      v1::ControllerMessage probe;
       size_t up = 0;
       for (const Peer& p : peers_) {
-        // Up: answered since the previous probe (a frozen worker drops out within two beats).
         // Silence alone never makes a worker lost — a busy host is slow, not gone.
         if (!p.closed && !p.reconnecting) up += p.last_heard_unix_ns >= previous_probe;
       }
-      previous_probe = now;
-      next_probe = now + beat;
-      v1::ControllerMessage probe;
+      previous_probe = last_probe;
+      last_probe = now;
       probe.mutable_probe()->set_sequence(++probes_sent);
       probe.mutable_probe()->set_controller_send_unix_ns(now);
+      probe.mutable_probe()->set_answer_only_if_silent(probes_sent % kProbesPerFullRound != 1);
+      next_probe = now + beat;
       lock.unlock();
-      // A probe renews the worker's leases, acknowledges what it sent, and measures the round
-      // trip and the clock offset.
       Broadcast(probe);
       if (options_.metrics != nullptr) {
         options_.metrics->Gauge("iofleet_cluster_workers_up", "Workers whose session is open and answering").Set(static_cast<double>(up));
@@ -765,20 +770,27 @@ std::vector<v1::PrepareResponse> ClusterSession::PrepareResponses() const {
   return responses;
 }
 
-int64_t ClusterSession::StartInstant() const {
+absl::Duration ClusterSession::StartLead() const {
   // Far enough ahead for the slowest round trip measured (at least 50 ms, at most 2 s ahead).
-  int64_t slowest_round_trip = 0;
+  int64_t slowest_round_trip = 0, relays_lead = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const Peer& p : peers_) slowest_round_trip = std::max(slowest_round_trip, p.round_trip_ns);
+    for (const Peer& p : peers_) {
+      slowest_round_trip = std::max(slowest_round_trip, p.round_trip_ns);
+      // A relay passes the instant on to its workers: it needs to hear of it that much earlier.
+      if (p.prepare_response.has_value()) relays_lead = std::max(relays_lead, p.prepare_response->start_lead_ns());
+    }
   }
   // Besides the round trip, the command goes out to n workers one after another and each of
   // them must be scheduled to read it: 0.25 ms a worker (256 workers: +64 ms).
-  const absl::Duration lead =
+  const absl::Duration own =
       std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(20) + absl::Microseconds(250) * static_cast<int64_t>(links_.size()),
                  absl::Milliseconds(50), absl::Seconds(2));
-  return absl::ToUnixNanos(absl::Now() + lead);
+  // (A relay's own lead is clamped the same way, so each level adds at most 2 s.)
+  return own + std::clamp(absl::Nanoseconds(relays_lead), absl::ZeroDuration(), absl::Seconds(10));
 }
+
+int64_t ClusterSession::StartInstant() const { return absl::ToUnixNanos(absl::Now() + StartLead()); }
 
 void ClusterSession::StartPhase(const std::string& run_id, int64_t start_unix_ns) {
   v1::ControllerMessage start_message;
@@ -863,7 +875,7 @@ std::vector<ClusterSession::PeerState> ClusterSession::PeerStates() const {
     if (p.hello) state.hello = *p.hello;
     state.lost = p.closed && !p.ended ? (p.lost.ok() ? absl::UnavailableError("its session ended early") : p.lost) : absl::OkStatus();
     state.ended = p.ended;
-    state.clock_offset_ns = p.clock_offset_ns;
+    state.clock_offset_ns = p.clock.offset_ns();
     state.round_trip_ns = p.round_trip_ns;
     state.start_lead_ns = p.start_lead_ns;
     state.started = p.started;
@@ -899,7 +911,7 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
     const Peer& p = peers_[i];
     v1::WorkerInfo* info = report->mutable_workers(static_cast<int>(i));
     if (p.round_trip_ns < 0) continue;
-    info->set_clock_offset_ns(p.clock_offset_ns);
+    info->set_clock_offset_ns(p.clock.offset_ns());
     info->set_round_trip_ns(p.round_trip_ns);
     info->set_start_lead_ns(p.start_lead_ns);
     info->set_session_resumes(p.resumes);
@@ -909,7 +921,7 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
       if (p.summary.has_value()) NoteRelayed(*p.summary, addresses_[i], p, report);
       if (!p.summary.has_value() || !p.started) continue;
       for (const v1::RelayedWorkerSummary& w : p.summary->workers()) {
-        const int64_t offset = w.clock_offset_ns() + p.clock_offset_ns;
+        const int64_t offset = w.clock_offset_ns() + p.clock.offset_ns();
         check_clock(w.address(), offset, w.round_trip_ns() + p.round_trip_ns, (static_cast<size_t>(i) << 32) + 1 + w.worker_index());
         if (!w.lost().empty() && w.elapsed_ns() == 0) continue;
         note_start(w.start_late_ns() - offset);
@@ -918,12 +930,12 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
       continue;
     }
     if (std::optional<int64_t> late = aggregator.StartLateNs(i, jobs); late.has_value() && p.started) {
-      const int64_t offset = *late - p.clock_offset_ns;
+      const int64_t offset = *late - p.clock.offset_ns();
       info->set_start_offset_ns(offset);
       note_start(offset);
       late_starts += p.start_lead_ns < 0;
     }
-    check_clock(addresses_[i], p.clock_offset_ns, p.round_trip_ns, i << 32);
+    check_clock(addresses_[i], p.clock.offset_ns(), p.round_trip_ns, i << 32);
   }
   if (latest >= earliest) {
     report->set_start_skew_ns(latest - earliest);
@@ -942,7 +954,7 @@ void ClusterSession::NoteRelayed(const v1::RelaySummary& summary, const std::str
       into = report->add_relayed_workers();
       *into = w;
       into->add_relays(relay);
-      into->set_clock_offset_ns(w.clock_offset_ns() + p.clock_offset_ns);
+      into->set_clock_offset_ns(w.clock_offset_ns() + p.clock.offset_ns());
       into->set_round_trip_ns(w.round_trip_ns() + p.round_trip_ns);
       continue;
     }

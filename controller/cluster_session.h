@@ -4,7 +4,8 @@
 // run phases — each prepared on every worker, started on all at one instant chosen from the
 // measured round trips, streamed into a RunAggregator until every worker has finished it (a
 // cluster-wide barrier). One keeper thread probes every session each lease/5 (which renews
-// the worker's leases and measures round trip and clock offset). A session outlives its
+// the worker's leases and acknowledges what it sent; every fifth probe, and any probe to a
+// worker that has been silent since the previous, is answered: round trip and clock offset). A session outlives its
 // stream: when a connection dies (HTTP/2 keepalive pings unanswered for four leases, or the
 // worker's side gave up on it) the keeper reconnects and resumes the session on a new stream,
 // and each side sends again what the other missed (common/session_replay.h), so a cut shorter
@@ -28,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/atomic_file.h"
+#include "common/clock_filter.h"
 #include "common/session_replay.h"
 #include "controller/local_workers.h"
 #include "controller/report_sink.h"
@@ -104,7 +106,11 @@ class ClusterSession : private SessionEvents, private DialInHandler {
                                 const std::function<bool()>& given_up);
   // Each worker's answer to the phase's prepare (empty for one that gave none).
   std::vector<v1::PrepareResponse> PrepareResponses() const;
-  // An instant far enough ahead for every worker to hear of it, from the measured round trips.
+  // How far ahead a start instant must be for every worker to hear of it in time: from the
+  // measured round trips and the number of workers, plus what the relays among them need to
+  // pass it on (their prepare answers say).
+  absl::Duration StartLead() const;
+  // Now + StartLead().
   int64_t StartInstant() const;
   void StartPhase(const std::string& run_id, int64_t start_unix_ns);
   struct PhaseEnd {
@@ -145,7 +151,7 @@ class ClusterSession : private SessionEvents, private DialInHandler {
     absl::Status lost;            // why the worker is lost (its session ended)
     int64_t last_heard_unix_ns = 0;
     int64_t round_trip_ns = -1;   // the latest probe's
-    int64_t clock_offset_ns = 0;  // the worker's clock minus ours, from the latest probe
+    ClockFilter clock;  // the worker's clock minus ours, from the recent probes
     // Its stream is gone and the keeper is resuming the session on a new one.
     bool reconnecting = false, attempt_pending = false;
     int64_t next_attempt_unix_ns = 0;
@@ -207,8 +213,10 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   // more than 1% of the interval is a problem (named once per session).
   // Also each worker's real start (from the phase's final reports) and the cluster's start skew.
   void NoteClocks(v1::RunReport* report, const RunAggregator& aggregator, const std::vector<size_t>& jobs);
-  // The keeper: probes every lease/5 and keeps workers_up.
+  // The keeper: probes every lease/5 (every kProbesPerFullRound-th answered by all) and keeps
+  // workers_up.
   void Keep();
+  static constexpr uint64_t kProbesPerFullRound = 5;
   // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes, or (with
   // `notice_interrupt`) Ctrl-C was pressed: WatchInterrupts wakes it. True if `done` held.
   template <typename Done>

@@ -17,29 +17,6 @@ namespace {
 // A relay needs a controller that knows relays (it gives a relay a share of worker indices).
 constexpr uint32_t kRelayProtocol = 4;
 
-// Adds `from`'s directions into `into`'s, direction by direction.
-void MergeDirections(const v1::IntervalReport& from, v1::IntervalReport* into) {
-  for (const v1::DirectionStats& stats : from.directions()) {
-    v1::DirectionStats* same = nullptr;
-    for (v1::DirectionStats& known : *into->mutable_directions()) {
-      if (known.direction() == stats.direction()) same = &known;
-    }
-    if (same == nullptr) same = into->add_directions();
-    AddDirectionStats(stats, same);
-  }
-}
-
-// A report for the same job and interval as `from`, with nothing in it yet.
-v1::IntervalReport EmptyLike(const v1::IntervalReport& from) {
-  v1::IntervalReport empty;
-  empty.set_run_id(from.run_id());
-  empty.set_job_index(from.job_index());
-  empty.set_interval_index(from.interval_index());
-  empty.set_start_unix_ns(from.start_unix_ns());
-  empty.set_end_unix_ns(from.end_unix_ns());
-  return empty;
-}
-
 // `from`'s elements added into `into`'s, position by position (fio's depth distributions).
 void AddCounts(const google::protobuf::RepeatedField<uint64_t>& from, google::protobuf::RepeatedField<uint64_t>* into) {
   while (into->size() < from.size()) into->Add(0);
@@ -56,7 +33,50 @@ RelayRun::RelayRun(v1::PrepareRequest request, std::vector<std::string> workers,
   last_end_.assign(jobs_, std::vector<int64_t>(workers_.size(), 0));
   final_sent_.assign(jobs_, false);
   lost_.assign(workers_.size(), false);
+  finals_in_.assign(jobs_, 0);
   figures_.resize(workers_.size());
+}
+
+RelayRun::ReportSum::ReportSum(const v1::IntervalReport& first) {
+  header_.set_run_id(first.run_id());
+  header_.set_job_index(first.job_index());
+  header_.set_interval_index(first.interval_index());
+  header_.set_start_unix_ns(first.start_unix_ns());
+  header_.set_end_unix_ns(first.end_unix_ns());
+}
+
+void RelayRun::ReportSum::Add(v1::IntervalReport& report) {
+  for (v1::DirectionStats& stats : *report.mutable_directions()) {
+    Direction* same = nullptr;
+    for (Direction& known : directions_) {
+      if (known.counters.direction() == stats.direction()) same = &known;
+    }
+    if (same == nullptr) same = &directions_.emplace_back();
+    same->latency.MergeProto(stats.latency());
+    same->submit.MergeProto(stats.submit_latency());
+    same->completion.MergeProto(stats.completion_latency());
+    stats.clear_latency();
+    stats.clear_submit_latency();
+    stats.clear_completion_latency();
+    AddDirectionStats(stats, &same->counters);
+  }
+}
+
+void RelayRun::ReportSum::Span(const v1::IntervalReport& report) {
+  header_.set_start_unix_ns(std::min(header_.start_unix_ns(), report.start_unix_ns()));
+  header_.set_end_unix_ns(std::max(header_.end_unix_ns(), report.end_unix_ns()));
+}
+
+v1::IntervalReport RelayRun::ReportSum::Take() && {
+  v1::IntervalReport report = std::move(header_);
+  for (Direction& d : directions_) {
+    v1::DirectionStats* stats = report.add_directions();
+    *stats = std::move(d.counters);
+    *stats->mutable_latency() = d.latency.ToProto();
+    *stats->mutable_submit_latency() = d.submit.ToProto();
+    *stats->mutable_completion_latency() = d.completion.ToProto();
+  }
+  return report;
 }
 
 bool RelayRun::ExpectedLocked(uint32_t job, size_t w, int64_t interval_start_unix_ns) const {
@@ -80,7 +100,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       figures.ops += stats.ops();
       figures.bytes += stats.bytes();
       figures.errors += stats.errors();
-      MergeHistogramProto(stats.latency(), &figures.latency);
+      figures.latency.MergeProto(stats.latency());
     }
     last_end_[job][worker] = std::max(last_end_[job][worker], report.end_unix_ns());
     if (report.final()) {
@@ -88,6 +108,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       figures.start_late_ns = std::max(figures.start_late_ns, report.start_late_ns());
       v1::IntervalReport final_only = report;
       final_only.clear_directions();
+      if (!finals_[job][worker].has_value()) ++finals_in_[job];
       finals_[job][worker] = std::move(final_only);
     }
     const Key key{job, report.interval_index()};
@@ -95,26 +116,21 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       // The interval went up without this worker: its report follows, merged with the other
       // late ones of that interval that come before the next forwarding tick (a relay whose
       // workers are all late sends one amendment per interval, not one per worker).
-      if (report.directions_size() > 0) {
-        auto [late, first] = late_.try_emplace(key);
-        if (first) late->second = EmptyLike(report);
-        MergeDirections(report, &late->second);
-      }
+      if (report.directions_size() > 0) late_.try_emplace(key, report).first->second.Add(report);
       ++figures.late_intervals;
     } else {
-      Held& held = held_[key];
-      if (held.in.empty()) {
+      auto [it, first] = held_.try_emplace(key, report);
+      Held& held = it->second;
+      if (first) {
         held.in.assign(workers_.size(), false);
-        held.merged = EmptyLike(report);
       } else {
-        held.merged.set_start_unix_ns(std::min(held.merged.start_unix_ns(), report.start_unix_ns()));
-        held.merged.set_end_unix_ns(std::max(held.merged.end_unix_ns(), report.end_unix_ns()));
+        held.sum.Span(report);
       }
       if (!held.in[worker]) {
         held.in[worker] = true;
         ++held.reporting;
       }
-      MergeDirections(report, &held.merged);
+      held.sum.Add(report);
     }
     touched[job] = true;
   }
@@ -127,19 +143,24 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
 
 void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
   forwarded_.insert(held->first);
-  out_.push_back(std::move(held->second.merged));
+  out_.push_back(std::move(held->second.sum).Take());
   held_.erase(held);
 }
 
 void RelayRun::ForwardCompleteLocked(uint32_t job) {
+  // Workers neither done with the job nor lost, at least: each owes every interval.
+  const size_t settled = finals_in_[job] + lost_count_;
+  const size_t owing = settled < workers_.size() ? workers_.size() - settled : 0;
   for (auto it = held_.lower_bound({job, 0}); it != held_.end() && it->first.first == job;) {
-    size_t expected = 0;
-    for (size_t w = 0; w < workers_.size(); ++w) expected += it->second.in[w] || ExpectedLocked(job, w, it->second.merged.start_unix_ns());
     auto next = std::next(it);
-    if (it->second.reporting >= expected) ForwardLocked(it);
+    if (it->second.reporting >= owing) {  // else one of them has not reported (the common case)
+      size_t expected = 0;
+      for (size_t w = 0; w < workers_.size(); ++w) expected += it->second.in[w] || ExpectedLocked(job, w, it->second.sum.start_unix_ns());
+      if (it->second.reporting >= expected) ForwardLocked(it);
+    }
     it = next;
   }
-  if (final_sent_[job]) return;
+  if (final_sent_[job] || owing > 0) return;
   for (size_t w = 0; w < workers_.size(); ++w) {
     if (!lost_[w] && !finals_[job][w].has_value()) return;
   }
@@ -152,7 +173,7 @@ void RelayRun::ForwardHeldLocked(uint32_t job) {
 
 void RelayRun::ForwardLateLocked(uint32_t job) {
   for (auto it = late_.lower_bound({job, 0}); it != late_.end() && it->first.first == job;) {
-    out_.push_back(std::move(it->second));
+    out_.push_back(std::move(it->second).Take());
     it = late_.erase(it);
   }
 }
@@ -204,7 +225,7 @@ absl::Time RelayRun::ForwardDue(absl::Time now) {
   bool any = !late_.empty();
   for (uint32_t job = 0; job < jobs_; ++job) ForwardLateLocked(job);
   for (auto it = held_.begin(); it != held_.end();) {
-    const absl::Time due = absl::FromUnixNanos(it->second.merged.end_unix_ns()) + grace_;
+    const absl::Time due = absl::FromUnixNanos(it->second.sum.end_unix_ns()) + grace_;
     auto following = std::next(it);
     if (due <= now) {
       ForwardLocked(it);
@@ -221,6 +242,7 @@ absl::Time RelayRun::ForwardDue(absl::Time now) {
 void RelayRun::Finish(const std::vector<ClusterSession::PeerState>& states) {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t w = 0; w < workers_.size() && w < states.size(); ++w) lost_[w] = !states[w].lost.ok();
+  lost_count_ = static_cast<size_t>(std::count(lost_.begin(), lost_.end(), true));
   for (uint32_t job = 0; job < jobs_; ++job) {
     if (!final_sent_[job]) ForwardFinalLocked(job);
   }
@@ -251,9 +273,8 @@ void RelayRun::Finish(const std::vector<ClusterSession::PeerState>& states) {
     s->set_ops(f.ops);
     s->set_bytes(f.bytes);
     s->set_errors(f.errors);
-    const std::vector<uint64_t> p = ValuesAtPercentiles(f.latency, {50.0, 99.0});
-    s->set_latency_p50_ns(p[0]);
-    s->set_latency_p99_ns(p[1]);
+    s->set_latency_p50_ns(f.latency.ValueAtPercentile(50.0));
+    s->set_latency_p99_ns(f.latency.ValueAtPercentile(99.0));
     s->set_elapsed_ns(f.elapsed_ns);
     s->set_late_intervals(f.late_intervals);
     if (!state.lost.ok()) s->set_lost(std::string(absl::StripPrefix(state.lost.message(), absl::StrCat("worker ", workers_[w], ": "))));
@@ -352,9 +373,11 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
     for (const ClusterSession::PeerState& state : workers_->PeerStates()) addresses.push_back(state.address);
     return addresses;
   }(),
-      // Half the controller's (twice the interval, at least 2 s): a partial interval reaches it
-      // before it publishes without the relay.
-      std::max(absl::Nanoseconds(request.interval_ns()), absl::Seconds(1)));
+      // A quarter of the controller's (twice the interval, at least 2 s): a partial interval
+      // reaches it well before it publishes without the relay, so that through relays the
+      // live view is as fresh as direct (a worker later than this is an amendment, as it is to
+      // the controller after its grace).
+      std::max(absl::Nanoseconds(request.interval_ns()) / 2, absl::Milliseconds(500)));
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (run_ != nullptr && ((started_ && !ended_) || preparing_)) {
@@ -391,6 +414,8 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
     prepared_ = true;
   }
   run->RenewLease();
+  // The start instant reaches this relay first, then its workers: the controller plans for both.
+  response->set_start_lead_ns(absl::ToInt64Nanoseconds(workers_->StartLead()));
   for (const v1::PrepareResponse& answer : workers_->PrepareResponses()) {
     for (const v1::PreparedFile& file : answer.files()) *response->add_files() = file;
     if (!response->has_facts()) *response->mutable_facts() = answer.facts();

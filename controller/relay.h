@@ -10,7 +10,7 @@
 // a relay behind a relay is one more worker with a weight.
 //
 // A merged interval goes up once every worker expected for it has reported, or when its grace
-// (half the controller's) is over; workers' reports that come later go up as one more report
+// (a quarter of the controller's) is over; workers' reports that come later go up as one more report
 // for that interval (those arriving together merged), which the controller adds as an
 // amendment. Nothing is dropped, so totals stay exact.
 #ifndef IOFLEET_CONTROLLER_RELAY_H_
@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "controller/cluster_session.h"
 #include "controller/report_sink.h"
+#include "histogram/latency_histogram.h"
 #include "worker/awake_clock.h"
 #include "worker/session_registry.h"
 #include "worker/session_run.h"
@@ -72,15 +73,39 @@ class RelayRun final : public SessionRun, public ReportSink {
 
  private:
   using Key = std::pair<uint32_t, uint32_t>;  // job, interval
+  // Workers' reports of one job and interval added up, the histograms dense while they fill (a
+  // relay adds each worker's few hundred buckets per job and interval: indexed adds, where
+  // merging wire forms would search), made one report again when it goes up.
+  class ReportSum {
+   public:
+    // For the job and interval of `first` (nothing of it added yet).
+    explicit ReportSum(const v1::IntervalReport& first);
+    // `report`'s directions, direction by direction (its histograms are taken).
+    void Add(v1::IntervalReport& report);
+    // Widens the interval to take `report`'s in (workers' clocks differ slightly).
+    void Span(const v1::IntervalReport& report);
+    int64_t start_unix_ns() const { return header_.start_unix_ns(); }
+    int64_t end_unix_ns() const { return header_.end_unix_ns(); }
+    v1::IntervalReport Take() &&;
+
+   private:
+    struct Direction {
+      v1::DirectionStats counters;  // everything but the histograms
+      LatencyHistogram latency, submit, completion;
+    };
+    v1::IntervalReport header_;
+    std::vector<Direction> directions_;
+  };
   struct Held {
-    v1::IntervalReport merged;
+    explicit Held(const v1::IntervalReport& first) : sum(first) {}
+    ReportSum sum;
     std::vector<bool> in;
     size_t reporting = 0;
   };
   struct WorkerFigures {
     uint64_t ops = 0, bytes = 0, errors = 0, elapsed_ns = 0;
     uint32_t late_intervals = 0;
-    v1::LatencyHistogramProto latency;  // every job and direction
+    LatencyHistogram latency;  // every job and direction
     int64_t start_late_ns = 0;
   };
   // Whether worker `w` still owes a report for the interval of `job` that starts then.
@@ -106,8 +131,13 @@ class RelayRun final : public SessionRun, public ReportSink {
   std::condition_variable ready_cv_;
   std::map<Key, Held> held_;
   std::set<Key> forwarded_;
-  std::map<Key, v1::IntervalReport> late_;  // of forwarded intervals, until the next tick
+  std::map<Key, ReportSum> late_;  // of forwarded intervals, until the next tick
   std::vector<std::vector<std::optional<v1::IntervalReport>>> finals_;  // [job][worker], directions cleared
+  // Workers whose final report of the job is in, and workers lost: a held interval waits for
+  // every other worker, so while fewer of them than workers_ less its reporters are known, it
+  // waits without a look at each worker's state.
+  std::vector<size_t> finals_in_;                                       // [job]
+  size_t lost_count_ = 0;
   std::vector<std::vector<int64_t>> last_end_;                          // [job][worker]
   std::vector<bool> final_sent_;                                        // [job]
   std::vector<bool> lost_;

@@ -190,6 +190,8 @@ absl::StatusOr<std::unique_ptr<SessionListener>> SessionListener::Start(const st
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // No bandwidth-probing pings from this side either (see worker/controller_dialer.cc).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   builder.AddListeningPort(address, ServerCredentialsFor(security), &listener->port_);
   builder.RegisterService(listener->service_.get());
   listener->server_ = builder.BuildAndStart();

@@ -33,6 +33,24 @@ void LatencyHistogram::Merge(const LatencyHistogram& other) {
   max_ns_ = std::max(max_ns_, other.max_ns_);
 }
 
+void LatencyHistogram::MergeProto(const LatencyHistogramProto& proto) {
+  if (proto.count() == 0) return;
+  const int n = std::min(proto.bucket_index_size(), proto.bucket_count_size());
+  if (n > 0) {
+    const uint32_t highest = std::min(proto.bucket_index(n - 1), HistogramLayout::kBucketCount - 1);  // indexes increase
+    if (highest >= counts_.size()) counts_.resize(highest + 1, 0);
+  }
+  for (int i = 0; i < n; ++i) {
+    const uint32_t index = proto.bucket_index(i);
+    if (index < counts_.size()) counts_[index] += proto.bucket_count(i);
+  }
+  count_ += proto.count();
+  sum_ns_ += proto.sum_ns();
+  sum_squares_ += proto.sum_squares_ns2();
+  min_ns_ = std::min(min_ns_, proto.min_ns());
+  max_ns_ = std::max(max_ns_, proto.max_ns());
+}
+
 double MeanNs(uint64_t count, uint64_t sum_ns) { return count ? static_cast<double>(sum_ns) / static_cast<double>(count) : 0.0; }
 
 double StddevNs(uint64_t count, uint64_t sum_ns, double sum_squares_ns2) {

@@ -57,6 +57,10 @@ class LatencyHistogram {
   void RecordN(uint64_t ns, uint64_t n);
   // Adds every sample of `other` (exact).
   void Merge(const LatencyHistogram& other);
+  // Adds a histogram in its wire form, bucket by bucket (indexed adds: what a relay does to
+  // each of its workers' reports). `proto` must be valid (ValidateHistogramProto); buckets out
+  // of range are ignored, never written.
+  void MergeProto(const LatencyHistogramProto& proto);
 
   uint64_t count() const { return count_; }
   uint64_t sum_ns() const { return sum_ns_; }

@@ -117,6 +117,29 @@ TEST(LatencyHistogram, ManySmallMergesIntoOneTotalStayExact) {
   ExpectHolds(total, all);
 }
 
+TEST(LatencyHistogram, WireFormsMergedIntoADenseHistogramAreExact) {
+  // As a relay does: many workers' reports, in their wire form, added into one dense total.
+  std::mt19937_64 rng(13);
+  std::lognormal_distribution<double> ln(10.0, 2.0);
+  LatencyHistogram all, merged;
+  for (int report = 0; report < 200; ++report) {
+    LatencyHistogram one;
+    for (int i = 0; i < report % 50; ++i) one.Record(static_cast<uint64_t>(ln(rng)));
+    all.Merge(one);
+    merged.MergeProto(one.ToProto());
+  }
+  EXPECT_EQ(merged, all);
+  EXPECT_EQ(merged.ToProto().SerializeAsString(), all.ToProto().SerializeAsString());
+  // A bucket past the layout (never from a validated report) is not written.
+  LatencyHistogramProto bad;
+  bad.add_bucket_index(HistogramLayout::kBucketCount + 5);
+  bad.add_bucket_count(1);
+  bad.set_count(1);
+  LatencyHistogram sink;
+  sink.MergeProto(bad);
+  for (uint32_t i = 0; i < HistogramLayout::kBucketCount; ++i) ASSERT_EQ(sink.BucketCount(i), 0u);
+}
+
 TEST(LatencyHistogram, PercentilesOfTheWireFormAreThoseOfTheHistogram) {
   std::mt19937_64 rng(5);
   std::lognormal_distribution<double> ln(11.0, 2.5);

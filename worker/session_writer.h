@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -30,10 +31,10 @@ class SessionWriter {
     thread_.join();
   }
   // Queues `message`; false once the stream is broken or the writer done.
-  bool Send(const v1::WorkerMessage& message) {
+  bool Send(std::shared_ptr<const v1::WorkerMessage> message) {
     std::lock_guard<std::mutex> lock(mu_);
     if (broken_ || done_) return false;
-    queue_.push_back(message);
+    queue_.push_back(std::move(message));
     cv_.notify_all();
     return true;
   }
@@ -44,10 +45,10 @@ class SessionWriter {
     while (true) {
       cv_.wait(lock, [this] { return done_ || !queue_.empty(); });
       if (queue_.empty()) return;  // done, everything written
-      v1::WorkerMessage next = std::move(queue_.front());
+      std::shared_ptr<const v1::WorkerMessage> next = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
-      const bool written = stream_->Write(next);
+      const bool written = stream_->Write(*next);
       lock.lock();
       if (!written) {
         broken_ = true;
@@ -59,7 +60,7 @@ class SessionWriter {
   Stream* const stream_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<v1::WorkerMessage> queue_;
+  std::deque<std::shared_ptr<const v1::WorkerMessage>> queue_;
   bool done_ = false, broken_ = false;
   std::thread thread_;
 };

@@ -337,7 +337,7 @@ grpc::Status WorkerServiceImpl::Session(grpc::ServerContext* context, grpc::Serv
   if (!stream->Read(&first)) return grpc::Status::OK;
   const std::string id = first.has_hello() ? first.hello().session_id() : "";
   SessionWriter<grpc::ServerReaderWriter<v1::WorkerMessage, v1::ControllerMessage>> writer(stream);
-  WorkerSession::Send send = [&writer](const v1::WorkerMessage& message) { return writer.Send(message); };
+  WorkerSession::Send send = [&writer](WorkerSession::Message message) { return writer.Send(std::move(message)); };
   WorkerSession::Cancel cancel = [context] { context->TryCancel(); };
   std::shared_ptr<WorkerSession> session;
   absl::StatusOr<uint64_t> attachment;

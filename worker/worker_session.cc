@@ -34,8 +34,8 @@ absl::StatusOr<uint64_t> WorkerSession::Attach(Send send, Cancel cancel, uint64_
   {
     std::lock_guard<std::mutex> lock(out_mu_);
     if (closing_) return absl::UnavailableError("the session is over");
-    if (greeting != nullptr) send(*greeting);
-    if (!replay_.Resend(controller_received, [&send](const v1::WorkerMessage& m) { send(m); })) {
+    if (greeting != nullptr) send(std::make_shared<const v1::WorkerMessage>(*greeting));
+    if (!replay_.Resend(controller_received, [&send](const Message& m) { send(m); })) {
       return absl::DataLossError(absl::StrCat("session ", id_, " cannot be resumed: the controller acknowledged nothing for too long and ",
                                               "messages it missed were dropped"));
     }
@@ -110,9 +110,10 @@ bool WorkerSession::Emit(v1::WorkerMessage message) {
     window_cv_.wait(lock, [this] { return closing_ || replay_.unacknowledged() < kReportWindow; });
   }
   if (closing_) return false;
-  replay_.Number(message);
+  Message numbered = replay_.Number(std::move(message));
+  sent_since_probe_ = true;
   // A broken stream keeps the message too: the resumed stream sends it again.
-  if (send_) send_(message);
+  if (send_) send_(std::move(numbered));
   return true;
 }
 
@@ -188,6 +189,13 @@ bool WorkerSession::Handle(const v1::ControllerMessage& message) {
     case v1::ControllerMessage::kRenew:
       return true;  // renewed above
     case v1::ControllerMessage::kProbe: {
+      {
+        // Heard since the previous probe: this one needs no answer unless the controller asks.
+        std::lock_guard<std::mutex> lock(out_mu_);
+        const bool heard = sent_since_probe_;
+        sent_since_probe_ = false;
+        if (heard && message.probe().answer_only_if_silent()) return true;
+      }
       v1::ClockEcho* echo = out.mutable_echo();
       echo->set_sequence(message.probe().sequence());
       echo->set_controller_send_unix_ns(message.probe().controller_send_unix_ns());

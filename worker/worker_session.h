@@ -57,7 +57,9 @@ class WorkerSession {
  public:
   // A stream's way out: `send` queues one message (false: the stream is broken; the message
   // stays kept for a resume), `cancel` ends the stream (when a newer one takes its place).
-  using Send = std::function<bool(const v1::WorkerMessage&)>;
+  // Messages are shared with the replay buffer that keeps them until acknowledged, not copied.
+  using Message = std::shared_ptr<const v1::WorkerMessage>;
+  using Send = std::function<bool(Message)>;
   using Cancel = std::function<void()>;
   // Reports the controller has not acknowledged, at most (the forwarders wait beyond it).
   static constexpr size_t kReportWindow = 1024;
@@ -111,6 +113,7 @@ class WorkerSession {
   Send send_;  // null while detached
   Cancel cancel_;
   uint64_t attachment_ = 0;
+  bool sent_since_probe_ = false;  // anything sent since the controller's previous probe arrived
   AwakeClock::time_point detached_at_ = AwakeClock::Now();  // when the last stream went
 
   // The runs and the commands' state.

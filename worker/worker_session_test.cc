@@ -117,6 +117,27 @@ TEST_F(WorkerSessionTest, ProblemsAreAnsweredAndTheSessionGoesOn) {
   EXPECT_GE(in.echo().worker_send_unix_ns(), in.echo().worker_receive_unix_ns());
   EXPECT_LE(in.echo().worker_send_unix_ns(), absl::ToUnixNanos(absl::Now()));
 
+  // A probe for silent workers only: the echo above was heard since the previous probe, so
+  // probe 8 gets no answer; the worker has been silent since 8, so 9 gets one. After a hello,
+  // a probe that asks everyone is answered still.
+  for (uint64_t sequence : {8, 9}) {
+    probe.mutable_probe()->set_sequence(sequence);
+    probe.mutable_probe()->set_answer_only_if_silent(true);
+    ASSERT_TRUE(stream->Write(probe));
+  }
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_echo()) << in.DebugString();
+  EXPECT_EQ(in.echo().sequence(), 9u);
+  ASSERT_TRUE(stream->Write(Hello()));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_hello()) << in.DebugString();
+  probe.mutable_probe()->set_sequence(10);
+  probe.mutable_probe()->set_answer_only_if_silent(false);
+  ASSERT_TRUE(stream->Write(probe));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_echo()) << in.DebugString();
+  EXPECT_EQ(in.echo().sequence(), 10u);
+
   ASSERT_TRUE(stream->Write(Hello()));
   ASSERT_TRUE(stream->Read(&in));
   EXPECT_TRUE(in.has_hello()) << "the session went on";
