@@ -195,7 +195,9 @@ void LiveView::PrintLine(const std::string& text) {
 }
 
 void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
-  const std::vector<PublishedInterval> due = aggregator_->TakeDue(now_unix_ns, grace_ns);
+  std::vector<PublishedInterval>& due = due_;
+  due.clear();
+  aggregator_->TakeDue(now_unix_ns, grace_ns, &due);
   const PublishedInterval* newest_cluster = nullptr;
   for (const PublishedInterval& in : due) {
     if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
@@ -227,7 +229,11 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
     }
     if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) newest_cluster = &in;
     if (in.scope == PublishedInterval::Scope::kWorker) {
-      double& ops = worker_ops_[{in.phase, in.index}][in.worker];
+      std::vector<double>& by_worker = worker_ops_[{in.phase, in.index}];
+      if (by_worker.empty()) by_worker.assign(workers_.size(), -1);
+      if (in.worker < 0 || static_cast<size_t>(in.worker) >= by_worker.size()) continue;
+      double& ops = by_worker[in.worker];
+      ops = std::max(ops, 0.0);
       for (const v1::DirectionStats& s : in.directions) ops += static_cast<double>(s.ops());
     }
   }
@@ -304,7 +310,9 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
   absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
   // Stragglers: well below the median throughput in this interval, or late.
   std::vector<std::pair<double, int>> rates;  // all jobs of the phase
-  for (const auto& [w, ops] : last_worker_ops_) rates.push_back({ops, w});
+  for (size_t w = 0; w < last_worker_ops_.size(); ++w) {
+    if (last_worker_ops_[w] >= 0) rates.push_back({last_worker_ops_[w], static_cast<int>(w)});
+  }
   std::vector<std::string> stragglers;
   // A run's last interval is a stub (workers end within it at slightly different instants):
   // its rates say nothing about speed.

@@ -85,8 +85,10 @@ class LiveView {
   // Operations per worker (all jobs of the phase) by (phase, interval), gathered as the workers'
   // intervals arrive (before their cluster interval is due), for the stragglers of the progress
   // line; intervals older than the newest cluster one are dropped.
-  std::map<std::pair<uint32_t, uint32_t>, std::map<int, double>> worker_ops_;
-  std::map<int, double> last_worker_ops_;  // the newest cluster interval's
+  // [worker]: -1 for a worker whose interval is not in (an array: thousands arrive a second).
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<double>> worker_ops_;
+  std::vector<double> last_worker_ops_;  // the newest cluster interval's
+  std::vector<PublishedInterval> due_;   // Publish's, kept for its capacity
   mutable std::mutex steps_mu_;
   std::map<int, uint64_t> phase_steps_;  // SetPhaseSteps (steps_mu_)
   std::mutex stderr_mu_;    // the live thread's lines and PrintLine's

@@ -160,9 +160,10 @@ std::optional<PublishedInterval> RunAggregator::Due(ClusterInterval& interval, s
   return published;
 }
 
-std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns) {
+void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<PublishedInterval>* due) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<PublishedInterval> out;
+  std::vector<PublishedInterval>& out = *due;
+  const size_t first = out.size();
   // The phase view is counted in reports (one per worker and job), so it is complete when
   // every job's view is.
   std::vector<std::map<uint32_t, std::pair<size_t, size_t>>> phase_counts(phases_.phases);  // [phase][index] -> (in, expected)
@@ -220,14 +221,14 @@ std::vector<PublishedInterval> RunAggregator::TakeDue(int64_t now_unix_ns, int64
       out.push_back(*std::move(published));
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const PublishedInterval& a, const PublishedInterval& b) {
+  std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [](const PublishedInterval& a, const PublishedInterval& b) {
     return std::tie(a.phase, a.index) < std::tie(b.phase, b.index);
   });
   // The workers' own, in the order they came (each worker's in order): thousands a second,
   // not worth sorting.
+  out.reserve(out.size() + worker_intervals_.size());
   for (PublishedInterval& own : worker_intervals_) out.push_back(std::move(own));
-  worker_intervals_.clear();
-  return out;
+  worker_intervals_.clear();  // (its capacity stays)
 }
 
 std::vector<uint64_t> RunAggregator::TaskItems(size_t job) const {

@@ -74,7 +74,14 @@ class RunAggregator final : public ReportSink {
   // marked incomplete), and earlier publications that a late report has changed since
   // (amended); and every worker-scope interval (one worker's report) that arrived since the
   // last call, exactly once (counters can add them up).
-  std::vector<PublishedInterval> TakeDue(int64_t now_unix_ns, int64_t grace_ns);
+  // Appended to `out` (which the caller keeps between calls: at a thousand workers a tick
+  // publishes megabytes of intervals, and a fresh array each time is as many fresh pages).
+  void TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<PublishedInterval>* out);
+  std::vector<PublishedInterval> TakeDue(int64_t now_unix_ns, int64_t grace_ns) {
+    std::vector<PublishedInterval> out;
+    TakeDue(now_unix_ns, grace_ns, &out);
+    return out;
+  }
   // What `job` has done so far on all workers (every direction): bytes moved and operations.
   struct Done {
     uint64_t bytes = 0, ops = 0;
