@@ -1,5 +1,5 @@
 # The README's two commands: `make run` and `make test`. Each installs what is missing first.
-.PHONY: deps deps-run build run test bench clean
+.PHONY: deps deps-run build run test bench deb clean
 
 BAZEL ?= bazel
 
@@ -19,6 +19,10 @@ run: build
 
 test: deps
 	tools/run_tests.sh
+
+# The Debian package: iofleet_VERSION-1_amd64.deb here, lintian-clean (tools/build_deb.sh).
+deb:
+	@tools/build_deb.sh
 
 # iofleet against fio on the same job, and the histogram's cost per recorded IO.
 bench: build

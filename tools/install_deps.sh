@@ -2,7 +2,8 @@
 # Installs the Debian packages iofleet needs, only those that are missing (a machine that has
 # them all is not touched and needs no network):
 #   tools/install_deps.sh run    what building and running need (`make run`)
-#   tools/install_deps.sh test   that and what the tests need (`make test`; the default)
+#   tools/install_deps.sh deb    that and what building the Debian package needs (`make deb`)
+#   tools/install_deps.sh test   all of it and what the tests need (`make test`; the default)
 set -euo pipefail
 mode=${1:-test}
 
@@ -26,10 +27,15 @@ test_packages=(
   iproute2 openssl         # network namespaces and test certificates in the tests
   clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
 )
+# The Debian package (make deb, and the tests that install it).
+deb_packages=(
+  dpkg-dev help2man lintian  # dpkg-shlibdeps for Depends:, man pages from --help, the package's lint
+)
 case "$mode" in
   run) packages=("${run_packages[@]}") ;;
-  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
-  *) echo "usage: tools/install_deps.sh [run|test]" >&2; exit 2 ;;
+  deb) packages=("${run_packages[@]}" "${deb_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}" "${deb_packages[@]}") ;;
+  *) echo "usage: tools/install_deps.sh [run|deb|test]" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -41,6 +41,21 @@ else
   failed=$((failed + 1))
   [ "$rc" -ne 0 ] || rc=1
 fi
+# The launchers, each against the real thing (tests/launchers/*_test.sh: the Debian package
+# installed with apt and its systemd unit verified, ...), each bounded in time and cleaning up
+# after itself.
+for t in tests/launchers/*_test.sh; do
+  if timeout 900 "$t" > "$log.launcher" 2>&1; then
+    tail -1 "$log.launcher"
+    passed=$((passed + 1))
+  else
+    tail -40 "$log.launcher" >&2
+    echo "launchers: $t failed" >&2
+    failed=$((failed + 1))
+    [ "$rc" -ne 0 ] || rc=1
+  fi
+done
+rm -f "$log.launcher"
 # The parsers' fuzz targets, for a bounded time each (FUZZ_SECONDS, default 60).
 if tools/fuzz.sh 2>&1 | tee "$log.fuzz"; then
   passed=$((passed + $(grep -c "no failure" "$log.fuzz")))

@@ -16,6 +16,7 @@
 #include "common/confined_path.h"
 #include "common/listen_address.h"
 #include "common/log.h"
+#include "common/protocol_version.h"
 #include "common/units.h"
 #include "job/run_limits.h"
 #include "metrics/interval_metrics.h"
@@ -41,6 +42,7 @@ const std::vector<OptionSpec> kOptions = {
     {"advertise-protocol-version", true, false, "N", "testing only: announce protocol version N"},
     {"clock-skew", true, false, "DURATION", "testing only: answer clock probes as if this clock were DURATION ahead (e.g. 50ms, -20ms)"},
     {"help", false, false, "", "show this help"},
+    {"version", false, false, "", "show the version and the protocol versions spoken"},
 };
 
 int Main(int argc, char** argv) {
@@ -53,6 +55,11 @@ int Main(int argc, char** argv) {
     std::cout << "usage: iofleet-worker --listen HOST:PORT --allow-root DIR [--allow-root DIR ...]\n"
               << "       iofleet-worker --controller HOST:PORT --allow-root DIR [--allow-root DIR ...]\n"
               << FormatOptionHelp(kOptions);
+    return 0;
+  }
+  if (args->Has("version")) {
+    std::cout << "iofleet-worker " << kIofleetVersion << " (protocol " << kProtocolVersion << ", accepts controllers from protocol "
+              << kMinCompatibleProtocolVersion << ")\n";
     return 0;
   }
   if (!args->positional().empty()) {
