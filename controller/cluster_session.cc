@@ -57,22 +57,52 @@ std::string NewRunId() {
                       absl::StrFormat("%06x", random() & 0xffffff));
 }
 
+namespace {
+// A token for one run's workers (--slurm without --token-file): 256 random bits.
+std::string NewToken() {
+  std::random_device random;
+  std::string token;
+  for (int i = 0; i < 8; ++i) absl::StrAppend(&token, absl::StrFormat("%08x", random()));
+  return token;
+}
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const SessionOptions& options, v1::RunReport* report) {
   std::unique_ptr<ClusterSession> session(new ClusterSession());
   session->options_ = options;
-  session->local_ = options.hosts.empty() && options.listen.empty();
+  session->local_ = options.hosts.empty() && options.listen.empty() && !options.slurm;
   session->addresses_ = options.hosts;
   // Names each worker's session, so a stream cut short can resume it.
   session->session_name_ = absl::StrCat("s-", absl::StrFormat("%016x", std::random_device()() * 0x100000000ull + std::random_device()()));
-  if (!options.listen.empty()) {
+  std::optional<SlurmAllocation> allocation;
+  if (options.slurm) {
+    absl::StatusOr<SlurmAllocation> current = CurrentSlurmAllocation();
+    if (!current.ok()) return current.status();
+    allocation = *current;
+    if (options.security.tls()) {
+      return absl::UnimplementedError("--slurm with mutual TLS is not supported yet (the workers would need certificates of their own on "
+                                      "every node): give --token-file, or no credentials and the run makes a token of its own");
+    }
+    // The workers dial back from the other nodes: any address, a free port, and a token (the
+    // given one or one made for this run), handed to them in srun's environment.
+    if (session->options_.listen.empty()) session->options_.listen = "0.0.0.0:0";
+    session->options_.expect_workers = allocation->nodes;
+    if (session->options_.security.token.empty()) session->options_.security.token = NewToken();
+  }
+  if (!session->options_.listen.empty()) {
+    const SessionOptions& options = session->options_;
     session->security_ = options.security;
     session->addresses_.resize(static_cast<size_t>(options.expect_workers));
     session->peers_.resize(session->addresses_.size());
+    session->taken_.assign(session->addresses_.size(), false);
     for (size_t i = 0; i < session->addresses_.size(); ++i) session->links_.push_back(std::make_unique<Link>());
     absl::StatusOr<std::unique_ptr<SessionListener>> listener =
         SessionListener::Start(options.listen, options.security, static_cast<DialInHandler*>(session.get()));
     if (!listener.ok()) return listener.status();
     session->listener_ = *std::move(listener);
+    if (allocation.has_value()) {
+      if (absl::Status launched = session->LaunchSlurmWorkers(*allocation); !launched.ok()) return launched;
+    }
     if (absl::Status arrived = session->AwaitDialIns(); !arrived.ok()) return arrived;
   } else if (session->local_) {
     absl::Status started = session->local_workers_.Start(options.local_workers, options.local_roots, options.worker_binary);
@@ -128,6 +158,7 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
       info->set_kernel(h.kernel());
       info->set_cores(h.cores());
       info->set_local(session->local_);
+      if (session->peers_[i].launch_rank.has_value()) info->set_launch_rank(*session->peers_[i].launch_rank);
       if (h.relayed_workers() > 0) {
         info->set_hostname(absl::StrCat(h.hostname(), " (relay of ", h.relayed_workers(), " workers)"));
       }
@@ -205,20 +236,51 @@ void ClusterSession::DialWorkers() {
   }, options_.connect_timeout, false);
 }
 
+absl::Status ClusterSession::LaunchSlurmWorkers(const SlurmAllocation& allocation) {
+  // The address the workers dial: the one listened on, or this node's name for any address.
+  std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") host = LocalHostname();
+  slurm_workers_ = std::make_unique<SlurmWorkers>();
+  absl::Status started = slurm_workers_->Start(SlurmLaunch{.allocation = allocation,
+                                                           .controller = absl::StrCat(host, ":", listener_->port()),
+                                                           .token = options_.security.token,
+                                                           .allowed_roots = options_.local_roots,
+                                                           .worker_binary = options_.worker_binary},
+                                               [this] {
+                                                 {
+                                                   std::lock_guard<std::mutex> lock(mu_);
+                                                   launcher_exited_ = true;
+                                                 }
+                                                 cv_.notify_all();
+                                               });
+  if (!started.ok()) return started;
+  std::cerr << "iofleet: starting " << allocation.nodes << " worker(s), one per node of Slurm job " << allocation.job_id
+            << " (srun); they dial " << host << ":" << listener_->port() << "\n";
+  return absl::OkStatus();
+}
+
 absl::Status ClusterSession::AwaitDialIns() {
-  std::cerr << "iofleet: listening on " << options_.listen << " (port " << listener_->port() << ") for " << options_.expect_workers
-            << " worker(s): iofleet-worker --controller HOST:" << listener_->port() << "\n";
+  if (slurm_workers_ == nullptr) {
+    std::cerr << "iofleet: listening on " << options_.listen << " (port " << listener_->port() << ") for " << options_.expect_workers
+              << " worker(s): iofleet-worker --controller HOST:" << listener_->port() << "\n";
+  }
   const bool arrived = WaitUntil([&] {
     size_t ready = 0;
     for (const Peer& p : peers_) ready += p.hello.has_value() || p.closed;
-    return ready == peers_.size();
+    return ready == peers_.size() || launcher_exited_;
   }, options_.wait, true);
-  if (arrived) return absl::OkStatus();
   size_t ready = 0;
+  bool launcher_exited = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const Peer& p : peers_) ready += p.hello.has_value();
+    launcher_exited = launcher_exited_;
   }
+  if (launcher_exited && ready < peers_.size()) {
+    return absl::UnavailableError(absl::StrCat("the workers' srun ended (", slurm_workers_->exit_description(), ") when ", ready, " of ",
+                                               peers_.size(), " worker(s) had dialled in: see the workers' messages above"));
+  }
+  if (arrived) return absl::OkStatus();
   if (g_interrupted) return absl::CancelledError(absl::StrCat("interrupted while waiting for workers: ", ready, " of ", peers_.size(), " had dialled in"));
   return absl::DeadlineExceededError(absl::StrCat(ready, " of ", peers_.size(), " worker(s) dialled in within --wait ", absl::FormatDuration(options_.wait),
                                                   " (start them with: iofleet-worker --controller THIS_HOST:", listener_->port(), ")"));
@@ -232,11 +294,11 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
     if (closing_) return absl::UnavailableError("this controller is closing");
     if (!offer.session_id().empty()) {
       // A worker whose connection was cut, back for its session.
-      worker = dialled_in_;
-      for (size_t i = 0; i < dialled_in_; ++i) {
-        if (SessionId(i) == offer.session_id()) worker = i;
+      worker = peers_.size();
+      for (size_t i = 0; i < peers_.size(); ++i) {
+        if (taken_[i] && SessionId(i) == offer.session_id()) worker = i;
       }
-      if (worker == dialled_in_ || peers_[worker].closed) {
+      if (worker == peers_.size() || peers_[worker].closed) {
         return absl::NotFoundError(absl::StrCat("this controller has no session ", offer.session_id(),
                                                 " (it belongs to another run, or the worker was given up)"));
       }
@@ -245,7 +307,23 @@ absl::Status ClusterSession::OnOffer(const std::shared_ptr<DialInStream>& stream
       if (dialled_in_ >= peers_.size()) {
         return absl::ResourceExhaustedError(absl::StrCat("this controller expected ", peers_.size(), " worker(s) and has them all"));
       }
-      worker = dialled_in_++;
+      if (offer.has_launch_rank()) {
+        // Numbered by its launcher (mpirun, srun, an Indexed Job): it is that worker.
+        worker = offer.launch_rank();
+        if (worker >= peers_.size()) {
+          return absl::InvalidArgumentError(absl::StrCat("launch rank ", worker, " is beyond the ", peers_.size(),
+                                                         " worker(s) this controller expects (ranks 0 to ", peers_.size() - 1, ")"));
+        }
+        if (taken_[worker]) {
+          return absl::AlreadyExistsError(absl::StrCat("launch rank ", worker, " has dialled in already (from ", addresses_[worker],
+                                                       "): two workers were started with one rank"));
+        }
+      } else {
+        worker = static_cast<size_t>(std::find(taken_.begin(), taken_.end(), false) - taken_.begin());
+      }
+      taken_[worker] = true;
+      if (offer.has_launch_rank()) peers_[worker].launch_rank = offer.launch_rank();
+      ++dialled_in_;
       addresses_[worker] = stream->address();
     }
   }

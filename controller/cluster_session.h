@@ -32,6 +32,7 @@
 #include "common/clock_filter.h"
 #include "common/session_replay.h"
 #include "controller/local_workers.h"
+#include "controller/slurm_workers.h"
 #include "controller/report_sink.h"
 #include "controller/run_aggregator.h"
 #include "controller/session_client.h"
@@ -47,10 +48,13 @@ struct SessionOptions {
   // `expect_workers` of them.
   std::string listen;
   int expect_workers = 0;
+  // Start the workers with srun, one per node of the allocation this runs in, and let them dial
+  // in (on `listen`, default any address and a free port; `expect_workers` is the node count).
+  bool slurm = false;
   absl::Duration wait = absl::Minutes(10);
   int local_workers = 2;
   std::string worker_binary;
-  std::vector<std::string> local_roots;  // what local workers may touch
+  std::vector<std::string> local_roots;  // what the workers this controller starts (local or --slurm) may touch
   absl::Duration interval = absl::Seconds(1);
   absl::Duration lease = absl::Seconds(5);
   absl::Duration connect_timeout = absl::Seconds(3);
@@ -147,6 +151,7 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   // What the controller knows of one worker's session.
   struct Peer {
     std::optional<v1::HelloResponse> hello;
+    std::optional<uint32_t> launch_rank;  // from its offer, when it dialled in with one
     bool closed = false;
     absl::Status lost;            // why the worker is lost (its session ended)
     int64_t last_heard_unix_ns = 0;
@@ -179,6 +184,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   absl::Status OnOffer(const std::shared_ptr<DialInStream>& stream, const v1::HelloResponse& offer) override;
   // Waits for `expect_workers` workers to dial in and say hello.
   absl::Status AwaitDialIns();
+  // --slurm: starts the worker step, which dials the listener.
+  absl::Status LaunchSlurmWorkers(const SlurmAllocation& allocation);
   // Opens a session with each of addresses_ and waits (connect_timeout) for their hellos.
   void DialWorkers();
   // Worker `worker`'s session id: this session's name and the worker's index.
@@ -237,6 +244,7 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   std::string session_name_;           // what each worker's session id starts with
   std::unique_ptr<SessionListener> listener_;  // workers dial in (then the keeper never dials)
   size_t dialled_in_ = 0;              // workers taken so far
+  std::vector<bool> taken_;            // [worker]: one dialled in as it (by launch rank, or the first free)
   std::vector<Peer> peers_;
   std::string run_id_;  // the current (or latest) phase's run id, what workers know it by
   const std::vector<size_t>* global_index_ = nullptr;
@@ -248,6 +256,10 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   void WatchInterrupts();
   int interrupt_pipe_[2] = {-1, -1};
   std::thread interrupt_watcher_;
+  // --slurm: the worker step, and whether srun has ended (mu_). Last: it is stopped (its srun
+  // reaped) while the rest of the session still stands.
+  bool launcher_exited_ = false;
+  std::unique_ptr<SlurmWorkers> slurm_workers_;
 };
 
 std::string NewRunId();

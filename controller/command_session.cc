@@ -16,6 +16,7 @@ absl::StatusOr<SessionOptions> SessionOptionsFrom(const SessionFlags& flags, Int
   return SessionOptions{.hosts = flags.hosts,
                         .listen = flags.listen,
                         .expect_workers = flags.expect_workers,
+                        .slurm = flags.slurm,
                         .wait = flags.wait,
                         .local_workers = flags.local_workers,
                         .worker_binary = flags.worker_binary,

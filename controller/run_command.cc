@@ -172,7 +172,9 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(options.session, options.metrics);
   if (!session_options.ok()) return early(Fail(session_options.status(), 2));
   session_options->interval = interval;
-  if (local) {
+  if (local || options.session.slurm) {
+    // The workers this controller starts may touch the jobs' directories (--slurm: created on
+    // each node if missing; here too, which is harmless where they are shared).
     for (const v1::JobSpec& job : spec.jobs()) {
       std::vector<std::string> dirs = JobDirectories(job);
       if (dirs.empty()) dirs.push_back(job.filename().substr(0, std::max<size_t>(job.filename().rfind('/'), 1)));

@@ -48,6 +48,7 @@ const std::vector<OptionSpec>& SessionOptionSpecs() {
       {"hostfile", true, false, "FILE", "workers to use, one HOST:PORT per line (# comments)"},
       {"listen", true, false, "HOST:PORT", "workers dial in here (iofleet-worker --controller HOST:PORT) instead of --hosts"},
       {"expect-workers", true, false, "N", "with --listen: start once N workers have dialled in"},
+      {"slurm", false, false, "", "inside a Slurm allocation: start one worker per node (srun), numbered by SLURM_PROCID, stopped at the end"},
       {"wait", true, false, "DURATION", "with --listen: how long to wait for them (default 10m)"},
       {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
       {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},
@@ -90,7 +91,20 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
   for (const std::string& host : flags->hosts) {
     if (absl::Status s = CheckHost(host); !s.ok()) return s;
   }
-  if (cl.Has("listen")) {
+  if (cl.Has("slurm")) {
+    // The workers are the allocation's nodes, and they dial in (on --listen if given, else any
+    // address and a free port): the controller knows how many and where.
+    if (!flags->hosts.empty()) return absl::InvalidArgumentError("--slurm (workers on the allocation's nodes) and --hosts/--hostfile exclude each other");
+    if (cl.Has("expect-workers")) return absl::InvalidArgumentError("--slurm starts one worker per node of the allocation: --expect-workers does not apply");
+    flags->slurm = true;
+    flags->listen = cl.Get("listen");
+    if (cl.Has("wait")) {
+      absl::StatusOr<absl::Duration> wait = Duration(cl, "wait", " of at least 1s");
+      if (!wait.ok()) return wait.status();
+      if (*wait < absl::Seconds(1)) return absl::InvalidArgumentError("--wait must be at least 1s");
+      flags->wait = *wait;
+    }
+  } else if (cl.Has("listen")) {
     if (!flags->hosts.empty()) return absl::InvalidArgumentError("--listen (workers dial in) and --hosts/--hostfile (the controller dials) exclude each other");
     flags->listen = cl.Get("listen");
     if (!cl.Has("expect-workers")) return absl::InvalidArgumentError("--listen needs --expect-workers N: how many workers to wait for");
@@ -109,7 +123,7 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
     return absl::InvalidArgumentError(absl::StrCat("--", cl.Has("expect-workers") ? "expect-workers" : "wait", " applies only with --listen"));
   }
   if (cl.Has("local-workers")) {
-    if (!flags->local()) return absl::InvalidArgumentError("--local-workers applies only without --hosts/--hostfile/--listen");
+    if (!flags->local()) return absl::InvalidArgumentError("--local-workers applies only without --hosts/--hostfile/--listen/--slurm");
     absl::StatusOr<int> local_workers = ParseLocalWorkers(cl.Get("local-workers"));
     if (!local_workers.ok()) return local_workers.status();
     flags->local_workers = *local_workers;

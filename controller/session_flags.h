@@ -20,6 +20,8 @@ struct SessionFlags {
   std::string listen;
   int expect_workers = 0;
   absl::Duration wait = absl::Minutes(10);
+  // --slurm: inside a Slurm allocation, one worker per node started with srun, dialling in.
+  bool slurm = false;
   int local_workers = 2;           // --local-workers (only without hosts or --listen)
   std::string worker_binary;       // --worker-binary: the local workers' binary
   absl::Duration interval = absl::Seconds(1);  // --interval
@@ -37,7 +39,7 @@ struct SessionFlags {
   std::string html_report;                     // --report FILE.html
 
   // No hosts given and none dialling in: the controller starts local workers.
-  bool local() const { return hosts.empty() && listen.empty(); }
+  bool local() const { return hosts.empty() && listen.empty() && !slurm; }
 };
 
 // The shared options, for a command's table and its help.

@@ -50,6 +50,19 @@ TEST(SessionFlags, MdtestReadsTheSharedFlagsLikeRunAndCompare) {
   EXPECT_EQ(mdtest.phase.items_per_task(), 10u);
 }
 
+// --slurm: the allocation's nodes are the workers; what would contradict that is refused.
+TEST(SessionFlags, SlurmStartsTheWorkersItself) {
+  absl::StatusOr<SessionFlags> slurm = Read({"--slurm", "--wait", "2m"});
+  ASSERT_TRUE(slurm.ok()) << slurm.status();
+  EXPECT_TRUE(slurm->slurm);
+  EXPECT_FALSE(slurm->local());
+  EXPECT_EQ(slurm->wait, absl::Minutes(2));
+  EXPECT_TRUE(Read({"--slurm", "--listen", "0.0.0.0:7400"}).ok());
+  EXPECT_THAT(Read({"--slurm", "--hosts", "n1:7420"}).status().message(), HasSubstr("--slurm (workers on the allocation's nodes) and --hosts"));
+  EXPECT_THAT(Read({"--slurm", "--expect-workers", "3"}).status().message(), HasSubstr("--expect-workers does not apply"));
+  EXPECT_THAT(Read({"--slurm", "--local-workers", "3"}).status().message(), HasSubstr("--local-workers applies only without"));
+}
+
 TEST(SessionFlags, RulesHoldForEveryCommand) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"--local-workers", "65"}, "--local-workers"},

@@ -58,6 +58,39 @@ TEST_F(DialIn, WorkersStartedAfterTheControllerFindItAndRunTheJob) {
   EXPECT_EQ(a->Wait(std::chrono::milliseconds(200)), std::nullopt) << "a worker that dialled in serves the next run too";
 }
 
+// Workers a launcher numbered (mpirun's OMPI_COMM_WORLD_RANK, srun's SLURM_PROCID) are that
+// worker of the run, whatever order they dial in; a second worker with a rank already taken,
+// or one beyond the workers expected, is refused and told why.
+TEST_F(DialIn, LaunchRanksNumberTheWorkersWhateverOrderTheyDialIn) {
+  auto controller = Controller(Job("[j]\nrw=randwrite\nsize=1m\nruntime=1s\ntime_based\nrate_iops=50\n"), 3);
+  ASSERT_FALSE(port_.empty()) << controller->Stderr();
+  auto ranked = [&](const std::string& name, const std::string& variable, int rank) {
+    std::vector<std::string> argv = {"/usr/bin/env", variable + "=" + std::to_string(rank), Runfile("worker/iofleet-worker"),
+                                     "--controller", "127.0.0.1:" + port_, "--allow-root", data_, "--sessions", "1"};
+    return std::make_unique<TestProcess>(argv, base_ + "/" + name);
+  };
+  auto two = ranked("two", "SLURM_PROCID", 2);
+  ASSERT_TRUE(two->WaitForOutput("dialling the controller", std::chrono::seconds(10)));
+  auto beyond = ranked("beyond", "OMPI_COMM_WORLD_RANK", 3);
+  EXPECT_TRUE(beyond->WaitForOutput("launch rank 3 is beyond the 3 worker(s) this controller expects", std::chrono::seconds(10), true))
+      << beyond->Stderr();
+  auto twin = ranked("twin", "SLURM_PROCID", 2);
+  EXPECT_TRUE(twin->WaitForOutput("launch rank 2 has dialled in already", std::chrono::seconds(10), true)) << twin->Stderr();
+  beyond.reset();
+  twin.reset();
+  auto one = ranked("one", "PMIX_RANK", 1);
+  auto zero = ranked("zero", "OMPI_COMM_WORLD_RANK", 0);
+  ASSERT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller->Stderr();
+  const v1::RunReport report = Result();
+  ASSERT_EQ(report.workers_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(report.workers(i).has_launch_rank()) << i;
+    EXPECT_EQ(report.workers(i).launch_rank(), static_cast<uint32_t>(i));
+  }
+  // --sessions 1: each worker leaves once its run is over.
+  for (TestProcess* w : {zero.get(), one.get(), two.get()}) EXPECT_EQ(w->Wait(std::chrono::seconds(10)).value_or(-1), 0) << w->Stderr();
+}
+
 // The worker checks the controller before obeying it, the controller checks the worker before
 // counting it: with tokens that differ, neither accepts the other, and each says so.
 TEST_F(DialIn, AControllerAndAWorkerWithDifferentTokensRefuseEachOther) {

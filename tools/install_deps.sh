@@ -26,6 +26,8 @@ test_packages=(
   chromium                 # renders the HTML report headless in the tests
   iproute2 openssl         # network namespaces and test certificates in the tests
   clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
+  slurm-wlm munge          # a real 3-node Slurm cluster for --slurm (tests/launchers/slurm_test.sh)
+  openmpi-bin              # mpirun-started workers (tests/launchers/mpi_test.sh)
 )
 # The Debian package (make deb, and the tests that install it).
 deb_packages=(

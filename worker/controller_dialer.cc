@@ -155,6 +155,7 @@ class ControllerDialer::Call final : public grpc::ClientBidiReactor<v1::WorkerMe
       offer.mutable_hello()->set_session_id(session->id());
       offer.mutable_hello()->set_received_through(session->received_through());
     }
+    if (dialer_->launch_rank_.has_value()) offer.mutable_hello()->set_launch_rank(*dialer_->launch_rank_);
     if (!security.token.empty()) offer.mutable_hello()->set_auth_proof(TokenProof(security.token, "worker", controller_nonce, nonce_));
     offered_ = true;
     Send(std::make_shared<const v1::WorkerMessage>(std::move(offer)));
@@ -347,6 +348,11 @@ void ControllerDialer::CallDone(const absl::Status& how) {
   if (how.ok()) {  // a session ended as it should: offer ourselves for the next at once
     backoff_ = kFirstBackoff;
     last_problem_.clear();
+    if (session_limit_ > 0 && ++sessions_ended_ >= session_limit_) {
+      lock.unlock();
+      if (sessions_done_callback_) sessions_done_callback_();
+      return;
+    }
     lock.unlock();
     Attempt();
     return;

@@ -15,7 +15,9 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 
@@ -34,6 +36,15 @@ class ControllerDialer {
   ControllerDialer(SessionRegistry* sessions, std::string address, TransportSecurity security);
   ~ControllerDialer();  // Stop()
 
+  // This worker's number among those a launcher started (common/launch_rank.h), sent with
+  // each offer; before Start().
+  void set_launch_rank(uint32_t rank) { launch_rank_ = rank; }
+  // Serve `sessions` sessions (each ended by its controller), then call `done` instead of
+  // dialling again: a worker a launcher started for one run; before Start().
+  void set_session_limit(uint64_t sessions, std::function<void()> done) {
+    session_limit_ = sessions;
+    sessions_done_callback_ = std::move(done);
+  }
   // Starts dialling and returns: the controller is served, one session after another, until
   // Stop().
   void Start();
@@ -53,6 +64,10 @@ class ControllerDialer {
   SessionRegistry* const sessions_;
   const std::string address_;
   const TransportSecurity security_;
+  std::optional<uint32_t> launch_rank_;
+  uint64_t session_limit_ = 0;  // 0: no limit
+  uint64_t sessions_ended_ = 0;
+  std::function<void()> sessions_done_callback_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ControllerService::Stub> stub_;
 

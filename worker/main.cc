@@ -3,19 +3,26 @@
 // Prints "iofleet-worker listening on HOST:PORT" on stdout once it accepts connections
 // (port 0 picks a free port, which is how the controller starts local workers).
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <thread>
 #include <iostream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/command_line.h"
 #include "common/confined_path.h"
 #include "common/listen_address.h"
+#include "common/launch_rank.h"
 #include "common/log.h"
+#include "common/nfs_url.h"
 #include "common/protocol_version.h"
 #include "common/units.h"
 #include "job/run_limits.h"
@@ -34,6 +41,9 @@ const std::vector<OptionSpec> kOptions = {
     {"allow-root", true, true, "DIR", "a directory under which jobs may do IO (repeatable, at least one)"},
     {"log-level", true, false, "LEVEL", "debug, info, warning or error (default info)"},
     {"token-file", true, false, "FILE", "require this shared token from controllers (x-iofleet-token)"},
+    {"token-env", true, false, "VAR", "the same, from environment variable VAR (how iofleet run --slurm hands its workers the run's token)"},
+    {"create-roots", false, false, "", "create the --allow-root directories that do not exist yet (as mkdir -p)"},
+    {"sessions", true, false, "N", "with --controller: serve N sessions (runs), then exit 0 (as workers a launcher starts for one run)"},
     {"tls-cert", true, false, "PEM", "mutual TLS: this worker's certificate (with --tls-key and --tls-ca)"},
     {"tls-key", true, false, "PEM", "mutual TLS: this worker's private key"},
     {"tls-ca", true, false, "PEM", "mutual TLS: the CA that signs controllers' certificates"},
@@ -74,6 +84,15 @@ int Main(int argc, char** argv) {
     std::cerr << "iofleet-worker: --log-level must be debug, info, warning or error\n";
     return 2;
   }
+  if (args->Has("create-roots")) {
+    for (const std::string& root : args->GetAll("allow-root")) {
+      std::error_code error;
+      if (!IsNfsUrl(root) && !std::filesystem::create_directories(root, error) && error) {
+        std::cerr << "iofleet-worker: --create-roots: cannot create " << root << ": " << error.message() << "\n";
+        return 1;
+      }
+    }
+  }
   auto policy = PathPolicy::Create(args->GetAll("allow-root"));
   if (!policy.ok()) {
     std::cerr << "iofleet-worker: " << policy.status().message() << "\n";
@@ -107,6 +126,40 @@ int Main(int argc, char** argv) {
   auto security = LoadTransportSecurity(args->Get("token-file"), args->Get("tls-cert"), args->Get("tls-key"), args->Get("tls-ca"));
   if (!security.ok()) {
     std::cerr << "iofleet-worker: " << security.status().message() << "\n";
+    return 2;
+  }
+  if (args->Has("token-env")) {
+    // A launcher's way to hand over a token without a file on every node (srun passes the
+    // controller's environment to its tasks).
+    const std::string variable = args->Get("token-env");
+    const char* value = std::getenv(variable.c_str());
+    const std::string token = value == nullptr ? "" : std::string(absl::StripAsciiWhitespace(value));
+    if (args->Has("token-file")) {
+      std::cerr << "iofleet-worker: give --token-file or --token-env, not both\n";
+      return 2;
+    }
+    if (token.empty()) {
+      std::cerr << "iofleet-worker: --token-env " << variable << ": the variable is " << (value == nullptr ? "not set" : "empty") << "\n";
+      return 2;
+    }
+    security->token = token;
+  }
+  uint64_t sessions = 0;
+  if (args->Has("sessions")) {
+    if (controller.empty()) {
+      std::cerr << "iofleet-worker: --sessions applies only with --controller\n";
+      return 2;
+    }
+    if (!absl::SimpleAtoi(args->Get("sessions"), &sessions) || sessions < 1) {
+      std::cerr << "iofleet-worker: --sessions must be a number of at least 1, not '" << args->Get("sessions") << "'\n";
+      return 2;
+    }
+  }
+  // Started as one of a numbered set (mpirun, srun, an Indexed Job): the controller numbers
+  // the workers that dial it the same way.
+  absl::StatusOr<std::optional<LaunchRank>> rank = LaunchRankFromEnvironment();
+  if (!rank.ok()) {
+    std::cerr << "iofleet-worker: " << rank.status().message() << "\n";
     return 2;
   }
   // Anyone who can reach a worker can make it write files: beyond loopback, only with a
@@ -198,6 +251,16 @@ int Main(int argc, char** argv) {
   if (!controller.empty()) {
     if (listen.empty()) SetLogPrefix("iofleet-worker");
     dialer = std::make_unique<ControllerDialer>(service.sessions(), controller, *security);
+    if (sessions > 0) {
+      dialer->set_session_limit(sessions, [sessions] {
+        Log(LogLevel::kInfo, absl::StrCat("served ", sessions, " session(s) (--sessions): exiting"));
+        ::kill(::getpid(), SIGTERM);  // the main thread's sigwait: the usual orderly shutdown
+      });
+    }
+    if (rank->has_value()) {
+      dialer->set_launch_rank((*rank)->rank);
+      Log(LogLevel::kInfo, absl::StrCat("launch rank ", (*rank)->rank, " (", (*rank)->source, "): the controller makes this worker number ", (*rank)->rank));
+    }
     dialling = std::thread([&dialer] { dialer->Run(); });
     std::printf("iofleet-worker dialling the controller at %s\n", controller.c_str());
     std::fflush(stdout);
