@@ -19,9 +19,11 @@ struct LaunchRank {
   std::string source;  // the variable it came from, e.g. "SLURM_PROCID"
 };
 
-// The variables read, first found wins: OpenMPI's (mpirun), PMIx's (srun --mpi=pmix, mpirun),
-// Slurm's task number (srun), a Kubernetes Indexed Job's completion index.
-inline constexpr const char* kLaunchRankVariables[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "JOB_COMPLETION_INDEX"};
+// The variables read, first found wins: iofleet's own (iofleet run --ssh sets it), OpenMPI's
+// (mpirun), PMIx's (srun --mpi=pmix, mpirun), Slurm's task number (srun), a Kubernetes Indexed
+// Job's completion index.
+inline constexpr const char* kLaunchRankVariables[] = {"IOFLEET_LAUNCH_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID",
+                                                       "JOB_COMPLETION_INDEX"};
 
 // nullopt when none is set; kInvalidArgument naming the variable when its value is not a
 // number from 0 to 1,000,000. `getenv` is std::getenv unless a test gives another.

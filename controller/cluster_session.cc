@@ -70,23 +70,26 @@ std::string NewToken() {
 absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const SessionOptions& options, v1::RunReport* report) {
   std::unique_ptr<ClusterSession> session(new ClusterSession());
   session->options_ = options;
-  session->local_ = options.hosts.empty() && options.listen.empty() && !options.slurm;
+  session->local_ = options.hosts.empty() && options.listen.empty() && !options.slurm && options.ssh_hosts.empty();
   session->addresses_ = options.hosts;
   // Names each worker's session, so a stream cut short can resume it.
   session->session_name_ = absl::StrCat("s-", absl::StrFormat("%016x", std::random_device()() * 0x100000000ull + std::random_device()()));
   std::optional<SlurmAllocation> allocation;
-  if (options.slurm) {
-    absl::StatusOr<SlurmAllocation> current = CurrentSlurmAllocation();
-    if (!current.ok()) return current.status();
-    allocation = *current;
+  if (options.slurm || !options.ssh_hosts.empty()) {
+    const char* how = options.slurm ? "--slurm" : "--ssh";
+    if (options.slurm) {
+      absl::StatusOr<SlurmAllocation> current = CurrentSlurmAllocation();
+      if (!current.ok()) return current.status();
+      allocation = *current;
+    }
     if (options.security.tls()) {
-      return absl::UnimplementedError("--slurm with mutual TLS is not supported yet (the workers would need certificates of their own on "
-                                      "every node): give --token-file, or no credentials and the run makes a token of its own");
+      return absl::UnimplementedError(absl::StrCat(how, " with mutual TLS is not supported yet (the workers would need certificates of their "
+                                                   "own on every host): give --token-file, or no credentials and the run makes a token of its own"));
     }
     // The workers dial back from the other nodes: any address, a free port, and a token (the
     // given one or one made for this run), handed to them in srun's environment.
     if (session->options_.listen.empty()) session->options_.listen = "0.0.0.0:0";
-    session->options_.expect_workers = allocation->nodes;
+    session->options_.expect_workers = allocation.has_value() ? allocation->nodes : static_cast<int>(options.ssh_hosts.size());
     if (session->options_.security.token.empty()) session->options_.security.token = NewToken();
   }
   if (!session->options_.listen.empty()) {
@@ -100,8 +103,8 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
         SessionListener::Start(options.listen, options.security, static_cast<DialInHandler*>(session.get()));
     if (!listener.ok()) return listener.status();
     session->listener_ = *std::move(listener);
-    if (allocation.has_value()) {
-      if (absl::Status launched = session->LaunchSlurmWorkers(*allocation); !launched.ok()) return launched;
+    if (options.slurm || !options.ssh_hosts.empty()) {
+      if (absl::Status launched = session->LaunchWorkers(allocation); !launched.ok()) return launched;
     }
     if (absl::Status arrived = session->AwaitDialIns(); !arrived.ok()) return arrived;
   } else if (session->local_) {
@@ -236,31 +239,57 @@ void ClusterSession::DialWorkers() {
   }, options_.connect_timeout, false);
 }
 
-absl::Status ClusterSession::LaunchSlurmWorkers(const SlurmAllocation& allocation) {
-  // The address the workers dial: the one listened on, or this node's name for any address.
+absl::Status ClusterSession::LaunchWorkers(const std::optional<SlurmAllocation>& allocation) {
+  // The address the workers dial: the one listened on, or this host's name for any address.
   std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
   if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") host = LocalHostname();
-  slurm_workers_ = std::make_unique<SlurmWorkers>();
-  absl::Status started = slurm_workers_->Start(SlurmLaunch{.allocation = allocation,
-                                                           .controller = absl::StrCat(host, ":", listener_->port()),
-                                                           .token = options_.security.token,
-                                                           .allowed_roots = options_.local_roots,
-                                                           .worker_binary = options_.worker_binary},
-                                               [this] {
-                                                 {
-                                                   std::lock_guard<std::mutex> lock(mu_);
-                                                   launcher_exited_ = true;
-                                                 }
-                                                 cv_.notify_all();
-                                               });
+  const std::string controller = absl::StrCat(host, ":", listener_->port());
+  auto ended = [this] {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      launcher_exited_ = true;
+    }
+    cv_.notify_all();
+  };
+  if (allocation.has_value()) {
+    auto slurm = std::make_unique<SlurmWorkers>();
+    absl::Status started = slurm->Start(SlurmLaunch{.allocation = *allocation,
+                                                    .controller = controller,
+                                                    .token = options_.security.token,
+                                                    .allowed_roots = options_.local_roots,
+                                                    .worker_binary = options_.worker_binary},
+                                        ended);
+    launcher_ = std::move(slurm);
+    if (!started.ok()) return started;
+    std::cerr << "iofleet: starting " << allocation->nodes << " worker(s), one per node of Slurm job " << allocation->job_id
+              << " (srun); they dial " << controller << "\n";
+    return absl::OkStatus();
+  }
+  SshLaunch launch{.hosts = options_.ssh_hosts,
+                   .ssh_command = options_.ssh_command,
+                   .controller = controller,
+                   .token = options_.security.token,
+                   .allowed_roots = options_.local_roots,
+                   .remote_worker = options_.ssh_worker};
+  if (options_.ssh_copy) {
+    launch.copy_binary = options_.worker_binary;
+    if (launch.copy_binary.empty()) {
+      absl::StatusOr<std::string> found = LocalWorkers::FindWorkerBinary();
+      if (!found.ok()) return found.status();
+      launch.copy_binary = *found;
+    }
+  }
+  auto ssh = std::make_unique<SshWorkers>();
+  absl::Status started = ssh->Start(launch, ended);
+  launcher_ = std::move(ssh);
   if (!started.ok()) return started;
-  std::cerr << "iofleet: starting " << allocation.nodes << " worker(s), one per node of Slurm job " << allocation.job_id
-            << " (srun); they dial " << host << ":" << listener_->port() << "\n";
+  std::cerr << "iofleet: starting a worker on each of " << options_.ssh_hosts.size() << " host(s) over ssh"
+            << (options_.ssh_copy ? " (sending this iofleet-worker)" : "") << "; they dial " << controller << "\n";
   return absl::OkStatus();
 }
 
 absl::Status ClusterSession::AwaitDialIns() {
-  if (slurm_workers_ == nullptr) {
+  if (launcher_ == nullptr) {
     std::cerr << "iofleet: listening on " << options_.listen << " (port " << listener_->port() << ") for " << options_.expect_workers
               << " worker(s): iofleet-worker --controller HOST:" << listener_->port() << "\n";
   }
@@ -277,8 +306,8 @@ absl::Status ClusterSession::AwaitDialIns() {
     launcher_exited = launcher_exited_;
   }
   if (launcher_exited && ready < peers_.size()) {
-    return absl::UnavailableError(absl::StrCat("the workers' srun ended (", slurm_workers_->exit_description(), ") when ", ready, " of ",
-                                               peers_.size(), " worker(s) had dialled in: see the workers' messages above"));
+    return absl::UnavailableError(absl::StrCat("the workers' launcher ended: ", launcher_->EndedEarly(), ", when ", ready, " of ",
+                                               peers_.size(), " worker(s) had dialled in (their messages are above)"));
   }
   if (arrived) return absl::OkStatus();
   if (g_interrupted) return absl::CancelledError(absl::StrCat("interrupted while waiting for workers: ", ready, " of ", peers_.size(), " had dialled in"));

@@ -33,6 +33,7 @@
 #include "common/session_replay.h"
 #include "controller/local_workers.h"
 #include "controller/slurm_workers.h"
+#include "controller/ssh_workers.h"
 #include "controller/report_sink.h"
 #include "controller/run_aggregator.h"
 #include "controller/session_client.h"
@@ -51,6 +52,11 @@ struct SessionOptions {
   // Start the workers with srun, one per node of the allocation this runs in, and let them dial
   // in (on `listen`, default any address and a free port; `expect_workers` is the node count).
   bool slurm = false;
+  // Start a worker on each of these hosts over ssh, dialling in (as with slurm).
+  std::vector<std::string> ssh_hosts;
+  std::string ssh_command = "ssh";
+  bool ssh_copy = false;               // send worker_binary (or the one beside this program)
+  std::string ssh_worker = "iofleet-worker";
   absl::Duration wait = absl::Minutes(10);
   int local_workers = 2;
   std::string worker_binary;
@@ -184,8 +190,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   absl::Status OnOffer(const std::shared_ptr<DialInStream>& stream, const v1::HelloResponse& offer) override;
   // Waits for `expect_workers` workers to dial in and say hello.
   absl::Status AwaitDialIns();
-  // --slurm: starts the worker step, which dials the listener.
-  absl::Status LaunchSlurmWorkers(const SlurmAllocation& allocation);
+  // --slurm, --ssh: starts the workers, which dial the listener.
+  absl::Status LaunchWorkers(const std::optional<SlurmAllocation>& allocation);
   // Opens a session with each of addresses_ and waits (connect_timeout) for their hellos.
   void DialWorkers();
   // Worker `worker`'s session id: this session's name and the worker's index.
@@ -256,10 +262,10 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   void WatchInterrupts();
   int interrupt_pipe_[2] = {-1, -1};
   std::thread interrupt_watcher_;
-  // --slurm: the worker step, and whether srun has ended (mu_). Last: it is stopped (its srun
-  // reaped) while the rest of the session still stands.
+  // --slurm, --ssh: the workers' launcher, and whether one of its processes has ended (mu_).
+  // Last: it is stopped (its processes reaped) while the rest of the session still stands.
   bool launcher_exited_ = false;
-  std::unique_ptr<SlurmWorkers> slurm_workers_;
+  std::unique_ptr<WorkerLauncher> launcher_;
 };
 
 std::string NewRunId();

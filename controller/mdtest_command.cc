@@ -112,10 +112,10 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
 
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(o.session, metrics);
   if (!session_options.ok()) return Usage(session_options.status().message());
-  if (o.session.local() || o.session.slurm) {
+  if (o.session.local() || o.session.slurm || !o.session.ssh_hosts.empty()) {
     for (const std::string& d : o.phase.test_dirs()) {
       std::error_code ignored;
-      if (!IsNfsUrl(d)) std::filesystem::create_directories(d, ignored);
+      if (o.session.local() && !IsNfsUrl(d)) std::filesystem::create_directories(d, ignored);
       session_options->local_roots.push_back(d);
     }
   }

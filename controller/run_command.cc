@@ -172,15 +172,15 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(options.session, options.metrics);
   if (!session_options.ok()) return early(Fail(session_options.status(), 2));
   session_options->interval = interval;
-  if (local || options.session.slurm) {
-    // The workers this controller starts may touch the jobs' directories (--slurm: created on
-    // each node if missing; here too, which is harmless where they are shared).
+  if (local || options.session.slurm || !options.session.ssh_hosts.empty()) {
+    // The workers this controller starts may touch the jobs' directories: made here for local
+    // workers; --slurm's and --ssh's make them on their hosts (iofleet-worker --create-roots).
     for (const v1::JobSpec& job : spec.jobs()) {
       std::vector<std::string> dirs = JobDirectories(job);
       if (dirs.empty()) dirs.push_back(job.filename().substr(0, std::max<size_t>(job.filename().rfind('/'), 1)));
       for (const std::string& dir : dirs) {
         std::error_code ignored;
-        if (!IsNfsUrl(dir)) std::filesystem::create_directories(dir, ignored);
+        if (local && !IsNfsUrl(dir)) std::filesystem::create_directories(dir, ignored);
         auto& roots = session_options->local_roots;
         if (std::find(roots.begin(), roots.end(), dir) == roots.end()) roots.push_back(dir);
       }

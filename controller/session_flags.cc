@@ -48,6 +48,11 @@ const std::vector<OptionSpec>& SessionOptionSpecs() {
       {"hostfile", true, false, "FILE", "workers to use, one HOST:PORT per line (# comments)"},
       {"listen", true, false, "HOST:PORT", "workers dial in here (iofleet-worker --controller HOST:PORT) instead of --hosts"},
       {"expect-workers", true, false, "N", "with --listen: start once N workers have dialled in"},
+      {"ssh", true, true, "HOST,...", "start a worker on each host over ssh ([user@]host; repeatable); it dials back and leaves with the run"},
+      {"ssh-hostfile", true, false, "FILE", "the same, one host per line (# comments)"},
+      {"ssh-command", true, false, "COMMAND", "with --ssh: the ssh to use, with options (default ssh; e.g. \"ssh -F cluster_config\")"},
+      {"ssh-copy", false, false, "", "with --ssh: send this controller's iofleet-worker to each host (else the installed one runs)"},
+      {"ssh-worker", true, false, "PATH", "with --ssh: iofleet-worker's path on the hosts (default: found on PATH)"},
       {"slurm", false, false, "", "inside a Slurm allocation: start one worker per node (srun), numbered by SLURM_PROCID, stopped at the end"},
       {"wait", true, false, "DURATION", "with --listen: how long to wait for them (default 10m)"},
       {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
@@ -91,7 +96,40 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
   for (const std::string& host : flags->hosts) {
     if (absl::Status s = CheckHost(host); !s.ok()) return s;
   }
-  if (cl.Has("slurm")) {
+  for (const std::string& list : cl.GetAll("ssh")) {
+    for (absl::string_view host : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+      flags->ssh_hosts.push_back(std::string(absl::StripAsciiWhitespace(host)));
+    }
+  }
+  if (cl.Has("ssh-hostfile")) {
+    absl::StatusOr<std::vector<std::string>> hosts = ReadHostfile(cl.Get("ssh-hostfile"));
+    if (!hosts.ok()) return hosts.status();
+    flags->ssh_hosts.insert(flags->ssh_hosts.end(), hosts->begin(), hosts->end());
+  }
+  for (const std::string& host : flags->ssh_hosts) {
+    if (host.empty() || host[0] == '-' || host.find_first_of(" \t'\"") != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("--ssh host '", host, "' is not a host name ([user@]host)"));
+    }
+  }
+  for (const char* option : {"ssh-command", "ssh-copy", "ssh-worker"}) {
+    if (cl.Has(option) && flags->ssh_hosts.empty()) return absl::InvalidArgumentError(absl::StrCat("--", option, " applies only with --ssh"));
+  }
+  if (!flags->ssh_hosts.empty()) {
+    if (!flags->hosts.empty()) return absl::InvalidArgumentError("--ssh (workers started over ssh) and --hosts/--hostfile exclude each other");
+    if (cl.Has("slurm")) return absl::InvalidArgumentError("--ssh and --slurm exclude each other: one way to start the workers");
+    if (cl.Has("expect-workers")) return absl::InvalidArgumentError("--ssh starts one worker per host: --expect-workers does not apply");
+    flags->ssh_command = cl.Get("ssh-command", "ssh");
+    flags->ssh_copy = cl.Has("ssh-copy");
+    flags->ssh_worker = cl.Get("ssh-worker", "iofleet-worker");
+    if (flags->ssh_copy && cl.Has("ssh-worker")) return absl::InvalidArgumentError("--ssh-copy sends the worker: --ssh-worker does not apply");
+    flags->listen = cl.Get("listen");
+    if (cl.Has("wait")) {
+      absl::StatusOr<absl::Duration> wait = Duration(cl, "wait", " of at least 1s");
+      if (!wait.ok()) return wait.status();
+      if (*wait < absl::Seconds(1)) return absl::InvalidArgumentError("--wait must be at least 1s");
+      flags->wait = *wait;
+    }
+  } else if (cl.Has("slurm")) {
     // The workers are the allocation's nodes, and they dial in (on --listen if given, else any
     // address and a free port): the controller knows how many and where.
     if (!flags->hosts.empty()) return absl::InvalidArgumentError("--slurm (workers on the allocation's nodes) and --hosts/--hostfile exclude each other");
@@ -123,7 +161,7 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
     return absl::InvalidArgumentError(absl::StrCat("--", cl.Has("expect-workers") ? "expect-workers" : "wait", " applies only with --listen"));
   }
   if (cl.Has("local-workers")) {
-    if (!flags->local()) return absl::InvalidArgumentError("--local-workers applies only without --hosts/--hostfile/--listen/--slurm");
+    if (!flags->local()) return absl::InvalidArgumentError("--local-workers applies only without --hosts/--hostfile/--listen/--slurm/--ssh");
     absl::StatusOr<int> local_workers = ParseLocalWorkers(cl.Get("local-workers"));
     if (!local_workers.ok()) return local_workers.status();
     flags->local_workers = *local_workers;

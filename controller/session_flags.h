@@ -22,6 +22,11 @@ struct SessionFlags {
   absl::Duration wait = absl::Minutes(10);
   // --slurm: inside a Slurm allocation, one worker per node started with srun, dialling in.
   bool slurm = false;
+  // --ssh HOSTS / --ssh-hostfile FILE: a worker started over ssh on each host, dialling in.
+  std::vector<std::string> ssh_hosts;
+  std::string ssh_command = "ssh";  // --ssh-command
+  bool ssh_copy = false;            // --ssh-copy: send this controller's worker binary
+  std::string ssh_worker = "iofleet-worker";  // --ssh-worker: its path on the hosts
   int local_workers = 2;           // --local-workers (only without hosts or --listen)
   std::string worker_binary;       // --worker-binary: the local workers' binary
   absl::Duration interval = absl::Seconds(1);  // --interval
@@ -39,7 +44,7 @@ struct SessionFlags {
   std::string html_report;                     // --report FILE.html
 
   // No hosts given and none dialling in: the controller starts local workers.
-  bool local() const { return hosts.empty() && listen.empty() && !slurm; }
+  bool local() const { return hosts.empty() && listen.empty() && !slurm && ssh_hosts.empty(); }
 };
 
 // The shared options, for a command's table and its help.

@@ -63,6 +63,21 @@ TEST(SessionFlags, SlurmStartsTheWorkersItself) {
   EXPECT_THAT(Read({"--slurm", "--local-workers", "3"}).status().message(), HasSubstr("--local-workers applies only without"));
 }
 
+// --ssh: one worker per host, started over ssh; the options that shape it need it.
+TEST(SessionFlags, SshStartsAWorkerOnEachHost) {
+  absl::StatusOr<SessionFlags> ssh = Read({"--ssh", "node1,root@node2", "--ssh", "node3", "--ssh-copy", "--ssh-command", "ssh -p 2222"});
+  ASSERT_TRUE(ssh.ok()) << ssh.status();
+  EXPECT_THAT(ssh->ssh_hosts, ElementsAre("node1", "root@node2", "node3"));
+  EXPECT_TRUE(ssh->ssh_copy);
+  EXPECT_EQ(ssh->ssh_command, "ssh -p 2222");
+  EXPECT_FALSE(ssh->local());
+  EXPECT_THAT(Read({"--ssh-copy"}).status().message(), HasSubstr("--ssh-copy applies only with --ssh"));
+  EXPECT_THAT(Read({"--ssh", "n1", "--slurm"}).status().message(), HasSubstr("exclude each other"));
+  EXPECT_THAT(Read({"--ssh", "n1", "--hosts", "n2:7420"}).status().message(), HasSubstr("exclude each other"));
+  EXPECT_THAT(Read({"--ssh", "-oProxyCommand=x"}).status().message(), HasSubstr("is not a host name"));
+  EXPECT_THAT(Read({"--ssh", "n1", "--ssh-copy", "--ssh-worker", "/x"}).status().message(), HasSubstr("--ssh-worker does not apply"));
+}
+
 TEST(SessionFlags, RulesHoldForEveryCommand) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
       {{"--local-workers", "65"}, "--local-workers"},

@@ -10,18 +10,14 @@
 #ifndef IOFLEET_CONTROLLER_SLURM_WORKERS_H_
 #define IOFLEET_CONTROLLER_SLURM_WORKERS_H_
 
-#include <sys/types.h>
-
-#include <condition_variable>
 #include <functional>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "controller/child_process.h"
+#include "controller/worker_launcher.h"
 
 namespace iofleet {
 
@@ -42,12 +38,12 @@ struct SlurmLaunch {
   std::string srun = "srun";            // and scancel/squeue beside it: found on PATH
 };
 
-class SlurmWorkers {
+class SlurmWorkers final : public WorkerLauncher {
  public:
   SlurmWorkers() = default;
   SlurmWorkers(const SlurmWorkers&) = delete;
   SlurmWorkers& operator=(const SlurmWorkers&) = delete;
-  ~SlurmWorkers() { Stop(); }
+  ~SlurmWorkers() override { Stop(); }
 
   // Starts the worker step; `on_exit` is called (from another thread) when srun ends — before
   // Stop(), that means the workers ended or never started (their messages are on stderr).
@@ -55,24 +51,21 @@ class SlurmWorkers {
   // srun has ended; its exit status as a message ("exit 1", "signal 9").
   bool exited() const;
   std::string exit_description() const;
+  std::string EndedEarly() const override { return exited() ? "srun (" + exit_description() + ")" : ""; }
   // Ends the step (see above) and waits for srun; harmless when nothing was started.
-  void Stop();
+  void Stop() override;
   // The srun command line (for messages and tests).
   const std::vector<std::string>& command() const { return command_; }
 
  private:
   // The step srun made for our workers (squeue), "JOB.STEP"; empty if not found.
   std::string FindStep() const;
-  bool WaitExited(std::chrono::milliseconds timeout);
 
   SlurmLaunch launch_;
   std::string step_name_;
   std::vector<std::string> command_;
-  pid_t pid_ = -1;
-  std::thread reaper_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::optional<int> status_;  // waitpid's, once srun has ended
+  bool started_ = false;
+  ChildProcess srun_;
 };
 
 }  // namespace iofleet

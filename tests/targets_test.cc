@@ -99,7 +99,8 @@ class SmallTmpfs {
     mounted_ = std::system(("mount -t tmpfs -o " + options + " tmpfs " + dir_).c_str()) == 0;
   }
   ~SmallTmpfs() {
-    if (mounted_) (void)std::system(("umount " + dir_ + " 2>/dev/null").c_str());
+    if (mounted_ && std::system(("umount " + dir_ + " 2>/dev/null").c_str()) != 0) {
+    }  // already gone: nothing to undo
   }
   bool mounted() const { return mounted_; }
 

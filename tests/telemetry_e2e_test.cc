@@ -48,7 +48,10 @@ std::string Scrape(const std::string& address) {
   const int fd = ::iofleet::testing::ConnectTcp(address);
   if (fd < 0) return "";
   const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + address + "\r\n\r\n";
-  (void)::write(fd, request.data(), request.size());
+  if (::write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    ::close(fd);
+    return "";
+  }
   std::string response;
   char buffer[65536];
   for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) response.append(buffer, static_cast<size_t>(n));

@@ -179,6 +179,11 @@ TEST_F(WorkerBoundary, AWorkerPausedTooLongIsLostNotRestartedAndStopsItsIo) {
   std::ofstream(job) << "[paced]\nrw=randwrite\nbs=4k\nsize=1m\ntime_based=1\nruntime=10s\nrate_iops=200\ncreate_on_open=1\ndirectory=" << root_ << "/stall\n";
   TestProcess run(Controller({"run", job, "--hosts", a.address() + "," + b.address(), "--lease", "1s"}), base_ + "/stall");
   ASSERT_TRUE(WaitFor([&] { return DirectoryEntries(root_ + "/stall") == 2; }, std::chrono::seconds(30)));
+  // Its run has started (it writes), not only been prepared: paused before the start, the run
+  // would end without ever starting (a loaded machine got there first).
+  ASSERT_TRUE(WaitFor([&] { return ::iofleet::testing::BytesMovedDuring(b.process().pid(), std::chrono::milliseconds(300)) >=
+                                   ::iofleet::testing::kIdleBytesPerSecond; },
+                      std::chrono::seconds(30)));
   b.process().Signal(SIGSTOP);
   // Paused until the controller has given it up and ended the run.
   Outcome outcome = Wait(run);

@@ -43,6 +43,7 @@ const std::vector<OptionSpec> kOptions = {
     {"token-file", true, false, "FILE", "require this shared token from controllers (x-iofleet-token)"},
     {"token-env", true, false, "VAR", "the same, from environment variable VAR (how iofleet run --slurm hands its workers the run's token)"},
     {"create-roots", false, false, "", "create the --allow-root directories that do not exist yet (as mkdir -p)"},
+    {"stdin-lifeline", false, false, "", "exit when stdin closes (the connection of the launcher that started it: iofleet run --ssh)"},
     {"sessions", true, false, "N", "with --controller: serve N sessions (runs), then exit 0 (as workers a launcher starts for one run)"},
     {"tls-cert", true, false, "PEM", "mutual TLS: this worker's certificate (with --tls-key and --tls-ca)"},
     {"tls-key", true, false, "PEM", "mutual TLS: this worker's private key"},
@@ -266,6 +267,17 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  if (args->Has("stdin-lifeline")) {
+    // The launcher's connection (ssh) is this worker's lifeline: once it is gone — the run is
+    // over, the controller was stopped or died — nobody wants this worker any more.
+    std::thread([] {
+      char buffer[256];
+      while (::read(STDIN_FILENO, buffer, sizeof(buffer)) > 0) {
+      }
+      Log(LogLevel::kInfo, "stdin closed (--stdin-lifeline: the launcher's connection ended): exiting");
+      ::kill(::getpid(), SIGTERM);
+    }).detach();
+  }
   int received = 0;
   sigwait(&signals, &received);
   Log(LogLevel::kInfo, absl::StrCat("signal ", received, ": stopping runs and shutting down"));
