@@ -40,6 +40,32 @@ absl::StatusOr<absl::Duration> Duration(const CommandLine& cl, const std::string
   return absl::Nanoseconds(*ns);
 }
 
+// The hosts of a list option (comma-separated, repeatable) and of its hostfile option, in
+// that order, appended to `hosts`.
+absl::Status ReadHostList(const CommandLine& cl, const char* list_option, const char* file_option, std::vector<std::string>* hosts) {
+  for (const std::string& list : cl.GetAll(list_option)) {
+    for (absl::string_view host : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
+      hosts->push_back(std::string(absl::StripAsciiWhitespace(host)));
+    }
+  }
+  if (cl.Has(file_option)) {
+    absl::StatusOr<std::vector<std::string>> from_file = ReadHostfile(cl.Get(file_option));
+    if (!from_file.ok()) return from_file.status();
+    hosts->insert(hosts->end(), from_file->begin(), from_file->end());
+  }
+  return absl::OkStatus();
+}
+
+// --wait: how long workers that dial in (--listen, --slurm, --ssh) are waited for.
+absl::Status ReadWait(const CommandLine& cl, SessionFlags* flags) {
+  if (!cl.Has("wait")) return absl::OkStatus();
+  absl::StatusOr<absl::Duration> wait = Duration(cl, "wait", " of at least 1s");
+  if (!wait.ok()) return wait.status();
+  if (*wait < absl::Seconds(1)) return absl::InvalidArgumentError("--wait must be at least 1s");
+  flags->wait = *wait;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const std::vector<OptionSpec>& SessionOptionSpecs() {
@@ -54,9 +80,9 @@ const std::vector<OptionSpec>& SessionOptionSpecs() {
       {"ssh-copy", false, false, "", "with --ssh: send this controller's iofleet-worker to each host (else the installed one runs)"},
       {"ssh-worker", true, false, "PATH", "with --ssh: iofleet-worker's path on the hosts (default: found on PATH)"},
       {"slurm", false, false, "", "inside a Slurm allocation: start one worker per node (srun), numbered by SLURM_PROCID, stopped at the end"},
-      {"wait", true, false, "DURATION", "with --listen: how long to wait for them (default 10m)"},
+      {"wait", true, false, "DURATION", "with --listen, --slurm, --ssh: how long to wait for the workers to dial in (default 10m)"},
       {"local-workers", true, false, "N", "with no hosts: how many local workers to start (default 2)"},
-      {"worker-binary", true, false, "PATH", "with no hosts: the iofleet-worker to start"},
+      {"worker-binary", true, false, "PATH", "the iofleet-worker this controller starts (local workers, --slurm, --ssh-copy; default: beside iofleet)"},
       {"interval", true, false, "DURATION", "interval report length (default 1s)"},
       {"lease", true, false, "DURATION", "workers stop IO if the controller is silent this long (default 5s)"},
       {"on-worker-loss", true, false, "continue|abort", "when a worker is lost: finish with the others (default) or stop all"},
@@ -83,29 +109,11 @@ std::vector<OptionSpec> WithSessionOptions(std::vector<OptionSpec> command_optio
 }
 
 absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
-  for (const std::string& list : cl.GetAll("hosts")) {
-    for (absl::string_view host : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
-      flags->hosts.push_back(std::string(absl::StripAsciiWhitespace(host)));
-    }
-  }
-  if (cl.Has("hostfile")) {
-    absl::StatusOr<std::vector<std::string>> hosts = ReadHostfile(cl.Get("hostfile"));
-    if (!hosts.ok()) return hosts.status();
-    flags->hosts.insert(flags->hosts.end(), hosts->begin(), hosts->end());
-  }
+  if (absl::Status read = ReadHostList(cl, "hosts", "hostfile", &flags->hosts); !read.ok()) return read;
   for (const std::string& host : flags->hosts) {
     if (absl::Status s = CheckHost(host); !s.ok()) return s;
   }
-  for (const std::string& list : cl.GetAll("ssh")) {
-    for (absl::string_view host : absl::StrSplit(list, ',', absl::SkipWhitespace())) {
-      flags->ssh_hosts.push_back(std::string(absl::StripAsciiWhitespace(host)));
-    }
-  }
-  if (cl.Has("ssh-hostfile")) {
-    absl::StatusOr<std::vector<std::string>> hosts = ReadHostfile(cl.Get("ssh-hostfile"));
-    if (!hosts.ok()) return hosts.status();
-    flags->ssh_hosts.insert(flags->ssh_hosts.end(), hosts->begin(), hosts->end());
-  }
+  if (absl::Status read = ReadHostList(cl, "ssh", "ssh-hostfile", &flags->ssh_hosts); !read.ok()) return read;
   for (const std::string& host : flags->ssh_hosts) {
     if (host.empty() || host[0] == '-' || host.find_first_of(" \t'\"") != std::string::npos) {
       return absl::InvalidArgumentError(absl::StrCat("--ssh host '", host, "' is not a host name ([user@]host)"));
@@ -123,12 +131,7 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
     flags->ssh_worker = cl.Get("ssh-worker", "iofleet-worker");
     if (flags->ssh_copy && cl.Has("ssh-worker")) return absl::InvalidArgumentError("--ssh-copy sends the worker: --ssh-worker does not apply");
     flags->listen = cl.Get("listen");
-    if (cl.Has("wait")) {
-      absl::StatusOr<absl::Duration> wait = Duration(cl, "wait", " of at least 1s");
-      if (!wait.ok()) return wait.status();
-      if (*wait < absl::Seconds(1)) return absl::InvalidArgumentError("--wait must be at least 1s");
-      flags->wait = *wait;
-    }
+    if (absl::Status read = ReadWait(cl, flags); !read.ok()) return read;
   } else if (cl.Has("slurm")) {
     // The workers are the allocation's nodes, and they dial in (on --listen if given, else any
     // address and a free port): the controller knows how many and where.
@@ -136,12 +139,7 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
     if (cl.Has("expect-workers")) return absl::InvalidArgumentError("--slurm starts one worker per node of the allocation: --expect-workers does not apply");
     flags->slurm = true;
     flags->listen = cl.Get("listen");
-    if (cl.Has("wait")) {
-      absl::StatusOr<absl::Duration> wait = Duration(cl, "wait", " of at least 1s");
-      if (!wait.ok()) return wait.status();
-      if (*wait < absl::Seconds(1)) return absl::InvalidArgumentError("--wait must be at least 1s");
-      flags->wait = *wait;
-    }
+    if (absl::Status read = ReadWait(cl, flags); !read.ok()) return read;
   } else if (cl.Has("listen")) {
     if (!flags->hosts.empty()) return absl::InvalidArgumentError("--listen (workers dial in) and --hosts/--hostfile (the controller dials) exclude each other");
     flags->listen = cl.Get("listen");
@@ -151,12 +149,7 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
       return absl::InvalidArgumentError(absl::StrCat("--expect-workers must be a number from 1 to 100000, not '", cl.Get("expect-workers"), "'"));
     }
     flags->expect_workers = n;
-    if (cl.Has("wait")) {
-      absl::StatusOr<absl::Duration> wait = Duration(cl, "wait", " of at least 1s");
-      if (!wait.ok()) return wait.status();
-      if (*wait < absl::Seconds(1)) return absl::InvalidArgumentError("--wait must be at least 1s");
-      flags->wait = *wait;
-    }
+    if (absl::Status read = ReadWait(cl, flags); !read.ok()) return read;
   } else if (cl.Has("expect-workers") || cl.Has("wait")) {
     return absl::InvalidArgumentError(absl::StrCat("--", cl.Has("expect-workers") ? "expect-workers" : "wait", " applies only with --listen"));
   }
