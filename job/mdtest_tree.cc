@@ -9,7 +9,9 @@ namespace iofleet {
 
 uint64_t MdtestTree::DirectoryCount(uint32_t depth, uint32_t branch) {
   const uint64_t b = std::max(1u, branch);
-  uint64_t level = 1, directories = 1;
+  // A chain: one directory per level (counted, not looped: -z can be 4 billion in a request).
+  if (b == 1) return uint64_t{depth} + 1;
+  uint64_t level = 1, directories = 1;  // (b >= 2 saturates within 64 levels)
   for (uint32_t d = 1; d <= depth; ++d) {
     if (level > UINT64_MAX / b) return UINT64_MAX;
     level *= b;

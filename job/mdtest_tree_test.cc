@@ -98,5 +98,17 @@ TEST(MdtestTree, StepsPerTaskAndPhase) {
   EXPECT_EQ(steps(Op::TREE_REMOVE), (std::vector<uint64_t>{1, 0, 1})) << "the shared tree of 4 directories, 3 removed";
 }
 
+// Counted, never walked level by level: a request's -z of 4 billion with -b 1 (or 0) is a chain
+// of 4 billion and one directories, and saying so takes no time (the worker then refuses it).
+TEST(MdtestTree, DirectoryCountOfDeepChainsAndWideTrees) {
+  EXPECT_EQ(MdtestTree::DirectoryCount(0, 10), 1u);
+  EXPECT_EQ(MdtestTree::DirectoryCount(2, 10), 111u);
+  EXPECT_EQ(MdtestTree::DirectoryCount(3, 1), 4u);
+  EXPECT_EQ(MdtestTree::DirectoryCount(UINT32_MAX, 1), uint64_t{UINT32_MAX} + 1);
+  EXPECT_EQ(MdtestTree::DirectoryCount(UINT32_MAX, 0), uint64_t{UINT32_MAX} + 1);
+  EXPECT_EQ(MdtestTree::DirectoryCount(UINT32_MAX, 2), UINT64_MAX);
+  EXPECT_EQ(MdtestTree::DirectoryCount(64, UINT32_MAX), UINT64_MAX);
+}
+
 }  // namespace
 }  // namespace iofleet
