@@ -1,5 +1,5 @@
 # The README's two commands: `make run` and `make test`. Each installs what is missing first.
-.PHONY: deps deps-run build run test bench deb clean
+.PHONY: deps deps-run build run test bench deb image clean
 
 BAZEL ?= bazel
 
@@ -23,6 +23,10 @@ test: deps
 # The Debian package: iofleet_VERSION-1_amd64.deb here, lintian-clean (tools/build_deb.sh).
 deb:
 	@tools/build_deb.sh
+
+# The container image localhost/iofleet:VERSION, from Debian packages and the .deb (podman).
+image:
+	@tools/build_image.sh
 
 # iofleet against fio on the same job, and the histogram's cost per recorded IO.
 bench: build

@@ -34,11 +34,16 @@ test_packages=(
 deb_packages=(
   dpkg-dev help2man lintian  # dpkg-shlibdeps for Depends:, man pages from --help, the package's lint
 )
+# The container image (make image, and the test that runs it).
+image_packages=(
+  podman buildah runc mmdebstrap  # rootful podman with runc; the Debian base made offline-first
+)
 case "$mode" in
   run) packages=("${run_packages[@]}") ;;
   deb) packages=("${run_packages[@]}" "${deb_packages[@]}") ;;
-  test) packages=("${run_packages[@]}" "${test_packages[@]}" "${deb_packages[@]}") ;;
-  *) echo "usage: tools/install_deps.sh [run|deb|test]" >&2; exit 2 ;;
+  image) packages=("${run_packages[@]}" "${deb_packages[@]}" "${image_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}" "${deb_packages[@]}" "${image_packages[@]}") ;;
+  *) echo "usage: tools/install_deps.sh [run|deb|image|test]" >&2; exit 2 ;;
 esac
 
 missing=()
