@@ -38,12 +38,17 @@ deb_packages=(
 image_packages=(
   podman buildah runc mmdebstrap  # rootful podman with runc; the Debian base made offline-first
 )
+# Kubernetes manifests' validation (tools/k8s_validate.sh builds kubeconform, fetches schemas).
+k8s_packages=(
+  golang-go python3-pip
+)
 case "$mode" in
   run) packages=("${run_packages[@]}") ;;
+  k8s) packages=("${k8s_packages[@]}") ;;
   deb) packages=("${run_packages[@]}" "${deb_packages[@]}") ;;
   image) packages=("${run_packages[@]}" "${deb_packages[@]}" "${image_packages[@]}") ;;
   test) packages=("${run_packages[@]}" "${test_packages[@]}" "${deb_packages[@]}" "${image_packages[@]}") ;;
-  *) echo "usage: tools/install_deps.sh [run|deb|image|test]" >&2; exit 2 ;;
+  *) echo "usage: tools/install_deps.sh [run|deb|image|k8s|test]" >&2; exit 2 ;;
 esac
 
 missing=()
