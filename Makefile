@@ -1,5 +1,5 @@
 # The README's two commands: `make run` and `make test`. Each installs what is missing first.
-.PHONY: deps deps-run build run test bench deb image clean
+.PHONY: deps deps-run build run test bench deb image k8s-check clean
 
 BAZEL ?= bazel
 
@@ -27,6 +27,11 @@ deb:
 # The container image localhost/iofleet:VERSION, from Debian packages and the .deb (podman).
 image:
 	@tools/build_image.sh
+
+# configs/kubernetes/ through a real kube-apiserver's server-side dry run (its first build takes
+# minutes: not part of make test, whose kubeconform check runs every time).
+k8s-check:
+	@tools/k8s_apiserver_check.sh
 
 # iofleet against fio on the same job, and the histogram's cost per recorded IO.
 bench: build
