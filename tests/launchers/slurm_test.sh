@@ -3,9 +3,10 @@
 # namespace with its own address and host name: tests/launchers/slurm/cluster.sh): `sbatch -N 3`
 # of configs/slurm/nfs-fsync.sbatch (with a 5-second copy of its job) and of
 # configs/slurm/mdtest.sbatch give reports with 3 workers, one per node, worker i on node i+1
-# (SLURM_PROCID), and leave nothing behind: squeue empty, no worker process. Then a Ctrl-C
-# (SIGINT to the controller) while the workers run still ends the worker step. The cluster is
-# stopped and removed at the end, also when a step fails.
+# (SLURM_PROCID), and leave nothing behind: squeue empty, no worker process. compare --slurm
+# starts workers for each target; a run that fails (refused at prepare) and a Ctrl-C (SIGINT to
+# the controller) while the workers run both still end the worker step. The cluster is stopped
+# and removed at the end, also when a step fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "slurm_test: needs root (namespaces, slurmd)" >&2; exit 1; }
@@ -61,7 +62,27 @@ grep -q "SUMMARY" "$base"/jobs/mdtest-*.out || fail "the mdtest report (SUMMARY)
 three_nodes "$base/results/mdtest"
 nothing_left
 
-# 3. Ctrl-C: the controller interrupted while its workers run still ends their step.
+# 3. compare --slurm: a run per target, each with workers of its own; and a run that fails (the
+# workers refuse it at prepare: more memory than their --max-run-memory) still ends its step.
+printf '[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=1s\ntime_based\n' > "$base/short.fio"
+printf '[big]\nrw=randwrite\nbs=1g\nsize=8g\niodepth=8\nioengine=libaio\nruntime=1s\ntime_based\n' > "$base/big.fio"
+cat > "$base/compare.sbatch" <<SB
+#!/bin/bash
+"$bin/controller/iofleet" compare "$base/short.fio" --slurm --target a="$base/data/a" --target b="$base/data/b" --results-dir none \
+  > "$base/jobs/compare-report.txt" 2> "$base/jobs/compare-err.txt"
+echo "compare exit \$?"
+"$bin/controller/iofleet" run "$base/big.fio" --slurm --directory "$base/data/big" --results-dir none \
+  > /dev/null 2> "$base/jobs/big-err.txt"
+echo "big exit \$?"
+SB
+in_head timeout 300 sbatch --wait -N 3 --output "$base/jobs/compare-%j.out" "$base/compare.sbatch" > /dev/null || true
+grep -q "compare exit 0" "$base"/jobs/compare-*.out || fail "compare --slurm: $(tail -3 "$base/jobs/compare-err.txt")"
+[ "$(grep -c "starting 3 worker(s)" "$base/jobs/compare-err.txt")" -eq 2 ] || fail "compare --slurm did not start workers for each target"
+grep -q "big exit [12]" "$base"/jobs/compare-*.out || fail "a run refused at prepare did not fail: $(cat "$base"/jobs/compare-*.out)"
+grep -q "max-run-memory" "$base/jobs/big-err.txt" || fail "the refused run does not say why: $(tail -3 "$base/jobs/big-err.txt")"
+nothing_left
+
+# 4. Ctrl-C: the controller interrupted while its workers run still ends their step.
 cat > "$base/interrupt.sbatch" <<SB
 #!/bin/bash
 "$bin/controller/iofleet" run "$base/nfs-fsync-5s.fio" --slurm --directory "$base/data/int" --results-dir none \
@@ -76,4 +97,4 @@ in_head timeout 300 sbatch --wait -N 3 --output "$base/jobs/int-%j.out" "$base/i
 grep -q "controller exit" "$base"/jobs/int-*.out || fail "the interrupted run's batch script did not finish"
 grep -qi "interrupt" "$base/jobs/int-err.txt" || fail "the interrupted controller did not say it was interrupted: $(tail -3 "$base/jobs/int-err.txt")"
 nothing_left
-echo "slurm_test: sbatch -N 3 of configs/slurm/nfs-fsync.sbatch and mdtest.sbatch: 3 workers on node1..3 in rank order; Ctrl-C ends the worker step; nothing left running"
+echo "slurm_test: sbatch -N 3 of configs/slurm/nfs-fsync.sbatch and mdtest.sbatch: 3 workers on node1..3 in rank order; compare --slurm; a refused run and Ctrl-C end the worker step; nothing left running"
