@@ -70,12 +70,12 @@ std::string NewToken() {
 absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const SessionOptions& options, v1::RunReport* report) {
   std::unique_ptr<ClusterSession> session(new ClusterSession());
   session->options_ = options;
-  session->local_ = options.hosts.empty() && options.listen.empty() && !options.slurm && options.ssh_hosts.empty();
+  session->local_ = options.hosts.empty() && options.listen.empty() && !options.launches_workers();
   session->addresses_ = options.hosts;
   // Names each worker's session, so a stream cut short can resume it.
   session->session_name_ = absl::StrCat("s-", absl::StrFormat("%016x", std::random_device()() * 0x100000000ull + std::random_device()()));
   std::optional<SlurmAllocation> allocation;
-  if (options.slurm || !options.ssh_hosts.empty()) {
+  if (options.launches_workers()) {
     const char* how = options.slurm ? "--slurm" : "--ssh";
     if (options.slurm) {
       absl::StatusOr<SlurmAllocation> current = CurrentSlurmAllocation();
@@ -103,7 +103,7 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
         SessionListener::Start(options.listen, options.security, static_cast<DialInHandler*>(session.get()));
     if (!listener.ok()) return listener.status();
     session->listener_ = *std::move(listener);
-    if (options.slurm || !options.ssh_hosts.empty()) {
+    if (options.launches_workers()) {
       if (absl::Status launched = session->LaunchWorkers(allocation); !launched.ok()) return launched;
     }
     if (absl::Status arrived = session->AwaitDialIns(); !arrived.ok()) return arrived;

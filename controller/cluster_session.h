@@ -57,6 +57,8 @@ struct SessionOptions {
   std::string ssh_command = "ssh";
   bool ssh_copy = false;               // send worker_binary (or the one beside this program)
   std::string ssh_worker = "iofleet-worker";
+  // Workers started through srun or ssh, which dial back in.
+  bool launches_workers() const { return slurm || !ssh_hosts.empty(); }
   absl::Duration wait = absl::Minutes(10);
   int local_workers = 2;
   std::string worker_binary;

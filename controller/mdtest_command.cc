@@ -112,7 +112,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
 
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(o.session, metrics);
   if (!session_options.ok()) return Usage(session_options.status().message());
-  if (o.session.local() || o.session.slurm || !o.session.ssh_hosts.empty()) {
+  if (o.session.starts_workers()) {
     for (const std::string& d : o.phase.test_dirs()) {
       std::error_code ignored;
       if (o.session.local() && !IsNfsUrl(d)) std::filesystem::create_directories(d, ignored);

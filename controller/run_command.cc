@@ -172,7 +172,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(options.session, options.metrics);
   if (!session_options.ok()) return early(Fail(session_options.status(), 2));
   session_options->interval = interval;
-  if (local || options.session.slurm || !options.session.ssh_hosts.empty()) {
+  if (options.session.starts_workers()) {
     // The workers this controller starts may touch the jobs' directories: made here for local
     // workers; --slurm's and --ssh's make them on their hosts (iofleet-worker --create-roots).
     for (const v1::JobSpec& job : spec.jobs()) {

@@ -45,6 +45,9 @@ struct SessionFlags {
 
   // No hosts given and none dialling in: the controller starts local workers.
   bool local() const { return hosts.empty() && listen.empty() && !slurm && ssh_hosts.empty(); }
+  // The controller starts the workers itself (local ones, or through srun or ssh): it names the
+  // directories they may use.
+  bool starts_workers() const { return local() || slurm || !ssh_hosts.empty(); }
 };
 
 // The shared options, for a command's table and its help.

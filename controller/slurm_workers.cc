@@ -51,14 +51,15 @@ absl::Status SlurmWorkers::Start(const SlurmLaunch& launch, std::function<void()
   step_name_ = absl::StrFormat("iofleet-workers-%08x", std::random_device()());
   started_ = true;
   const std::string nodes = absl::StrCat(launch.allocation.nodes);
-  command_ = {launch.srun, "--overlap", "--nodes", nodes, "--ntasks", nodes, "--ntasks-per-node", "1", "--kill-on-bad-exit=0",
+  // srun, squeue and scancel: Slurm's, found on PATH.
+  std::vector<std::string> command = {"srun", "--overlap", "--nodes", nodes, "--ntasks", nodes, "--ntasks-per-node", "1", "--kill-on-bad-exit=0",
               "--job-name", step_name_, "--input", "none", "--label", worker_binary, "--controller", launch.controller,
               "--token-env", kTokenVariable, "--create-roots", "--sessions", "1", "--log-level", "warning"};
   for (const std::string& root : launch.allowed_roots) {
-    command_.push_back("--allow-root");
-    command_.push_back(root);
+    command.push_back("--allow-root");
+    command.push_back(root);
   }
-  return srun_.Start(ChildProcess::Options{.argv = command_,
+  return srun_.Start(ChildProcess::Options{.argv = std::move(command),
                                             .environment = {{kTokenVariable, launch.token}},
                                             .on_exit = std::move(on_exit)});
 }

@@ -35,7 +35,6 @@ struct SlurmLaunch {
   std::string token;                    // the run's token, handed over in the environment
   std::vector<std::string> allowed_roots;  // created on each node if missing
   std::string worker_binary;            // empty: beside this program (LocalWorkers::FindWorkerBinary)
-  std::string srun = "srun";            // and scancel/squeue beside it: found on PATH
 };
 
 class SlurmWorkers final : public WorkerLauncher {
@@ -54,8 +53,6 @@ class SlurmWorkers final : public WorkerLauncher {
   std::string EndedEarly() const override { return exited() ? "srun (" + exit_description() + ")" : ""; }
   // Ends the step (see above) and waits for srun; harmless when nothing was started.
   void Stop() override;
-  // The srun command line (for messages and tests).
-  const std::vector<std::string>& command() const { return command_; }
 
  private:
   // The step srun made for our workers (squeue), "JOB.STEP"; empty if not found.
@@ -63,7 +60,6 @@ class SlurmWorkers final : public WorkerLauncher {
 
   SlurmLaunch launch_;
   std::string step_name_;
-  std::vector<std::string> command_;
   bool started_ = false;
   ChildProcess srun_;
 };
