@@ -51,28 +51,31 @@ LatencyFigures Figures(const v1::DirectionStats& stats) {
 
 int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
 
-// `text` as a CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
-std::string CsvField(absl::string_view text) {
-  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) return std::string(text);
-  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
+// Appends `text` as a CSV field: quoted (quotes doubled) when it holds a comma, quote or line
+// break.
+void AppendCsvField(absl::string_view text, std::string* out) {
+  if (text.find_first_of(",\"\r\n") == absl::string_view::npos) {
+    out->append(text.data(), text.size());
+    return;
+  }
+  absl::StrAppend(out, "\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
 }
 
-// `text` as a JSON string literal: quotes, backslashes and control characters escaped (job
-// names and paths come from users).
-std::string JsonString(absl::string_view text) {
-  std::string out = "\"";
+// Appends `text` as a JSON string literal: quotes, backslashes and control characters escaped
+// (job names and paths come from users).
+void AppendJsonString(absl::string_view text, std::string* out) {
+  out->push_back('"');
   for (const char c : text) {
     if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
+      out->push_back('\\');
+      out->push_back(c);
     } else if (static_cast<unsigned char>(c) < 0x20) {
-      absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
+      absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
     } else {
-      out.push_back(c);
+      out->push_back(c);
     }
   }
-  out.push_back('"');
-  return out;
+  out->push_back('"');
 }
 
 }  // namespace
@@ -89,52 +92,83 @@ const char* LiveView::CsvHeader() {
 }
 
 std::string LiveView::JsonLine(const PublishedInterval& in, int d) const {
+  std::string line;
+  AppendJsonLine(in, d, &line);
+  return line;
+}
+
+std::string LiveView::CsvRow(const PublishedInterval& in, int d) const {
+  std::string row;
+  AppendCsvRow(in, d, &row);
+  return row;
+}
+
+// Both append to the buffer Publish writes once per tick: at a thousand workers these are
+// thousands of lines a second, so no line is built from temporaries of its own.
+void LiveView::AppendJsonLine(const PublishedInterval& in, int d, std::string* out) const {
   const v1::DirectionStats& stats = in.directions[d];
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
   const v1::LatencyHistogramProto& lat = stats.latency();
   const LatencyFigures figures = Figures(stats);
-  std::string bins;
+  absl::StrAppend(out, "{\"run\":\"", run_id_, "\",\"scope\":\"", ScopeName(in.scope), "\",\"phase\":", in.phase);
+  if (in.job >= 0) {
+    out->append(",\"job\":");
+    AppendJsonString(spec_.jobs(in.job).name(), out);
+  }
+  if (in.worker >= 0) {
+    out->append(",\"host\":");
+    AppendJsonString(workers_[in.worker], out);
+  }
+  absl::StrAppend(out, ",\"direction\":\"", DirectionName(d), "\",\"interval\":", in.index, ",\"start_unix_ns\":", in.start_unix_ns,
+                  ",\"end_unix_ns\":", in.end_unix_ns, ",\"complete\":", in.complete ? "true" : "false",
+                  ",\"amended\":", in.amended ? "true" : "false",
+                  // When the controller published it: how long after the interval's end the cluster knew.
+                  ",\"published_unix_ns\":", absl::ToUnixNanos(absl::Now()), ",\"workers_reporting\":", in.workers_reporting,
+                  ",\"workers_expected\":", in.workers_expected, ",\"late_workers\":[");
+  for (size_t i = 0; i < in.late_workers.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendJsonString(workers_[in.late_workers[i]], out);
+  }
+  absl::StrAppend(out, "],\"ops\":", stats.ops(), ",\"bytes\":", stats.bytes(), ",\"errors\":", stats.errors());
+  absl::StrAppendFormat(out, ",\"iops\":%.3f,\"bw_bytes\":%.3f", static_cast<double>(stats.ops()) / seconds,
+                        static_cast<double>(stats.bytes()) / seconds);
+  absl::StrAppend(out, ",\"lat_ns\":{\"count\":", lat.count(), ",\"sum\":", lat.sum_ns(), ",\"mean\":", figures.mean);
+  absl::StrAppendFormat(out, ",\"stddev\":%.1f", figures.stddev);
+  absl::StrAppend(out, ",\"p50\":", figures.p50, ",\"p90\":", figures.p90, ",\"p99\":", figures.p99, ",\"p99.9\":", figures.p999,
+                  ",\"max\":", figures.max, "},\"slowest\":[");
+  bool first = true;
+  for (const v1::SlowRequest& r : stats.slowest()) {  // the interval's slowest requests, named
+    absl::StrAppend(out, first ? "" : ",", "{\"lat_ns\":", r.latency_ns(), ",\"at_unix_ns\":", r.complete_unix_ns(), ",\"host\":");
+    AppendJsonString(r.worker(), out);
+    absl::StrAppend(out, ",\"thread\":", r.thread(), ",\"file\":");
+    AppendJsonString(r.file(), out);
+    absl::StrAppend(out, ",\"offset\":", r.offset(), "}");
+    first = false;
+  }
+  out->append("],\"bins\":[");
+  first = true;
   ForEachBucket(lat, [&](uint32_t index, uint64_t count) {
     // [lowest ns, highest ns, count]: the bucket's exact range, so readers need no layout.
-    absl::StrAppend(&bins, bins.empty() ? "" : ",", "[", HistogramLayout::BucketLower(index), ",", HistogramLayout::BucketUpper(index), ",", count, "]");
+    absl::StrAppend(out, first ? "" : ",", "[", HistogramLayout::BucketLower(index), ",", HistogramLayout::BucketUpper(index), ",", count, "]");
+    first = false;
   });
-  std::vector<std::string> late;
-  for (size_t w : in.late_workers) late.push_back(JsonString(workers_[w]));
-  std::vector<std::string> slowest;  // the interval's slowest requests, named
-  for (const v1::SlowRequest& r : stats.slowest()) {
-    slowest.push_back(absl::StrCat("{\"lat_ns\":", r.latency_ns(), ",\"at_unix_ns\":", r.complete_unix_ns(), ",\"host\":", JsonString(r.worker()),
-                                   ",\"thread\":", r.thread(), ",\"file\":", JsonString(r.file()), ",\"offset\":", r.offset(), "}"));
-  }
-  return absl::StrCat(
-      "{\"run\":\"", run_id_, "\",\"scope\":\"", ScopeName(in.scope), "\",\"phase\":", in.phase,
-      in.job >= 0 ? absl::StrCat(",\"job\":", JsonString(spec_.jobs(in.job).name())) : "",
-      in.worker >= 0 ? absl::StrCat(",\"host\":", JsonString(workers_[in.worker])) : "", ",\"direction\":\"", DirectionName(d),
-      "\",\"interval\":", in.index, ",\"start_unix_ns\":", in.start_unix_ns, ",\"end_unix_ns\":", in.end_unix_ns,
-      ",\"complete\":", in.complete ? "true" : "false", ",\"amended\":", in.amended ? "true" : "false",
-      // When the controller published it: how long after the interval's end the cluster knew.
-      ",\"published_unix_ns\":", absl::ToUnixNanos(absl::Now()),
-      ",\"workers_reporting\":", in.workers_reporting, ",\"workers_expected\":", in.workers_expected, ",\"late_workers\":[",
-      absl::StrJoin(late, ","), "],\"ops\":", stats.ops(), ",\"bytes\":", stats.bytes(), ",\"errors\":", stats.errors(),
-      ",\"iops\":", absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds),
-      ",\"bw_bytes\":", absl::StrFormat("%.3f", static_cast<double>(stats.bytes()) / seconds),
-      ",\"lat_ns\":{\"count\":", lat.count(), ",\"sum\":", lat.sum_ns(), ",\"mean\":", figures.mean, ",\"stddev\":",
-      absl::StrFormat("%.1f", figures.stddev), ",\"p50\":", figures.p50, ",\"p90\":", figures.p90, ",\"p99\":", figures.p99,
-      ",\"p99.9\":", figures.p999, ",\"max\":", figures.max, "},\"slowest\":[",
-      absl::StrJoin(slowest, ","), "],\"bins\":[", bins, "]}\n");
+  out->append("]}\n");
 }
 
-std::string LiveView::CsvRow(const PublishedInterval& in, int d) const {
+void LiveView::AppendCsvRow(const PublishedInterval& in, int d, std::string* out) const {
   const v1::DirectionStats& stats = in.directions[d];
   const double seconds = static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9;
   const LatencyFigures figures = Figures(stats);
-  return absl::StrCat(run_id_, ",", ScopeName(in.scope), ",", in.phase, ",", CsvField(in.job >= 0 ? spec_.jobs(in.job).name() : ""), ",",
-                      CsvField(in.worker >= 0 ? workers_[in.worker] : ""), ",", DirectionName(d), ",", in.index, ",", in.start_unix_ns, ",",
-                      in.end_unix_ns, ",", in.complete ? 1 : 0, ",", in.amended ? 1 : 0, ",", in.workers_reporting, ",",
-                      in.workers_expected, ",", stats.ops(), ",", stats.bytes(), ",", stats.errors(), ",",
-                      absl::StrFormat("%.3f", static_cast<double>(stats.ops()) / seconds), ",",
-                      absl::StrFormat("%.3f", static_cast<double>(stats.bytes()) / seconds), ",",
-                      figures.mean, ",", figures.p50, ",", figures.p99, ",", figures.p999, ",", figures.max, ",", figures.p90, ",",
-                      absl::StrFormat("%.1f", figures.stddev), "\n");
+  absl::StrAppend(out, run_id_, ",", ScopeName(in.scope), ",", in.phase, ",");
+  if (in.job >= 0) AppendCsvField(spec_.jobs(in.job).name(), out);
+  out->push_back(',');
+  if (in.worker >= 0) AppendCsvField(workers_[in.worker], out);
+  absl::StrAppend(out, ",", DirectionName(d), ",", in.index, ",", in.start_unix_ns, ",", in.end_unix_ns, ",", in.complete ? 1 : 0, ",",
+                  in.amended ? 1 : 0, ",", in.workers_reporting, ",", in.workers_expected, ",", stats.ops(), ",", stats.bytes(), ",",
+                  stats.errors());
+  absl::StrAppendFormat(out, ",%.3f,%.3f", static_cast<double>(stats.ops()) / seconds, static_cast<double>(stats.bytes()) / seconds);
+  absl::StrAppend(out, ",", figures.mean, ",", figures.p50, ",", figures.p99, ",", figures.p999, ",", figures.max, ",", figures.p90);
+  absl::StrAppendFormat(out, ",%.1f\n", figures.stddev);
 }
 
 absl::Status LiveView::Start(RunAggregator* aggregator) {
@@ -201,11 +235,10 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   const PublishedInterval* newest_cluster = nullptr;
   for (const PublishedInterval& in : due) {
     if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
-    // Each line is written whole and flushed: a reader (tail -f) never sees half a line.
     for (int d = 0; d < 5; ++d) {
       if (!HasActivity(in.directions[d])) continue;
-      if (ndjson_ != nullptr) std::fputs(JsonLine(in, d).c_str(), ndjson_);
-      if (csv_ != nullptr) std::fputs(CsvRow(in, d).c_str(), csv_);
+      if (ndjson_ != nullptr) AppendJsonLine(in, d, &json_lines_);
+      if (csv_ != nullptr) AppendCsvRow(in, d, &csv_rows_);
     }
     if (options_.metrics != nullptr) {
       for (int d = 0; d < 5; ++d) {
@@ -237,8 +270,13 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
       for (const v1::DirectionStats& s : in.directions) ops += static_cast<double>(s.ops());
     }
   }
-  if (ndjson_ != nullptr) std::fflush(ndjson_);
-  if (csv_ != nullptr) std::fflush(csv_);
+  // Whole lines, written at once: a reader (tail -f) never sees half a line.
+  for (auto [file, lines] : {std::pair{ndjson_, &json_lines_}, std::pair{csv_, &csv_rows_}}) {
+    if (file == nullptr) continue;
+    std::fwrite(lines->data(), 1, lines->size(), file);
+    std::fflush(file);
+    lines->clear();  // (its capacity stays)
+  }
   if (!options_.progress || newest_cluster == nullptr || now_unix_ns > INT64_MAX / 4) return;
   const std::pair<uint32_t, uint32_t> newest{newest_cluster->phase, newest_cluster->index};
   last_worker_ops_ = std::move(worker_ops_[newest]);

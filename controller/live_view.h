@@ -63,6 +63,8 @@ class LiveView {
   std::string JsonLine(const PublishedInterval& interval, int direction) const;
   std::string CsvRow(const PublishedInterval& interval, int direction) const;
   static const char* CsvHeader();
+  void AppendJsonLine(const PublishedInterval& interval, int direction, std::string* out) const;
+  void AppendCsvRow(const PublishedInterval& interval, int direction, std::string* out) const;
 
  private:
   void Loop();
@@ -89,6 +91,7 @@ class LiveView {
   std::map<std::pair<uint32_t, uint32_t>, std::vector<double>> worker_ops_;
   std::vector<double> last_worker_ops_;  // the newest cluster interval's
   std::vector<PublishedInterval> due_;   // Publish's, kept for its capacity
+  std::string json_lines_, csv_rows_;    // what Publish writes to the logs, kept for their capacity
   mutable std::mutex steps_mu_;
   std::map<int, uint64_t> phase_steps_;  // SetPhaseSteps (steps_mu_)
   std::mutex stderr_mu_;    // the live thread's lines and PrintLine's
