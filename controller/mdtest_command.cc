@@ -1,11 +1,16 @@
 #include "controller/mdtest_command.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <iostream>
 #include <thread>
 
@@ -42,17 +47,20 @@ constexpr char kHelp[] =
     "usage: iofleet mdtest [mdtest options] [--hosts H:P,... | --hostfile F] [--tasks-per-worker N]\n"
     "                      [--readdir] [--output-format normal|json] [--output FILE]\n"
     "mdtest options, with mdtest's meaning:\n"
-    "  -d DIR[@DIR...]  test directories   -n N  items per task       -I N  items per tree directory\n"
-    "  -z N  tree depth   -b N  branching  -L  items in leaves only   -u  unique directory per task\n"
-    "  -F  files only   -D  directories only   -C create, -T stat, -E read, -r remove only (combinable)\n"
+    "  -d DIR[@DIR...]  test directories (made if missing, not their parents; relative: to here)\n"
+    "  -n N  items per task   -I N  items per tree directory   -z N  tree depth   -b N  branching\n"
+    "  -L  items in leaves only   -u  unique directory per task\n"
+    "  -F  files only   -D  directories only\n"
+    "  -C create, -T stat, -E read, -U rename (directories), -r remove: only these (none: all)\n"
     "  -w N  bytes written per file        -e N  bytes read per file  -i N  iterations\n"
-    "  -N N  stat/read the items of task (rank + N) % tasks            -R[seed]  random stat order\n"
+    "  -N N  stride: stat/rename the items of task rank+N, read rank+2N's, remove rank+3N's\n"
+    "  -R[seed]  random stat order\n"
     "  -W S  stonewall seconds, on every phase; then creation evens out to the largest count (as mdtest)\n"
     "        and rename/removal/tree finish, untimed (wear-out)\n"
     "  -y  fsync after each write    -k  mknod files\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
-    "  -p S  delay before each iteration   -t  accepted (tree times are always reported)\n"
-    "  -v  print each phase as it ends\n"
+    "  -p S  delay before each iteration   -t  accepted (no unique-directory overhead to time)\n"
+    "  -P  print rate and time   -Z  print time instead of rate   -v  print each phase as it ends\n"
     "iofleet's own (as for iofleet run):\n";
 
 int Usage(absl::string_view message) {
@@ -88,7 +96,9 @@ int RunMdtest(const std::vector<std::string>& args) {
   if (!outputs.ok()) return Usage(outputs.status().message());
   o.session.interval_log = outputs->interval_log();
   o.session.interval_csv = outputs->interval_csv();
-  const std::string command_line = absl::StrCat("iofleet mdtest ", absl::StrJoin(args, " "));
+  // As mdtest prints its own: the program, then each argument quoted.
+  std::string command_line = "iofleet mdtest";
+  for (const std::string& arg : args) absl::StrAppend(&command_line, " '", arg, "'");
   v1::MdtestReport report;
   bool ran = false;
   v1::RunSpec resolved;
@@ -109,20 +119,45 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   report.set_tool_version(kIofleetVersion);
   report.set_command_line(command_line);
   report.set_iterations(o.iterations);
+  report.set_started_unix_ns(absl::ToUnixNanos(absl::Now()));
+  report.set_files(o.files);
+  report.set_dirs(o.dirs);
+  report.set_print_rate(o.print_rate_and_time || !o.print_time);
+  report.set_print_time(o.print_rate_and_time || o.print_time);
+  if (o.read && o.phase.read_bytes() == 0) report.add_warnings("Read bytes is 0, thus, a read test will actually just open/close");
+  if (!o.given_test_dirs.empty()) report.set_test_path(o.given_test_dirs[0]);  // as mdtest prints it
 
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(o.session, metrics);
   if (!session_options.ok()) return Usage(session_options.status().message());
-  if (o.session.starts_workers()) {
+  // mdtest makes a missing test directory (not its parents) and removes it at the end when the
+  // run removed what it made. Local workers need it before they start (it is their root).
+  std::vector<std::string> created_test_dirs;
+  if (o.session.local()) {
     for (const std::string& d : o.phase.test_dirs()) {
-      std::error_code ignored;
-      if (o.session.local() && !IsNfsUrl(d)) std::filesystem::create_directories(d, ignored);
-      session_options->local_roots.push_back(d);
+      if (IsNfsUrl(d) || std::find(created_test_dirs.begin(), created_test_dirs.end(), d) != created_test_dirs.end()) continue;
+      if (::mkdir(d.c_str(), 0775) == 0) {
+        created_test_dirs.push_back(d);
+      } else if (errno != EEXIST) {
+        const int error = errno;
+        std::cerr << "iofleet mdtest: -d " << d << ": cannot create it: " << std::strerror(error)
+                  << (error == ENOENT ? " (as mdtest, only the test directory itself is made, not its parents)" : "") << "\n";
+        return 1;
+      }
     }
   }
+  if (o.session.starts_workers()) {
+    for (const std::string& d : o.phase.test_dirs()) session_options->local_roots.push_back(d);
+  }
+  // On every way out before the test ran, what was made for it goes again.
+  auto remove_created = [&] {
+    for (auto it = created_test_dirs.rbegin(); it != created_test_dirs.rend(); ++it) ::rmdir(it->c_str());
+    created_test_dirs.clear();
+  };
   v1::RunReport run_report;  // the session's view of the workers
   auto session = ClusterSession::Open(*session_options, &run_report);
   if (!session.ok()) {
     std::cerr << "iofleet mdtest: " << session.status().message() << "\n";
+    remove_created();
     return 1;
   }
   *report.mutable_workers() = run_report.workers();
@@ -130,6 +165,28 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   report.set_tasks(tasks);
   o.phase.set_task_count(tasks);
   report.set_items_per_task(MdtestTree(o.phase).items_per_task());
+  // mdtest's "N tasks, M files/directories": -n and -I together count -n per tree directory.
+  const bool loops = o.phase.items_per_task() > 0 && o.phase.items_per_dir() > 0;
+  report.set_items_all(uint64_t{tasks} * report.items_per_task() * (loops ? MdtestTree(o.phase).directory_count() : 1));
+  report.set_items_kind(o.files && o.dirs ? "files/directories" : o.dirs ? "directories" : o.phase.shared_file() ? "file" : "files");
+  // Nodes are the workers' hosts; task t runs on worker t / tasks-per-worker.
+  {
+    std::set<std::string> hosts;
+    for (const auto& w : report.workers()) hosts.insert(w.hostname().empty() ? w.address() : w.hostname());
+    report.set_nodes(static_cast<uint32_t>(hosts.size()));
+    std::string nodemap;
+    for (uint32_t t = 0; t < tasks && report.workers_size() > 0; ++t) {
+      const auto& w = report.workers(static_cast<int>(t / o.tasks_per_worker));
+      nodemap.push_back(w.hostname() == report.workers(0).hostname() ? '1' : '0');
+    }
+    report.set_nodemap(nodemap);
+    // mdtest: when the tasks fill the nodes in blocks, -N counts nodes, not tasks (so a stat
+    // reads what another node wrote).
+    if (o.phase.stride() > 0 && hosts.size() > 1 && nodemap.size() > 1 && nodemap[1] == '1') {
+      o.phase.set_stride(o.phase.stride() * static_cast<uint32_t>(std::count(nodemap.begin(), nodemap.end(), '1')));
+    }
+    report.set_stride(o.phase.stride());
+  }
   const std::string run_id = NewRunId();
 
   // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
@@ -139,7 +196,10 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   const std::vector<PlannedPhase>& plan = planned.phases;
   // Through the same resolution as every run (its -d already places every job).
   absl::StatusOr<ResolvedRun> resolution = ResolveRunSpec(std::move(planned.spec), RunPlacement{});
-  if (!resolution.ok()) return Usage(resolution.status().message());
+  if (!resolution.ok()) {
+    remove_created();
+    return Usage(resolution.status().message());
+  }
   const v1::RunSpec& spec = resolution->spec;
   if (resolved != nullptr) *resolved = spec;
   RunAggregator aggregator(spec, (*session)->addresses());
@@ -151,7 +211,10 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
                                 .grace = std::max(2 * o.session.interval, absl::Seconds(2)),
                                 .straggler_fraction = o.session.straggler_fraction,
                                 .metrics = metrics});
-  if (absl::Status started = live.Start(&aggregator); !started.ok()) return Usage(started.message());
+  if (absl::Status started = live.Start(&aggregator); !started.ok()) {
+    remove_created();
+    return Usage(started.message());
+  }
 
   bool stop = false;
   // Per iteration: the items each task has after a stonewalled directory / file creation
@@ -163,7 +226,6 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     const PlannedPhase& step = plan[k];
     const uint32_t iteration = step.iteration;
     const Op::Op op = step.op;
-    const bool renamed = step.renamed;
     if (k == 0 || plan[k - 1].iteration != iteration) {
       dir_limit = file_limit = 0;
       if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
@@ -236,7 +298,11 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         p->set_seconds(seconds);
         *p->mutable_workers() = result.workers();
         p->set_stonewalled(aggregator.Stonewalled(k));
-        p->set_rate(p->seconds() > 0 ? static_cast<double>(p->items()) / p->seconds() : 0);
+        // mdtest's tree rates count one tree's directories, however many tasks made one (-u).
+        const double counted = op == Op::TREE_CREATE || op == Op::TREE_REMOVE
+                                   ? static_cast<double>(MdtestTree(o.phase).directory_count())
+                                   : static_cast<double>(p->items());
+        p->set_rate(p->seconds() > 0 ? counted / p->seconds() : 0);
         stonewalled_before = p->stonewalled();
         stonewall_steps = per_task;
         if (p->stonewalled() && (op == Op::DIR_CREATE || op == Op::FILE_CREATE)) {
@@ -273,7 +339,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         // Remove what this iteration made, so nothing is left half-created.
         (*session)->ClearInterrupt();
         bool clean = true;
-        for (const v1::RunSpec& planned_cleanup : PlanCleanup(o, iteration, renamed)) {
+        for (const v1::RunSpec& planned_cleanup : PlanCleanup(o, iteration)) {
           absl::StatusOr<ResolvedRun> cleanup = ResolveRunSpec(planned_cleanup, RunPlacement{});
           if (!cleanup.ok()) {
             report.add_problems(std::string(cleanup.status().message()));
@@ -296,12 +362,25 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     }
   }
   if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
-  // mdtest's table order: directory and file operations, then the tree.
-  static const std::vector<std::string> kOrder = {"Directory creation", "Directory stat", "Directory rename", "Directory removal",
-                                                   "File creation",      "File stat",      "File read",        "File removal",
-                                                   "Directory listing",  "Tree creation",  "Tree removal"};
-  SummaryRows(kOrder, report, false, report.mutable_summary_rate());
-  SummaryRows(kOrder, report, true, report.mutable_summary_time());
+  SummaryRows(report, false, report.mutable_summary_rate());
+  SummaryRows(report, true, report.mutable_summary_time());
+  // The file system mdtest's "Path"/"FS" lines describe: the first test directory, as task 0's
+  // worker found it when it prepared its first phase.
+  if (report.workers_size() > 0) {
+    for (const auto& t : report.workers(0).facts().targets()) {
+      if (!o.phase.test_dirs().empty() && t.path() == o.phase.test_dirs(0)) *report.mutable_test_target() = t;
+    }
+  }
+  // mdtest removes the test directory it made when the run had a removal phase (and leaves it,
+  // with whatever is in it, otherwise).
+  if (o.remove) {
+    for (auto it = created_test_dirs.rbegin(); it != created_test_dirs.rend(); ++it) {
+      if (::rmdir(it->c_str()) != 0 && report.problems().empty()) {
+        report.add_problems(absl::StrCat("cannot remove the test directory ", *it, " this run made: ", std::strerror(errno)));
+      }
+    }
+  }
+  report.set_finished_unix_ns(absl::ToUnixNanos(absl::Now()));
 
   *ran = true;
   return report.problems().empty() ? 0 : 1;

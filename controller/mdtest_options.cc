@@ -1,6 +1,7 @@
 #include "controller/mdtest_options.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/status/statusor.h"
@@ -42,7 +43,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
 
 absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
   static const std::string kTakesValue = "dnIzbweiNWp";
-  static const std::string kFlags = "LuFDCTErytkvSc";
+  static const std::string kFlags = "LuFDCTEUrytkvScPZ";
   std::vector<std::string> long_args;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -121,11 +122,17 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         case 'T': o->stat = true; break;
         case 'E': o->read = true; break;
         case 'r': o->remove = true; break;
+        case 'U': o->rename = true; break;
+        case 'P': o->print_rate_and_time = true; break;
+        case 'Z': o->print_time = true; break;
         case 'y': o->phase.set_sync_writes(true); break;
         case 'k': o->phase.set_use_mknod(true); break;
         case 'S': o->phase.set_shared_file(true); break;
         case 'c': o->phase.set_collective_creates(true); break;
-        case 't': break;
+        // mdtest's "time unique working directory overhead": with -u, whether a phase's clock
+        // starts before the task works out its directory's path (a string, no file-system call,
+        // in mdtest 4). A worker has its paths before the start instant, so there is nothing to time.
+        case 't': o->time_unique_dir_overhead = true; break;
         case 'v': ++o->verbosity; break;
       }
     }
@@ -169,7 +176,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.items_per_task() % o->phase.items_per_dir() != 0) {
     return absl::InvalidArgumentError("-n must be a multiple of -I");
   }
-  if (!o->create && !o->stat && !o->read && !o->remove) o->create = o->stat = o->read = o->remove = true;
+  if (!o->create && !o->stat && !o->read && !o->remove && !o->rename) o->create = o->stat = o->read = o->remove = o->rename = true;
   if (o->phase.test_dirs().empty()) return absl::InvalidArgumentError("-d DIR is required (where the test tree goes)");
   for (const std::string& d : o->phase.test_dirs()) {
     if (IsNfsUrl(d)) {
@@ -177,9 +184,18 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
       if (auto url = ParseNfsUrl(d); !url.ok()) return absl::InvalidArgumentError(absl::StrCat("-d ", url.status().message()));
       continue;
     }
-    if (d.empty() || d[0] != '/') {
-      return absl::InvalidArgumentError(absl::StrCat("-d ", d, ": use an absolute path (workers run elsewhere) or an nfs:// URL"));
-    }
+    if (d.empty()) return absl::InvalidArgumentError("-d: an empty directory name");
+  }
+  // A relative -d is where it would be for mdtest's tasks: under the directory mpirun was
+  // started from (every rank's working directory), here the controller's.
+  o->given_test_dirs.assign(o->phase.test_dirs().begin(), o->phase.test_dirs().end());
+  for (std::string& d : *o->phase.mutable_test_dirs()) {
+    if (IsNfsUrl(d) || d[0] == '/') continue;
+    std::error_code error;
+    const std::filesystem::path cwd = std::filesystem::current_path(error);
+    if (error) return absl::InvalidArgumentError(absl::StrCat("-d ", d, ": a relative path, and the current directory is unknown: ", error.message()));
+    d = (cwd / d).lexically_normal().string();
+    if (d.size() > 1 && d.back() == '/') d.pop_back();
   }
   if (o->phase.items_per_task() == 0 && o->phase.items_per_dir() == 0) return absl::InvalidArgumentError("give -n (items per task) or -I (items per directory)");
   if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.unique_dir()) {

@@ -17,7 +17,12 @@ namespace iofleet {
 struct MdtestOptions {
   v1::MetadataPhase phase;  // what every phase shares
   bool files = false, dirs = false;                                 // -F / -D (neither: both)
-  bool create = false, stat = false, read = false, remove = false;  // -C -T -E -r (none: all)
+  // -C -T -E -r -U: the phases to run (none of them: all five, as mdtest).
+  bool create = false, stat = false, read = false, remove = false, rename = false;
+  bool print_time = false;           // -Z: the SUMMARY table in time instead of rate
+  bool print_rate_and_time = false;  // -P: both tables
+  bool time_unique_dir_overhead = false;  // -t (see ParseMdtestArgs)
+  std::vector<std::string> given_test_dirs;  // -d as written (phase.test_dirs: made absolute)
   uint32_t iterations = 1;
   uint64_t pre_delay_s = 0;
   bool readdir = false;

@@ -1,6 +1,7 @@
 #include "controller/mdtest_plan.h"
 
 #include "absl/strings/str_cat.h"
+#include "job/mdtest_tree.h"
 
 namespace iofleet {
 
@@ -31,7 +32,9 @@ std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
     if (o.create) ops.push_back(Op::DIR_CREATE);
     if (o.readdir && !o.files) ops.push_back(Op::READDIR);
     if (o.stat) ops.push_back(Op::DIR_STAT);
-    if (o.create && o.remove) ops.push_back(Op::DIR_RENAME);
+    // mdtest renames with -U or when no phase is named, and only when a task has two items or
+    // more (a rotation of its names needs two).
+    if (o.rename && MdtestTree(o.phase).items_per_task() > 1) ops.push_back(Op::DIR_RENAME);
     if (o.remove) ops.push_back(Op::DIR_REMOVE);
   }
   if (o.files) {
@@ -55,9 +58,7 @@ MdtestPlan PlanMdtest(const MdtestOptions& o) {
   v1::RunSpec& spec = plan.spec;
   spec.set_source("mdtest");
   for (uint32_t iteration = 0; iteration < o.iterations; ++iteration) {
-    bool renamed = false;
     for (Op::Op op : PhasesOf(o)) {
-      if (op == Op::DIR_RENAME) renamed = true;
       const bool looks = op == Op::DIR_STAT || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::READDIR;
       for (bool wear_out : {false, true}) {
         if (wear_out && (looks || o.phase.stonewall_ns() == 0)) break;
@@ -68,16 +69,15 @@ MdtestPlan PlanMdtest(const MdtestOptions& o) {
         *job->mutable_metadata() = o.phase;
         job->mutable_metadata()->set_op(op);
         job->mutable_metadata()->set_iteration(iteration);
-        job->mutable_metadata()->set_renamed(renamed && op != Op::DIR_RENAME);
         if (wear_out) job->mutable_metadata()->set_stonewall_ns(0);
-        plan.phases.push_back({op, iteration, renamed, wear_out});
+        plan.phases.push_back({op, iteration, wear_out});
       }
     }
   }
   return plan;
 }
 
-std::vector<v1::RunSpec> PlanCleanup(const MdtestOptions& o, uint32_t iteration, bool renamed) {
+std::vector<v1::RunSpec> PlanCleanup(const MdtestOptions& o, uint32_t iteration) {
   std::vector<v1::RunSpec> specs;
   for (Op::Op cleanup : {Op::FILE_REMOVE, Op::DIR_REMOVE, Op::TREE_REMOVE}) {
     if ((cleanup == Op::FILE_REMOVE && !o.files) || (cleanup == Op::DIR_REMOVE && !o.dirs)) continue;
@@ -89,7 +89,6 @@ std::vector<v1::RunSpec> PlanCleanup(const MdtestOptions& o, uint32_t iteration,
     *job->mutable_metadata() = o.phase;
     job->mutable_metadata()->set_op(cleanup);
     job->mutable_metadata()->set_iteration(iteration);
-    job->mutable_metadata()->set_renamed(renamed);
     job->mutable_metadata()->set_cleanup(true);
     job->mutable_metadata()->set_stonewall_ns(0);
   }

@@ -16,7 +16,6 @@ namespace iofleet {
 struct PlannedPhase {
   v1::MetadataPhase::Op op;
   uint32_t iteration;
-  bool renamed;   // the iteration's directories carry their new names once this phase ends
   bool wear_out;  // runs only when the stonewall cut the phase before it short
 };
 
@@ -32,7 +31,7 @@ const char* OperationName(v1::MetadataPhase::Op op);
 MdtestPlan PlanMdtest(const MdtestOptions& o);
 // After an interrupted or failed iteration: the removal of what it made, in order (files,
 // directories, the tree), each a spec of one job that removes whatever of its kind exists.
-std::vector<v1::RunSpec> PlanCleanup(const MdtestOptions& o, uint32_t iteration, bool renamed);
+std::vector<v1::RunSpec> PlanCleanup(const MdtestOptions& o, uint32_t iteration);
 
 }  // namespace iofleet
 

@@ -32,9 +32,18 @@ TEST(MdtestPlan, MdtestsPhaseOrder) {
                                                    "Tree removal"}));
   ASSERT_EQ(plan.phases.size(), static_cast<size_t>(plan.spec.jobs_size()));
   for (const auto& job : plan.spec.jobs()) EXPECT_TRUE(job.stonewall()) << job.name() << ": each phase is its own barrier";
-  // Directory removal follows the rename: it removes the renamed directories.
-  EXPECT_TRUE(plan.spec.jobs(4).metadata().renamed());
-  EXPECT_FALSE(plan.spec.jobs(3).metadata().renamed());
+}
+
+// mdtest renames directories with -U, or when no phase is named; never with -C and -r alone, and
+// not when a task has a single item.
+TEST(MdtestPlan, DirectoryRenameAsMdtestDecidesIt) {
+  EXPECT_EQ(Names(PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-D", "-C", "-r"}))),
+            (std::vector<std::string>{"Tree creation", "Directory creation", "Directory removal", "Tree removal"}));
+  EXPECT_EQ(Names(PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-D", "-C", "-U", "-r"}))),
+            (std::vector<std::string>{"Tree creation", "Directory creation", "Directory rename", "Directory removal", "Tree removal"}));
+  EXPECT_EQ(Names(PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-U"}))), (std::vector<std::string>{"Directory rename"}));
+  EXPECT_EQ(Names(PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "1", "-D"}))),
+            (std::vector<std::string>{"Tree creation", "Directory creation", "Directory stat", "Directory removal", "Tree removal"}));
 }
 
 // -F -C -r: files only, created then removed; -i 2 repeats the whole iteration.
@@ -76,14 +85,13 @@ TEST(MdtestPlan, CleanupRemovesFilesDirectoriesThenTheTree) {
     o.phase.set_task_count(2 * o.tasks_per_worker);
     return o;
   };
-  EXPECT_EQ(names(PlanCleanup(with_tasks(Parsed({"-d", "/tmp/x", "-n", "10"})), 0, false)),
+  EXPECT_EQ(names(PlanCleanup(with_tasks(Parsed({"-d", "/tmp/x", "-n", "10"})), 0)),
             (std::vector<std::string>{"cleanup: File removal", "cleanup: Directory removal", "cleanup: Tree removal"}));
-  const std::vector<v1::RunSpec> files_only = PlanCleanup(with_tasks(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "--tasks-per-worker", "3"})), 2, true);
+  const std::vector<v1::RunSpec> files_only = PlanCleanup(with_tasks(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "--tasks-per-worker", "3"})), 2);
   EXPECT_EQ(names(files_only), (std::vector<std::string>{"cleanup: File removal", "cleanup: Tree removal"}));
   const v1::JobSpec& removal = files_only[0].jobs(0);
   EXPECT_EQ(removal.numjobs(), 3u);
   EXPECT_EQ(removal.metadata().iteration(), 2u);
-  EXPECT_TRUE(removal.metadata().renamed());
   EXPECT_TRUE(removal.metadata().cleanup());
   EXPECT_EQ(removal.metadata().stonewall_ns(), 0u);
 }

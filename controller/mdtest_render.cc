@@ -13,14 +13,48 @@
 
 namespace iofleet {
 
-void SummaryRows(const std::vector<std::string>& order, const v1::MdtestReport& report, bool time,
-                 google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows) {
-  for (const std::string& operation : order) {
-    std::vector<double> values;
-    for (const auto& p : report.phases()) {
-      if (p.operation() == operation) values.push_back(time ? p.seconds() : p.rate());
+namespace {
+
+constexpr const char* kDirectoryRows[] = {"Directory creation", "Directory stat", "Directory rename", "Directory removal"};
+constexpr const char* kFileRows[] = {"File creation", "File stat", "File read", "File removal"};
+constexpr const char* kTreeRows[] = {"Tree creation", "Tree removal"};
+
+// mdtest's timestamp: "11/24/2026 18:22:40", local time.
+std::string Timestamp(int64_t unix_ns) {
+  return absl::FormatTime("%m/%d/%Y %H:%M:%S", absl::FromUnixNanos(unix_ns), absl::LocalTimeZone());
+}
+
+// mdtest 4's table (summarize_results_rank0): its header, then the rows, numbers ending in
+// column 85. Tree rows have a wider name and no gap.
+void AppendSummaryTable(const v1::MdtestReport& report, bool time, std::string* out) {
+  absl::StrAppendFormat(out, "\nSUMMARY %s: (of %d iterations)\n", time ? "time (in ms/op)" : "rate (in ops/sec)", report.iterations());
+  absl::StrAppend(out, "   Operation     ", "               ", " Max            Min           Mean        Std Dev\n");
+  absl::StrAppend(out, "   ---------      ", "               ---            ---           ----        -------\n");
+  for (const v1::MdtestSummaryRow& row : time ? report.summary_time() : report.summary_rate()) {
+    const bool tree = row.operation() == kTreeRows[0] || row.operation() == kTreeRows[1];
+    if (tree) {
+      absl::StrAppendFormat(out, "   %-22s ", row.operation());
+    } else {
+      absl::StrAppendFormat(out, "   %-18s     ", row.operation());
     }
-    if (values.empty()) continue;
+    absl::StrAppendFormat(out, "%14.3f %14.3f %14.3f %14.3f\n", row.max(), row.min(), row.mean(), row.stddev());
+  }
+}
+
+}  // namespace
+
+void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows) {
+  std::vector<const char*> order;
+  if (report.dirs()) order.insert(order.end(), std::begin(kDirectoryRows), std::end(kDirectoryRows));
+  if (report.files()) order.insert(order.end(), std::begin(kFileRows), std::end(kFileRows));
+  order.insert(order.end(), std::begin(kTreeRows), std::end(kTreeRows));
+  const uint32_t iterations = std::max(1u, report.iterations());
+  for (const char* operation : order) {
+    // One value per iteration: 0 where the phase did not run (mdtest's zeroed table).
+    std::vector<double> values(iterations, 0.0);
+    for (const auto& p : report.phases()) {
+      if (p.operation() == operation && p.iteration() < iterations) values[p.iteration()] = time ? p.seconds() : p.rate();
+    }
     v1::MdtestSummaryRow* row = rows->Add();
     row->set_operation(operation);
     row->set_max(*std::max_element(values.begin(), values.end()));
@@ -30,34 +64,58 @@ void SummaryRows(const std::vector<std::string>& order, const v1::MdtestReport& 
     mean /= static_cast<double>(values.size());
     for (double v : values) var += (v - mean) * (v - mean);
     row->set_mean(mean);
-    row->set_stddev(std::sqrt(var / static_cast<double>(values.size())));  // mdtest: population
+    // mdtest 4: the sample standard deviation (n - 1), 0 for a single iteration.
+    row->set_stddev(values.size() > 1 ? std::sqrt(var / static_cast<double>(values.size() - 1)) : 0.0);
   }
 }
 
 std::string RenderText(const v1::MdtestReport& report) {
+  // mdtest 4's output, line for line (mdtest.c's mdtest_run), but for the tool's name.
   std::string out;
-  absl::StrAppendFormat(&out, "iofleet mdtest %s: %d tasks on %d workers, %d iteration(s)\n", report.tool_version(), report.tasks(),
-                        report.workers_size(), report.iterations());
+  absl::StrAppend(&out, "-- started at ", Timestamp(report.started_unix_ns()), " --\n\n");
+  absl::StrAppendFormat(&out, "iofleet-mdtest-%s was launched with %d total task(s) on %d node(s)\n", report.tool_version(), report.tasks(),
+                        report.nodes());
   absl::StrAppend(&out, "Command line used: ", report.command_line(), "\n");
-  absl::StrAppendFormat(&out, "%d tasks, %d items per task\n", report.tasks(), report.items_per_task());
-  for (int summary = 0; summary < 2; ++summary) {
-    const auto& rows = summary == 0 ? report.summary_rate() : report.summary_time();
-    absl::StrAppendFormat(&out, "\nSUMMARY %s: (of %d iterations)\n", summary == 0 ? "rate" : "time", report.iterations());
-    absl::StrAppend(&out, "   Operation                      Max            Min           Mean        Std Dev\n");
-    absl::StrAppend(&out, "   ---------                      ---            ---           ----        -------\n");
-    for (const auto& row : rows) {
-      absl::StrAppendFormat(&out, "   %-26s: %14.3f %14.3f %14.3f %14.3f\n", row.operation(), row.max(), row.min(), row.mean(), row.stddev());
+  for (const std::string& warning : report.warnings()) absl::StrAppend(&out, "WARNING: ", warning, "\n");
+  if (!report.nodemap().empty()) absl::StrAppend(&out, "Nodemap: ", report.nodemap(), "\n");
+  if (!report.test_path().empty()) absl::StrAppendFormat(&out, "%-20s: %s\n", "Path", report.test_path());
+  if (const v1::TargetFacts& fs = report.test_target(); fs.fs_bytes() > 0 && fs.fs_inodes() > 0) {
+    double size = static_cast<double>(fs.fs_bytes()) / static_cast<double>(1ull << 30);
+    const char* unit = "GiB";
+    if (size > 1024) {
+      size = static_cast<double>(fs.fs_bytes()) / static_cast<double>(1ull << 40);
+      unit = "TiB";
     }
+    absl::StrAppendFormat(&out, "%-20s: %.1f %s   Used FS: %2.1f%%   ", "FS", size, unit,
+                          (1 - static_cast<double>(fs.fs_free_bytes()) / static_cast<double>(fs.fs_bytes())) * 100);
+    absl::StrAppendFormat(&out, "Inodes: %.1f Mi   Used Inodes: %2.1f%%\n", static_cast<double>(fs.fs_inodes()) / static_cast<double>(1 << 20),
+                          (1 - static_cast<double>(fs.fs_free_inodes()) / static_cast<double>(fs.fs_inodes())) * 100);
   }
-  absl::StrAppend(&out, "\nPer phase (iofleet): latency of single operations from merged histograms, items per task\n");
-  absl::StrAppendFormat(&out, "   %-4s %-20s %10s %10s %10s %10s %10s %10s  %s\n", "iter", "operation", "items", "p50", "p90", "p99", "p99.9", "max", "items/task min-max");
+  if (report.stride() > 0) {
+    // mdtest's own words, with its source line (a number, like the others).
+    absl::StrAppendFormat(&out, "V-0: Rank   0 Line  2594 Shifting ranks by %d for each phase.\n", report.stride());
+  }
+  if (report.items_kind() == "file") {
+    absl::StrAppendFormat(&out, "%d tasks, 1 file\n", report.tasks());
+  } else {
+    absl::StrAppendFormat(&out, "%d tasks, %d %s\n", report.tasks(), report.items_all(), report.items_kind());
+  }
+  if (report.print_rate()) AppendSummaryTable(report, false, &out);
+  if (report.print_time()) AppendSummaryTable(report, true, &out);
+  absl::StrAppend(&out, "-- finished at ", Timestamp(report.finished_unix_ns()), " --\n\n");
+
+  // iofleet's own, after mdtest's output.
+  absl::StrAppend(&out, "Per phase (iofleet): each iteration's rate (the SUMMARY's figures), latency of single operations from merged\n"
+                        "histograms, items per task\n");
+  absl::StrAppendFormat(&out, "   %-4s %-20s %10s %10s %14s %10s %10s %10s %10s %10s  %s\n", "iter", "operation", "items", "seconds", "rate", "p50",
+                        "p90", "p99", "p99.9", "max", "items/task min-max");
   auto pct = [](const v1::LatencySummary& lat, double p) {
     const std::optional<uint64_t> value = FindPercentile(lat, p);
     return value ? FormatDurationNs(static_cast<double>(*value)) : std::string("-");
   };
   for (const auto& p : report.phases()) {
-    absl::StrAppendFormat(&out, "   %-4d %-20s %10d %10s %10s %10s %10s %10s  %d-%d%s\n", p.iteration(), p.operation(), p.items(),
-                          pct(p.latency(), 50), pct(p.latency(), 90), pct(p.latency(), 99), pct(p.latency(), 99.9),
+    absl::StrAppendFormat(&out, "   %-4d %-20s %10d %10.3f %14.3f %10s %10s %10s %10s %10s  %d-%d%s\n", p.iteration(), p.operation(), p.items(),
+                          p.seconds(), p.rate(), pct(p.latency(), 50), pct(p.latency(), 90), pct(p.latency(), 99), pct(p.latency(), 99.9),
                           FormatDurationNs(static_cast<double>(p.latency().max_ns())), p.task_items_min(), p.task_items_max(),
                           !p.stonewalled()             ? ""
                           : p.wear_out_seconds() > 0 ? absl::StrFormat("  STONEWALLED, then %d more in %.3f s (wear-out, not counted)",

@@ -29,8 +29,10 @@ MdtestTree::MdtestTree(const v1::MetadataPhase& phase) : phase_(phase) {
     items_per_dir_ = phase.items_per_dir();
     items_per_task_ = phase.items_per_task() ? phase.items_per_task() : items_per_dir_ * item_directory_count();
   } else {
-    items_per_task_ = phase.items_per_task();
-    items_per_dir_ = std::max<uint64_t>(1, (items_per_task_ + item_directory_count() - 1) / item_directory_count());
+    // mdtest's rule: -n spread evenly over the directories that hold items, rounded down (-n
+    // 10 over 4 directories: 2 each, 8 items).
+    items_per_dir_ = phase.items_per_task() / item_directory_count();
+    items_per_task_ = items_per_dir_ * item_directory_count();
   }
 }
 
@@ -54,7 +56,7 @@ std::string MdtestTree::DirectoryPath(uint32_t rank, uint64_t n) const {
 }
 
 uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
-  return first_item_dir_ + std::min(i / items_per_dir_, item_directory_count() - 1);
+  return first_item_dir_ + std::min(i / std::max<uint64_t>(1, items_per_dir_), item_directory_count() - 1);
 }
 
 std::string MdtestTree::ItemPrefix(uint32_t rank, bool file) const {
@@ -62,8 +64,34 @@ std::string MdtestTree::ItemPrefix(uint32_t rank, bool file) const {
   return absl::StrCat(file ? "file" : "dir", ".mdtest.", rank, ".");
 }
 
+uint32_t MdtestTree::PhaseOwner(uint32_t rank) const {
+  using Op = v1::MetadataPhase;
+  uint64_t shifts = 0;
+  switch (phase_.op()) {
+    case Op::DIR_STAT:
+    case Op::FILE_STAT:
+    case Op::DIR_RENAME: shifts = 1; break;
+    case Op::FILE_READ: shifts = 2; break;
+    case Op::DIR_REMOVE:
+    case Op::FILE_REMOVE: shifts = 3; break;
+    default: break;
+  }
+  if (shifts == 0 || phase_.stride() == 0) return rank;
+  const uint64_t tasks = std::max(1u, phase_.task_count());
+  return static_cast<uint32_t>((rank + shifts * phase_.stride()) % tasks);
+}
+
+std::string MdtestTree::ItemDirectoryPath(uint32_t owner, uint64_t n) const {
+  // With -u, task t's items live in the tree of task t + N (mdtest's unique_chdir_dir).
+  if (!phase_.unique_dir() || phase_.stride() == 0) return DirectoryPath(owner, n);
+  const uint64_t tasks = std::max(1u, phase_.task_count());
+  return DirectoryPath(static_cast<uint32_t>((owner + uint64_t{phase_.stride()}) % tasks), n);
+}
+
 std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
-  return absl::StrCat(DirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), i);
+  // mdtest numbers items as if every directory held them: with -L the first leaf's first item
+  // is number (directories above the leaves) x (items per directory), not 0.
+  return absl::StrCat(ItemDirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), i + first_item_dir_ * items_per_dir_);
 }
 
 std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
@@ -74,10 +102,18 @@ std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
     case Op::READDIR: return DirectoryPath(task, first_item_dir_ + n);
     case Op::DIR_CREATE:
     case Op::DIR_STAT:
-    case Op::DIR_RENAME: return ItemPath(task, n, false);
-    case Op::DIR_REMOVE: return ItemPath(task, n, false) + (phase_.renamed() ? ".renamed" : "");
+    case Op::DIR_RENAME:
+    case Op::DIR_REMOVE: return ItemPath(task, n, false);
     default: return ItemPath(task, n, true);
   }
+}
+
+std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64_t n) const {
+  const uint64_t items = ItemCount();
+  const std::string parked = ItemPath(rank, 0, false) + "-XX";
+  if (n == 0) return {ItemPath(rank, 0, false), parked};
+  if (n + 1 < items) return {ItemPath(rank, n, false), ItemPath(rank, n - 1, false)};
+  return {parked, ItemPath(rank, items - 2, false)};
 }
 
 uint64_t MdtestTree::ItemCount() const {

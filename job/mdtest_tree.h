@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "proto/job.pb.h"
 
@@ -43,17 +44,32 @@ class MdtestTree {
   uint64_t PhaseSteps() const;
 
   // The path the phase's operation number `n` (an item, or a tree directory) of task `task`'s
-  // tree works on, as a task names it (directory removal after a rename: the new name).
+  // tree works on, as a task names it.
   std::string OperationPath(uint32_t task, uint64_t n) const;
+
+  // Rename number `n` of task `rank` (from, to), as mdtest's directory rename goes: item 0 is
+  // parked under "<its path>-XX", each next item takes the name of the one before it, and the
+  // parked one takes the name of the last but one. The tree then has the names it had (the
+  // last item is not renamed), so later phases, and a later run's -r, find every item.
+  std::pair<std::string, std::string> RenameStep(uint32_t rank, uint64_t n) const;
 
   // "test-dir.0-<iteration>" under the task's test directory.
   std::string IterationDirectory(uint32_t rank) const;
   // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one).
   std::string DirectoryPath(uint32_t rank, uint64_t n) const;
+  // Whose items task `rank` works on in the phase, as mdtest's -N stride shifts them: its own
+  // when creating, those of task rank + N when it stats or renames, rank + 2N when it reads,
+  // rank + 3N when it removes (modulo the task count).
+  uint32_t PhaseOwner(uint32_t rank) const;
+  // Tree directory `n` of the tree that holds task `owner`'s items: with -u the tree of task
+  // owner + N (mdtest creates each task's items in its neighbour's tree), else the shared one.
+  std::string ItemDirectoryPath(uint32_t owner, uint64_t n) const;
   // The directory that holds item `i` of a task.
   uint64_t DirectoryOfItem(uint64_t i) const;
-  // "file.mdtest.<rank>.<i>" / "dir.mdtest.<rank>.<i>" inside their tree directory
-  // ("file.mdtest.shared.<i>" with -S).
+  // "file.mdtest.<rank>.<n>" / "dir.mdtest.<rank>.<n>" inside their tree directory
+  // (ItemDirectoryPath)
+  // ("file.mdtest.shared.<n>" with -S), n counting from the first item directory's first
+  // number (item i is n = i with items in every directory; with -L the leaves' numbers).
   std::string ItemPath(uint32_t rank, uint64_t i, bool file) const;
   // The name prefix of a task's items ("file.mdtest.3.").
   std::string ItemPrefix(uint32_t rank, bool file) const;

@@ -1,5 +1,9 @@
 #include "job/mdtest_tree.h"
 
+#include <set>
+#include <utility>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace iofleet {
@@ -27,9 +31,13 @@ TEST(MdtestTree, CountsAndNamesAsMdtest) {
   MdtestTree leaves(phase);
   EXPECT_EQ(leaves.item_directory_count(), 100u);
   EXPECT_EQ(leaves.first_item_directory(), 11u);
-  EXPECT_EQ(leaves.items_per_directory(), 3u);  // 250 over 100 leaves
+  EXPECT_EQ(leaves.items_per_directory(), 2u);  // 250 over 100 leaves, rounded down as mdtest does
+  EXPECT_EQ(leaves.items_per_task(), 200u);
   EXPECT_EQ(leaves.DirectoryPath(7, 0), "/mnt/perf/test-dir.0-2/mdtest_tree.7.0");
-  EXPECT_EQ(leaves.DirectoryOfItem(249), 11u + 83);
+  EXPECT_EQ(leaves.DirectoryOfItem(199), 11u + 99);
+  EXPECT_EQ(leaves.DirectoryOfItem(2), 11u + 1);
+  // mdtest's names: the first leaf's items are numbered after the 11 directories above, 2 each.
+  EXPECT_EQ(leaves.ItemPath(7, 0, true), "/mnt/perf/test-dir.0-2/mdtest_tree.7.0/mdtest_tree.7.1/mdtest_tree.7.11/file.mdtest.7.22");
 
   phase.set_shared_file(true);
   EXPECT_EQ(MdtestTree(phase).ItemPrefix(5, true), "file.mdtest.shared.");
@@ -44,16 +52,60 @@ TEST(MdtestTree, OperationPathPerPhase) {
   phase.set_depth(1);
   phase.set_branch(2);
   phase.set_unique_dir(true);
-  auto path = [&](Op::Op op, uint32_t task, uint64_t n, bool renamed = false) {
+  auto path = [&](Op::Op op, uint32_t task, uint64_t n) {
     phase.set_op(op);
-    phase.set_renamed(renamed);
     return MdtestTree(phase).OperationPath(task, n);
   };
   EXPECT_EQ(path(Op::TREE_CREATE, 1, 2), "/mnt/perf/test-dir.0-0/mdtest_tree.1.0/mdtest_tree.1.2");
   EXPECT_EQ(path(Op::READDIR, 1, 0), "/mnt/perf/test-dir.0-0/mdtest_tree.1.0");
   EXPECT_EQ(path(Op::FILE_STAT, 3, 5), "/mnt/perf/test-dir.0-0/mdtest_tree.3.0/mdtest_tree.3.2/file.mdtest.3.5");
   EXPECT_EQ(path(Op::DIR_CREATE, 0, 0), "/mnt/perf/test-dir.0-0/mdtest_tree.0.0/dir.mdtest.0.0");
-  EXPECT_EQ(path(Op::DIR_REMOVE, 0, 0, true), "/mnt/perf/test-dir.0-0/mdtest_tree.0.0/dir.mdtest.0.0.renamed");
+  EXPECT_EQ(path(Op::DIR_REMOVE, 0, 3), "/mnt/perf/test-dir.0-0/mdtest_tree.0.0/mdtest_tree.0.1/dir.mdtest.0.3");
+}
+
+// mdtest's -N stride: with -u each task's items go in the next task's tree, and each phase after
+// creation works on the items of a task further along (stat and rename 1, read 2, removal 3).
+TEST(MdtestTree, StrideShiftsOwnersAndTreesAsMdtest) {
+  using Op = v1::MetadataPhase;
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/m");
+  phase.set_items_per_task(4);
+  phase.set_unique_dir(true);
+  phase.set_task_count(4);
+  phase.set_stride(1);
+  auto owner = [&](Op::Op op, uint32_t rank) {
+    phase.set_op(op);
+    return MdtestTree(phase).PhaseOwner(rank);
+  };
+  EXPECT_EQ(owner(Op::FILE_CREATE, 3), 3u);
+  EXPECT_EQ(owner(Op::FILE_STAT, 3), 0u);
+  EXPECT_EQ(owner(Op::DIR_RENAME, 1), 2u);
+  EXPECT_EQ(owner(Op::FILE_READ, 3), 1u);
+  EXPECT_EQ(owner(Op::DIR_REMOVE, 0), 3u);
+  EXPECT_EQ(MdtestTree(phase).ItemPath(3, 1, true), "/m/test-dir.0-0/mdtest_tree.0.0/file.mdtest.3.1");
+  phase.set_unique_dir(false);
+  EXPECT_EQ(MdtestTree(phase).ItemPath(3, 1, true), "/m/test-dir.0-0/mdtest_tree.0/file.mdtest.3.1");
+}
+
+// mdtest's directory rename: a rotation through a parked name that leaves every name as it was.
+TEST(MdtestTree, RenameRotatesNamesAndLeavesTheSameNames) {
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/m");
+  phase.set_items_per_task(4);
+  phase.set_op(v1::MetadataPhase::DIR_RENAME);
+  const MdtestTree tree(phase);
+  const std::string d = "/m/test-dir.0-0/mdtest_tree.0/dir.mdtest.2.";
+  std::set<std::string> names = {d + "0", d + "1", d + "2", d + "3"};
+  const std::set<std::string> before = names;
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {d + "0", d + "0-XX"}, {d + "1", d + "0"}, {d + "2", d + "1"}, {d + "0-XX", d + "2"}};
+  for (uint64_t n = 0; n < tree.TaskSteps(2); ++n) {
+    const auto [from, to] = tree.RenameStep(2, n);
+    EXPECT_EQ(std::make_pair(from, to), expected[n]) << "rename " << n;
+    ASSERT_EQ(names.erase(from), 1u) << from << " is not there to rename";
+    ASSERT_TRUE(names.insert(to).second) << to << " exists already";
+  }
+  EXPECT_EQ(names, before);
 }
 
 // Who does what in a phase: what the progress line counts as 100%.

@@ -28,6 +28,7 @@ test_packages=(
   clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
   slurm-wlm munge          # a real 3-node Slurm cluster for --slurm (tests/launchers/slurm_test.sh)
   openmpi-bin              # mpirun-started workers (tests/launchers/mpi_test.sh)
+  autoconf automake libtool libopenmpi-dev  # the real mdtest, built from ../shared/peers (tools/build_mdtest.sh)
   openssh-server           # sshd in network namespaces for --ssh (tests/launchers/ssh_test.sh)
 )
 # The Debian package (make deb, and the tests that install it).

@@ -56,6 +56,20 @@ for t in tests/launchers/*_test.sh; do
   fi
 done
 rm -f "$log.launcher"
+# The peers themselves beside iofleet (tests/peers/*_test.sh: the real mdtest, built from
+# ../shared/peers by tools/build_mdtest.sh, run with the same options on the same file systems).
+for t in tests/peers/*_test.sh; do
+  if timeout 1200 "$t" > "$log.peer" 2>&1; then
+    tail -1 "$log.peer"
+    passed=$((passed + 1))
+  else
+    tail -40 "$log.peer" >&2
+    echo "peers: $t failed" >&2
+    failed=$((failed + 1))
+    [ "$rc" -ne 0 ] || rc=1
+  fi
+done
+rm -f "$log.peer"
 # The parsers' fuzz targets, for a bounded time each (FUZZ_SECONDS, default 60).
 if tools/fuzz.sh 2>&1 | tee "$log.fuzz"; then
   passed=$((passed + $(grep -c "no failure" "$log.fuzz")))

@@ -125,6 +125,13 @@ v1::TargetFacts DescribeTarget(const std::string& path, const std::string& mount
   if (IsNfsUrl(path)) return DescribeNfsTarget(path);
   v1::TargetFacts target;
   target.set_path(path);
+  if (struct statfs fs; ::statfs(path.c_str(), &fs) == 0) {
+    // As mdtest reports them: blocks times f_bsize.
+    target.set_fs_bytes(static_cast<uint64_t>(fs.f_blocks) * static_cast<uint64_t>(fs.f_bsize));
+    target.set_fs_free_bytes(static_cast<uint64_t>(fs.f_bfree) * static_cast<uint64_t>(fs.f_bsize));
+    target.set_fs_inodes(fs.f_files);
+    target.set_fs_free_inodes(fs.f_ffree);
+  }
   std::ifstream mountinfo(mountinfo_path);
   size_t best = 0;
   bool found = false;

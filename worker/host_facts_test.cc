@@ -1,6 +1,7 @@
 #include "worker/host_facts.h"
 
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <fstream>
 
@@ -63,6 +64,19 @@ TEST(HostFacts, AMountThatIsNotListedIsNamedByItsMagicNumber) {
   EXPECT_FALSE(t.fs_type().empty()) << "the filesystem of " << tmp << " has no name";
   EXPECT_EQ(t.fs_type(), DescribeTarget(tmp, "/proc/self/mountinfo", "/sys").fs_type().substr(0, t.fs_type().size()))
       << "the magic number names what mountinfo names";
+}
+
+// mdtest's "FS" line: the size and inodes of the path's file system, as statfs(2) has them.
+TEST(HostFacts, SizeAndInodesOfTheTargetsFileSystem) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const v1::TargetFacts t = DescribeTarget(tmp);
+  struct statfs fs;
+  ASSERT_EQ(::statfs(tmp.c_str(), &fs), 0);
+  EXPECT_EQ(t.fs_bytes(), static_cast<uint64_t>(fs.f_blocks) * fs.f_bsize);
+  EXPECT_GT(t.fs_bytes(), 0u);
+  EXPECT_LE(t.fs_free_bytes(), t.fs_bytes());
+  EXPECT_EQ(t.fs_inodes(), fs.f_files);
+  EXPECT_EQ(DescribeTarget(tmp + "/missing").fs_bytes(), 0u) << "no file system, no figures";
 }
 
 TEST(HostFacts, ThisHost) {

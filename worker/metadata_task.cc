@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <optional>
+#include <tuple>
 #include <random>
 #include <vector>
 
@@ -97,9 +98,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   const MdtestTree tree(located);
   const uint32_t rank = plan.rank;
   const uint32_t tasks = std::max(1u, phase.task_count());
-  // Stat and read phases may work on a neighbour's items (-N stride), as mdtest does.
-  const bool neighbour = phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT || phase.op() == Op::FILE_READ;
-  const uint32_t owner = neighbour ? (rank + phase.stride()) % tasks : rank;
+  // With -N every phase but creation works on another task's items, as mdtest does.
+  const uint32_t owner = tree.PhaseOwner(rank);
 
   // What this task does: one step per item (or per tree directory).
   // Without -u the shared tree is made and removed by task 0 alone.
@@ -155,7 +155,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     leftovers.clear();
     const bool file = phase.op() == Op::FILE_REMOVE;
     for (uint64_t d = tree.first_item_directory(); d < tree.directory_count() && leftovers.size() < kLeftoverBatch; ++d) {
-      fs.ListDirectory(tree.DirectoryPath(rank, d), tree.ItemPrefix(rank, file), &leftovers, kLeftoverBatch);
+      fs.ListDirectory(tree.ItemDirectoryPath(owner, d), tree.ItemPrefix(owner, file), &leftovers, kLeftoverBatch);
     }
     order = StepOrder(leftovers.size(), 0, false, false, 0);
     return leftovers.size() == kLeftoverBatch;  // a full batch: list again after removing it
@@ -184,27 +184,19 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       case Op::TREE_CREATE: error = fs.MakeDirectory(path = tree.DirectoryPath(rank, step)); break;
       case Op::TREE_REMOVE: error = fs.RemoveDirectory(path = tree.DirectoryPath(rank, step)); break;
       case Op::READDIR: {
-        const int64_t n = fs.ListDirectory(path = tree.DirectoryPath(owner, tree.first_item_directory() + step), "");
+        const int64_t n = fs.ListDirectory(path = tree.DirectoryPath(rank, tree.first_item_directory() + step), "");
         error = n < 0 ? static_cast<int>(-n) : 0;
         break;
       }
       case Op::DIR_CREATE: error = fs.MakeDirectory(path = tree.ItemPath(item_of(step).first, item_of(step).second, false)); break;
       case Op::DIR_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, false)); break;
-      case Op::DIR_RENAME:
-        path = tree.ItemPath(rank, step, false);
-        error = fs.Rename(path, other = path + ".renamed");
+      case Op::DIR_RENAME: {
+        std::tie(path, other) = tree.RenameStep(owner, step);
+        error = fs.Rename(path, other);
         break;
+      }
       case Op::DIR_REMOVE:
-        if (!leftovers.empty()) {
-          error = fs.RemoveDirectory(path = leftovers[step]);
-          break;
-        }
-        path = tree.ItemPath(rank, step, false) + (phase.renamed() ? ".renamed" : "");
-        error = fs.RemoveDirectory(path);
-        if (error == ENOENT && phase.cleanup()) {
-          // An interrupted rename leaves some directories under each name.
-          error = fs.RemoveDirectory(phase.renamed() ? tree.ItemPath(rank, step, false) : path + ".renamed");
-        }
+        error = fs.RemoveDirectory(path = leftovers.empty() ? tree.ItemPath(owner, step, false) : leftovers[step]);
         break;
       case Op::FILE_CREATE:
         error = fs.CreateFile(path = tree.ItemPath(item_of(step).first, item_of(step).second, true), data, phase.sync_writes(),
@@ -212,7 +204,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         break;
       case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, true)); break;
       case Op::FILE_READ: error = fs.ReadFile(path = tree.ItemPath(owner, step, true), absl::MakeSpan(data)); break;
-      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(rank, step, true) : leftovers[step]); break;
+      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(owner, step, true) : leftovers[step]); break;
       default: error = EINVAL; break;
     }
     // Cleaning up after an interruption: what is already gone is fine.
@@ -220,7 +212,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     const uint64_t end = NowNs();
     const uint64_t bytes = phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ ? data.size() : 0;
     // The slowest operations are named by task and item (the collector rebuilds the path).
-    const uint32_t whose = neighbour ? owner : item_of(step).first;
+    const uint32_t whose = creation ? item_of(step).first : owner;
     stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0,
                                          leftovers.empty() ? RequestIdentity{.offset = collective ? item_of(step).second : step,
                                                                              .file = whose,
@@ -249,7 +241,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     for (uint32_t o = 0; o < owners; ++o) {
       const uint32_t whose = collective ? o : rank;
       for (uint64_t d = tree.first_item_directory(); d < tree.directory_count() && outcome.status.ok(); ++d) {
-        const std::string directory = tree.DirectoryPath(whose, d);
+        const std::string directory = tree.ItemDirectoryPath(whose, d);
         const int64_t n = fs.ListDirectory(directory, tree.ItemPrefix(whose, file));
         if (n > 0) present += static_cast<uint64_t>(n);
         if (n < 0) {

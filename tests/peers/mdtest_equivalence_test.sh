@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# iofleet mdtest against the real mdtest (hpc/ior, built by tools/build_mdtest.sh), with the same
+# options on the same file system: tmpfs and ext4 on a loop device, 2 and 4 tasks (mpirun -np N;
+# N local workers). For every option set it asserts:
+#   - the same tree: each tool runs the set with -C on a test directory that does not exist yet
+#     (both make it), and `find -printf` (path, type, size) of what it left is identical;
+#   - the same test directory handling: -d relative to where the tool starts, and the directory
+#     a whole run made is removed at its end by both (left by both after -C alone);
+#   - the same output: every line mdtest prints up to "-- finished at" is printed by iofleet in
+#     the same order, identical once numbers, timestamps, the tool's name and the command line
+#     are masked; the SUMMARY rows have the same names, in the same order, with every number
+#     ending in the same column; a row is 0 in one exactly when it is 0 in the other (the same
+#     phases run or skipped);
+#   - the same statistics: with -i 3, each tool's Std Dev is the sample standard deviation (n-1)
+#     of the three per-iteration values its Max, Min and Mean imply.
+# mpirun listens on every address: it runs in a network namespace of its own (loopback only).
+# Everything it mounts and creates goes at exit, pass or fail.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+name=mdtest_equivalence
+[ "$(id -u)" -eq 0 ] || { echo "$name: needs root (tmpfs, a loop device, a network namespace)" >&2; exit 1; }
+mdtest=$(tools/build_mdtest.sh) || { echo "$name: FAIL: cannot build mdtest" >&2; exit 1; }
+bazel build //controller:iofleet //worker:iofleet-worker > /dev/null 2>&1 || { echo "$name: build failed" >&2; exit 1; }
+iofleet="$(bazel info bazel-bin 2>/dev/null)/controller/iofleet"
+
+tmp=$(mktemp -d /tmp/iofleet-mdtest-eq-XXXXXX)
+loop=""
+cleanup() {
+  for m in "$tmp/tmpfs" "$tmp/ext4"; do mountpoint -q "$m" 2>/dev/null && umount -l "$m"; done
+  [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "$name: FAIL: $*" >&2; exit 1; }
+
+mkdir -p "$tmp/tmpfs" "$tmp/ext4" "$tmp/out"
+mount -t tmpfs -o size=512m tmpfs "$tmp/tmpfs"
+truncate -s 512M "$tmp/ext4.img"
+mkfs.ext4 -q -F "$tmp/ext4.img"
+loop=$(losetup --find --show "$tmp/ext4.img")
+mount "$loop" "$tmp/ext4"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# $1 tasks, $2 output file, rest: mdtest's options.
+run_mdtest() {
+  local tasks=$1 out=$2; shift 2
+  timeout 120 unshare -n bash -c 'ip link set lo up; exec mpirun -np "$1" "${@:2}"' _ "$tasks" "$mdtest" "$@" > "$out" 2> "$out.err" ||
+    fail "mdtest $*: exit $? ($(tail -3 "$out.err"))"
+}
+run_iofleet() {
+  local tasks=$1 out=$2; shift 2
+  timeout 120 "$iofleet" mdtest "$@" --local-workers "$tasks" --quiet --results-dir none > "$out" 2> "$out.err" ||
+    fail "iofleet mdtest $*: exit $? ($(tail -3 "$out.err"))"
+}
+tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s\n' | LC_ALL=C sort); }
+
+# Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
+# trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5).
+sets=(
+  "-n 120 -u -w 4096 -e 4096"
+  "-I 10 -z 2 -b 3 -u"
+  "-I 4 -z 2 -b 3 -L -u -w 1000 -e 1000"
+  "-F -n 200 -u"
+  "-D -n 60 -u"
+  "-n 50 -z 1 -b 4"
+  "-F -S -n 40"
+  "-c -n 30"
+  "-N 1 -n 40 -u -w 512 -e 512"
+  "-D -n 24 -z 1 -b 2 -C -U"
+)
+compared=0
+for fs in tmpfs ext4; do
+  for tasks in 2 4; do
+    for set in "${sets[@]}"; do
+      # shellcheck disable=SC2206
+      opts=($set)
+      tag="$fs/$tasks tasks/$set"
+      dir="$tmp/$fs/t"
+      # The tree: creation only. Neither tool finds the test directory: each makes it (not its
+      # parents) and, as nothing removes it, leaves it with the tree in it.
+      run_mdtest "$tasks" "$tmp/out/m.c" "${opts[@]}" -C -d "$dir"
+      [ -d "$dir" ] || fail "$tag: mdtest -C left no test directory"
+      tree_of "$dir" > "$tmp/out/m.tree"; rm -rf "$dir"
+      run_iofleet "$tasks" "$tmp/out/i.c" "${opts[@]}" -C -d "$dir"
+      [ -d "$dir" ] || fail "$tag: iofleet mdtest -C left no test directory (mdtest leaves it)"
+      tree_of "$dir" > "$tmp/out/i.tree"; rm -rf "$dir"
+      [ -s "$tmp/out/m.tree" ] || fail "$tag: mdtest -C made nothing"
+      diff "$tmp/out/m.tree" "$tmp/out/i.tree" > "$tmp/out/tree.diff" ||
+        fail "$tag: the trees differ (< mdtest, > iofleet):
+$(head -20 "$tmp/out/tree.diff")"
+      # The output, of the whole run (-i 3 on the first set of each file system and task count),
+      # with -d relative to where each tool starts; a whole run removes the directory it made
+      # (unless -C alone was asked for).
+      extra=()
+      [ "$set" = "${sets[0]}" ] && extra=(-i 3)
+      (cd "$tmp/$fs" && run_mdtest "$tasks" "$tmp/out/m.out" "${opts[@]}" "${extra[@]}" -d t)
+      m_left=$([ -e "$dir" ] && echo yes || echo no); rm -rf "$dir"
+      (cd "$tmp/$fs" && run_iofleet "$tasks" "$tmp/out/i.out" "${opts[@]}" "${extra[@]}" -d t)
+      i_left=$([ -e "$dir" ] && echo yes || echo no); rm -rf "$dir"
+      [ "$m_left" = "$i_left" ] || fail "$tag: mdtest left the test directory behind: $m_left, iofleet: $i_left"
+      python3 - "$tmp/out/m.out" "$tmp/out/i.out" "$tag" <<'PY' || exit 1
+import math, re, sys
+m_lines = open(sys.argv[1]).read().split("\n")
+i_lines = open(sys.argv[2]).read().split("\n")
+tag = sys.argv[3]
+
+def fail(why):
+    print(f"mdtest_equivalence: FAIL: {tag}: {why}\n--- mdtest:\n" + "\n".join(m_lines[:40]) + "\n--- iofleet:\n" + "\n".join(i_lines[:40]), file=sys.stderr)
+    sys.exit(1)
+
+def mdtest_part(lines):
+    # Up to and including "-- finished at", without mpirun's and the tools' own noise.
+    end = next((k for k, l in enumerate(lines) if l.startswith("-- finished at")), None)
+    if end is None: fail("no '-- finished at' line")
+    return lines[:end + 1]
+
+# A number with the blanks before it: widths differ with the figures (columns are checked below).
+NUM = re.compile(r"\s*-?\d+(\.\d+)?")
+def masked(line):
+    if line.startswith("Command line used:"): return "Command line used: ..."
+    line = re.sub(r"^(mdtest|iofleet-mdtest)-\S+ was launched", "TOOL was launched", line)
+    return NUM.sub(" #", line)
+
+m, i = mdtest_part(m_lines), mdtest_part(i_lines)
+if [masked(l) for l in m] != [masked(l) for l in i]:
+    for k, (a, b) in enumerate(zip([masked(l) for l in m] + [""] * len(i), [masked(l) for l in i] + [""] * len(m))):
+        if a != b: fail(f"line {k + 1} differs: mdtest {m[k] if k < len(m) else '(none)'!r}, iofleet {i[k] if k < len(i) else '(none)'!r}")
+
+def rows(lines):
+    out, table = [], None
+    for l in lines:
+        if l.startswith("SUMMARY"): table = l; continue
+        if table and l.startswith("   ") and not l.strip().startswith(("Operation", "---")):
+            name = l[:26].strip()
+            ends = [mt.end() for mt in re.finditer(r"-?\d+\.\d{3}", l)]
+            values = [float(v) for v in re.findall(r"-?\d+\.\d{3}", l)]
+            out.append((table, name, ends, values))
+    return out
+
+mr, ir = rows(m), rows(i)
+if [(t, n, e) for t, n, e, _ in mr] != [(t, n, e) for t, n, e, _ in ir]:
+    fail(f"SUMMARY rows differ: mdtest {[(n, e) for _, n, e, _ in mr]}, iofleet {[(n, e) for _, n, e, _ in ir]}")
+for (t, n, _, mv), (_, _, _, iv) in zip(mr, ir):
+    if (mv[0] == 0) != (iv[0] == 0):
+        fail(f"{n}: run by {'iofleet' if mv[0] == 0 else 'mdtest'} only (max mdtest {mv[0]}, iofleet {iv[0]})")
+# Statistics: three iterations -> the middle value is 3*mean - max - min; Std Dev is the
+# sample standard deviation of the three (printed to 3 decimals: a tolerance of the rounding).
+iterations = int(re.search(r"of (\d+) iterations", next(l for l in m if l.startswith("SUMMARY"))).group(1))
+if iterations == 3:
+    for who, rs in (("mdtest", mr), ("iofleet", ir)):
+        for _, n, _, (mx, mn, mean, sd) in rs:
+            mid = 3 * mean - mx - mn
+            want = math.sqrt(sum((v - mean) ** 2 for v in (mx, mn, mid)) / 2)
+            if abs(want - sd) > 0.002 * 3 + 1e-9 * max(1.0, mx):
+                fail(f"{who} {n}: Std Dev {sd} is not the sample standard deviation {want:.3f} of {mx}, {mid:.3f}, {mn} (mean {mean})")
+PY
+      compared=$((compared + 1))
+    done
+  done
+done
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks)"
