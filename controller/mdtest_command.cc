@@ -57,7 +57,7 @@ constexpr char kHelp[] =
     "  -R[seed]  random stat order\n"
     "  -W S  stonewall seconds, on every phase; then creation evens out to the largest count (as mdtest)\n"
     "        and rename/removal/tree finish, untimed (wear-out)\n"
-    "  -y  fsync after each write    -k  mknod files\n"
+    "  -y  fsync after each write    -k  mknod files   -G N  seed of the files' data (default: the time)\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (no unique-directory overhead to time)\n"
     "  -P  print rate and time   -Z  print time instead of rate   -v  print each phase as it ends\n"

@@ -1,6 +1,7 @@
 #include "controller/mdtest_options.h"
 
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -42,7 +43,8 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
 }
 
 absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
-  static const std::string kTakesValue = "dnIzbweiNWp";
+  bool seeded = false;  // -G given
+  static const std::string kTakesValue = "dnIzbweiNWpG";
   static const std::string kFlags = "LuFDCTEUrytkvScPZ";
   std::vector<std::string> long_args;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -76,6 +78,13 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         if (value.empty()) {
           if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, letter), " needs a value"));
           value = args[++i];
+        }
+        if (letter == 'G') {  // mdtest's buffer offset: an int, negative allowed
+          int32_t seed;
+          if (!absl::SimpleAtoi(value, &seed)) return absl::InvalidArgumentError(absl::StrCat("option -G: '", value, "' is not a whole number (an int)"));
+          o->phase.set_buffer_seed(seed);
+          seeded = true;
+          break;
         }
         if (letter == 'd') {
           o->phase.clear_test_dirs();
@@ -152,6 +161,8 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   }
   o->output_format = long_options->Get("output-format", "normal");
   if (o->output_format != "normal" && o->output_format != "json") return absl::InvalidArgumentError("--output-format must be normal or json");
+  // Without -G, mdtest seeds the files' data with the time it starts (the same for every task).
+  if (!seeded) o->phase.set_buffer_seed(static_cast<int32_t>(::time(nullptr)));
   if (!o->files && !o->dirs) o->files = o->dirs = true;
   // mdtest's rules for -S and -c.
   if (o->phase.shared_file()) {

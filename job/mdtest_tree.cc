@@ -1,6 +1,7 @@
 #include "job/mdtest_tree.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -106,6 +107,19 @@ std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
     case Op::DIR_REMOVE: return ItemPath(task, n, false);
     default: return ItemPath(task, n, true);
   }
+}
+
+std::vector<char> MdtestTree::FileData(uint32_t rank) const {
+  std::vector<char> data(phase_.write_bytes());
+  const size_t words = data.size() / 8;
+  // The seed is an int in mdtest, added to a size_t: negative seeds wrap the same way here.
+  const uint64_t seed = static_cast<uint64_t>(static_cast<int64_t>(phase_.buffer_seed()));
+  for (size_t i = 0; i < words; ++i) {
+    const uint64_t word = (uint64_t{rank} << 32) | (seed + i);
+    std::memcpy(data.data() + 8 * i, &word, 8);  // little-endian, as mdtest's uint64_t store
+  }
+  for (size_t i = words * 8; i < data.size(); ++i) data[i] = static_cast<char>(i);
+  return data;
 }
 
 std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64_t n) const {

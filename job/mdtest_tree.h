@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "proto/job.pb.h"
 
@@ -46,6 +47,11 @@ class MdtestTree {
   // The path the phase's operation number `n` (an item, or a tree directory) of task `task`'s
   // tree works on, as a task names it.
   std::string OperationPath(uint32_t task, uint64_t n) const;
+
+  // The -w bytes task `rank` writes into each file it creates, as mdtest writes them (its
+  // default "timestamp" data packets: generate_memory_pattern), so compressing and
+  // deduplicating file systems see the same data from both.
+  std::vector<char> FileData(uint32_t rank) const;
 
   // Rename number `n` of task `rank` (from, to), as mdtest's directory rename goes: item 0 is
   // parked under "<its path>-XX", each next item takes the name of the one before it, and the

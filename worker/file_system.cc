@@ -71,7 +71,10 @@ class PosixFileSystem final : public FileSystem {
       const int rc = tree_.MakeNode(path, S_IFREG | 0644);
       return rc == 0 || (shared && rc == -EEXIST) ? 0 : -rc;
     }
-    const int fd = tree_.Open(path, O_CREAT | (shared ? 0 : O_EXCL) | O_WRONLY);
+    // As mdtest opens (aiori-POSIX's create): O_CREAT | O_RDWR, mode 0664. An existing file is
+    // not an error here (mdtest's neither); creation then finds more items than it made, and
+    // says so. (The final component is never followed if it is a symlink: O_NOFOLLOW.)
+    const int fd = tree_.Open(path, O_CREAT | O_RDWR, 0664);
     if (fd < 0) return -fd;
     int error = WriteAll(fd, data);
     if (error == 0 && sync && ::fsync(fd) != 0) error = errno;

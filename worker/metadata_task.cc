@@ -117,7 +117,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   };
   StepOrder order(tree.TotalSteps(rank), first, /*reverse=*/phase.op() == Op::TREE_REMOVE,  // children first
                   phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT), phase.random_seed() ^ rank);
-  std::vector<char> data(phase.op() == Op::FILE_CREATE ? phase.write_bytes() : phase.op() == Op::FILE_READ ? phase.read_bytes() : 0, 'm');
+  // Creation writes mdtest's data; a read reads into a buffer of -e bytes.
+  std::vector<char> data = phase.op() == Op::FILE_CREATE ? tree.FileData(rank)
+                           : std::vector<char>(phase.op() == Op::FILE_READ ? phase.read_bytes() : 0);
+  uint32_t data_owner = rank;  // whose data `data` holds
 
   if (phase.op() == Op::TREE_CREATE) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
@@ -198,10 +201,17 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       case Op::DIR_REMOVE:
         error = fs.RemoveDirectory(path = leftovers.empty() ? tree.ItemPath(owner, step, false) : leftovers[step]);
         break;
-      case Op::FILE_CREATE:
-        error = fs.CreateFile(path = tree.ItemPath(item_of(step).first, item_of(step).second, true), data, phase.sync_writes(),
-                           phase.use_mknod(), phase.shared_file());
+      case Op::FILE_CREATE: {
+        const auto [whose, item] = item_of(step);
+        // -c: each file holds its owner's data, as in mdtest, where every task writes its own
+        // files once task 0 has made them.
+        if (collective && whose != data_owner && !data.empty()) {
+          data = tree.FileData(whose);
+          data_owner = whose;
+        }
+        error = fs.CreateFile(path = tree.ItemPath(whose, item, true), data, phase.sync_writes(), phase.use_mknod(), phase.shared_file());
         break;
+      }
       case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, true)); break;
       case Op::FILE_READ: error = fs.ReadFile(path = tree.ItemPath(owner, step, true), absl::MakeSpan(data)); break;
       case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(owner, step, true) : leftovers[step]); break;

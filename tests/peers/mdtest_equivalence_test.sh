@@ -3,7 +3,8 @@
 # options on the same file system: tmpfs and ext4 on a loop device, 2 and 4 tasks (mpirun -np N;
 # N local workers). For every option set it asserts:
 #   - the same tree: each tool runs the set with -C on a test directory that does not exist yet
-#     (both make it), and `find -printf` (path, type, size) of what it left is identical;
+#     (both make it), and `find -printf` (path, type, size) of what it left is identical, and
+#     so is every file's data (md5sum; -G gives both the same seed);
 #   - the same test directory handling: -d relative to where the tool starts, and the directory
 #     a whole run made is removed at its end by both (left by both after -C alone);
 #   - the same output: every line mdtest prints up to "-- finished at" is printed by iofleet in
@@ -52,20 +53,21 @@ run_iofleet() {
   timeout 120 "$iofleet" mdtest "$@" --local-workers "$tasks" --quiet --results-dir none > "$out" 2> "$out.err" ||
     fail "iofleet mdtest $*: exit $? ($(tail -3 "$out.err"))"
 }
-tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s\n' | LC_ALL=C sort); }
+# Every path with its type and size, then every file's checksum (its data: -G fixes the seed).
+tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s\n' | LC_ALL=C sort && find . -type f -size +0 -exec md5sum {} + | LC_ALL=C sort); }
 
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5).
 sets=(
-  "-n 120 -u -w 4096 -e 4096"
+  "-n 120 -u -w 4096 -e 4096 -G 4242"
   "-I 10 -z 2 -b 3 -u"
-  "-I 4 -z 2 -b 3 -L -u -w 1000 -e 1000"
+  "-I 4 -z 2 -b 3 -L -u -w 1000 -e 1000 -G -7"
   "-F -n 200 -u"
   "-D -n 60 -u"
   "-n 50 -z 1 -b 4"
   "-F -S -n 40"
-  "-c -n 30"
-  "-N 1 -n 40 -u -w 512 -e 512"
+  "-c -n 30 -w 100 -G 5"
+  "-N 1 -n 40 -u -w 513 -e 512 -G 99"
   "-D -n 24 -z 1 -b 2 -C -U"
 )
 compared=0
