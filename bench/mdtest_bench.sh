@@ -1,38 +1,74 @@
 #!/usr/bin/env bash
-# Metadata rates per phase with `iofleet mdtest` on tmpfs and on ext4 (a loop device), with the
-# same options and task count; where `mdtest` (IOR's, with mpirun) is installed, it runs the
-# same test and the iofleet/mdtest ratio is printed per phase. Needs root (mounts); everything
-# it mounts is removed on exit.   bench/mdtest_bench.sh [mdtest options]   (default below)
+# iofleet mdtest against the real mdtest (built by tools/build_mdtest.sh, run with mpirun), same
+# options, same task count, same file system: tmpfs and ext4 on a loop device. For each
+# workload, PAIRS interleaved pairs (which tool goes first alternates), and per phase the median
+# rate of each tool (each run's SUMMARY mean) and the ratio iofleet/mdtest; then the median
+# whole-command wall clock of each and its ratio. A benchmark, not a test: it prints, it asserts
+# nothing. Needs root (mounts, a network namespace for mpirun); all of it is removed on exit.
+#   bench/mdtest_bench.sh                 the issue's four workloads, TASKS=2 PAIRS=9
+#   bench/mdtest_bench.sh "-F -n 5000 -u" one workload of your own
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bazel build //controller:iofleet //worker:iofleet-worker >/dev/null 2>&1
+bazel build //controller:iofleet //worker:iofleet-worker > /dev/null 2>&1
 iofleet=$PWD/bazel-bin/controller/iofleet
-options=("$@")
-[ ${#options[@]} -gt 0 ] || options=(-n 2000 -z 1 -b 4 -u -w 4096 -e 4096)
+mdtest=$(tools/build_mdtest.sh)
 tasks=${TASKS:-2}
+pairs=${PAIRS:-9}
+workloads=("$@")
+[ ${#workloads[@]} -gt 0 ] || workloads=("-n 2000 -z 1 -b 4 -u -w 4096 -e 4096" "-I 1000 -z 2 -b 4 -u"
+                                         "-I 20 -z 2 -b 10 -w 131072 -e 131072 -t -u" "-F -n 5000 -u")
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 
 source bench/scratch_targets.sh
 
-for target in tmpfs ext4; do
-  mkdir -p "$work/$target/t"
-  "$iofleet" mdtest -d "$work/$target/t" "${options[@]}" --local-workers 1 --results-dir none --quiet --tasks-per-worker "$tasks" \
-    --output-format json --output "$work/iofleet-$target.json" >/dev/null
-  have_mdtest=0
-  if command -v mdtest >/dev/null && command -v mpirun >/dev/null; then
-    mpirun --allow-run-as-root -np "$tasks" mdtest -d "$work/$target/t" "${options[@]}" > "$work/mdtest-$target.txt" && have_mdtest=1
+# $1 tool, $2 output, rest: options. The wall clock goes on the output's last line.
+run() {
+  local tool=$1 out=$2; shift 2
+  local start end
+  start=$(date +%s%N)
+  if [ "$tool" = mdtest ]; then
+    unshare -n bash -c 'ip link set lo up; exec mpirun -np "$1" "${@:2}"' _ "$tasks" "$mdtest" "$@" > "$out" 2> "$out.err"
+  else
+    "$iofleet" mdtest "$@" --local-workers "$tasks" --quiet --results-dir none > "$out" 2> "$out.err"
   fi
-  python3 - "$work/iofleet-$target.json" "$work/mdtest-$target.txt" "$target" "$have_mdtest" "$tasks" <<'PY'
-import json, re, sys
-report = json.load(open(sys.argv[1])); target, have, tasks = sys.argv[3], sys.argv[4] == "1", sys.argv[5]
-peer = {}
-if have:
-    for line in open(sys.argv[2]):
-        m = re.match(r"\s+(.+?)\s+:\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", line)
-        if m: peer.setdefault(m.group(1).strip(), float(m.group(4)))   # first table: rates (mean)
-print(f"{target}: {tasks} tasks, options: {report['command_line']}")
-for row in report["summary_rate"]:
-    name, rate = row["operation"], row["mean"]
-    extra = f" | mdtest {peer[name]:12.1f} ratio {rate / peer[name]:5.2f}" if name in peer and peer[name] > 0 else ("" if have else " | mdtest not installed: no ratio")
-    print(f"  {name:22s} iofleet {rate:12.1f} items/s{extra}")
+  end=$(date +%s%N)
+  echo "WALL $(( (end - start) / 1000 ))" >> "$out"
+}
+
+for target in tmpfs ext4; do
+  for workload in "${workloads[@]}"; do
+    # shellcheck disable=SC2206
+    opts=($workload)
+    rm -f "$work"/out-*
+    for pair in $(seq 1 "$pairs"); do
+      order=(mdtest iofleet)
+      [ $((pair % 2)) -eq 0 ] && order=(iofleet mdtest)
+      for tool in "${order[@]}"; do
+        run "$tool" "$work/out-$tool-$pair" "${opts[@]}" -d "$work/$target/t"
+        rm -rf "$work/$target/t"
+      done
+    done
+    python3 - "$work" "$pairs" "$target" "$tasks" "$workload" <<'PY'
+import re, statistics, sys
+work, pairs, target, tasks, workload = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+def read(tool):
+    rates, walls = {}, []
+    for p in range(1, pairs + 1):
+        for line in open(f"{work}/out-{tool}-{p}"):
+            if line.startswith("WALL "): walls.append(int(line.split()[1]) / 1e6)
+            m = re.match(r"   (\S.*?\S)\s+(\d+\.\d{3})\s+(\d+\.\d{3})\s+(\d+\.\d{3})\s+(\d+\.\d{3})$", line)
+            if m: rates.setdefault(m.group(1), []).append(float(m.group(4)))
+    return rates, walls
+m_rates, m_walls = read("mdtest")
+i_rates, i_walls = read("iofleet")
+print(f"{target}, {tasks} tasks, mdtest {workload}  ({pairs} interleaved pairs, medians)")
+print(f"  {'phase':22s} {'mdtest':>14s} {'iofleet':>14s} {'ratio':>7s}")
+for name, values in m_rates.items():
+    m, i = statistics.median(values), statistics.median(i_rates.get(name, [0]))
+    if m == 0 and i == 0: continue
+    print(f"  {name:22s} {m:14.1f} {i:14.1f} {i / m if m else float('inf'):7.2f}")
+mw, iw = statistics.median(m_walls), statistics.median(i_walls)
+print(f"  {'whole command (s)':22s} {mw:14.3f} {iw:14.3f} {iw / mw:7.2f}  (iofleet/mdtest; mdtest's includes mpirun and its own 1 s sleep)")
 PY
+  done
 done

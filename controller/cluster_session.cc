@@ -878,7 +878,8 @@ std::vector<v1::PrepareResponse> ClusterSession::PrepareResponses() const {
 }
 
 absl::Duration ClusterSession::StartLead() const {
-  // Far enough ahead for the slowest round trip measured (at least 50 ms, at most 2 s ahead).
+  // Far enough ahead for the slowest round trip measured (at least 10 ms, at most 2 s ahead): an
+  // mdtest run starts a phase per operation, and each waits this long before it starts.
   int64_t slowest_round_trip = 0, relays_lead = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -891,8 +892,8 @@ absl::Duration ClusterSession::StartLead() const {
   // Besides the round trip, the command goes out to n workers one after another and each of
   // them must be scheduled to read it: 0.25 ms a worker (256 workers: +64 ms).
   const absl::Duration own =
-      std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(20) + absl::Microseconds(250) * static_cast<int64_t>(links_.size()),
-                 absl::Milliseconds(50), absl::Seconds(2));
+      std::clamp(4 * absl::Nanoseconds(slowest_round_trip) + absl::Milliseconds(10) + absl::Microseconds(250) * static_cast<int64_t>(links_.size()),
+                 absl::Milliseconds(10), absl::Seconds(2));
   // (A relay's own lead is clamped the same way, so each level adds at most 2 s.)
   return own + std::clamp(absl::Nanoseconds(relays_lead), absl::ZeroDuration(), absl::Seconds(10));
 }

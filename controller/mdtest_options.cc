@@ -36,6 +36,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
   static const std::vector<OptionSpec> kOptions = WithSessionOptions({
       {"tasks-per-worker", true, false, "N", "tasks on each worker (mpirun -np per worker; default 1)"},
       {"readdir", false, false, "", "time a listing of every tree directory"},
+      {"stonewall-every-phase", false, false, "", "-W stops every phase, not only creation (each rate until the stonewall)"},
       {"output-format", true, false, "normal|json", "the report's format (default normal)"},
       {"help", false, false, "", "show the help"},
   });
@@ -154,6 +155,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   }
   RETURN_IF_ERROR(ReadSessionFlags(*long_options, &o->session));
   o->readdir = long_options->Has("readdir");
+  o->stonewall_every_phase = long_options->Has("stonewall-every-phase");
   if (long_options->Has("tasks-per-worker")) {
     if (!absl::SimpleAtoi(long_options->Get("tasks-per-worker"), &o->tasks_per_worker) || o->tasks_per_worker < 1 || o->tasks_per_worker > 4096) {
       return absl::InvalidArgumentError("--tasks-per-worker must be from 1 to 4096");

@@ -26,6 +26,7 @@ struct MdtestOptions {
   uint32_t iterations = 1;
   uint64_t pre_delay_s = 0;
   bool readdir = false;
+  bool stonewall_every_phase = false;  // --stonewall-every-phase: -W on every phase, not creation only
   uint32_t tasks_per_worker = 1;
   std::string output_format = "normal";  // normal | json
   int verbosity = 0;

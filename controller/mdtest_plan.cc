@@ -48,11 +48,11 @@ std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
   return ops;
 }
 
-// -W stops every phase (mdtest stops creation only). A phase that changes the tree is followed
-// by a wear-out job, run only when the stonewall cut it short and not counted in its rate:
-// after creation every task goes on to the largest count (mdtest's "Continue stonewall"), so
-// later phases find every item of every task; renames, removals and the tree are finished, so
-// nothing is left half-renamed or behind.
+// -W stops directory and file creation, as mdtest 4 does (--stonewall-every-phase: every phase).
+// A stopped phase that changes the tree is followed by a wear-out job, run only when the stonewall
+// cut it short: after creation every task goes on to the largest count (mdtest's "Continue
+// stonewall"), so later phases find every item of every task; renames, removals and the tree
+// are finished, so nothing is left half-renamed or behind.
 MdtestPlan PlanMdtest(const MdtestOptions& o) {
   MdtestPlan plan;
   v1::RunSpec& spec = plan.spec;
@@ -60,8 +60,9 @@ MdtestPlan PlanMdtest(const MdtestOptions& o) {
   for (uint32_t iteration = 0; iteration < o.iterations; ++iteration) {
     for (Op::Op op : PhasesOf(o)) {
       const bool looks = op == Op::DIR_STAT || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::READDIR;
+      const bool stonewalled = o.phase.stonewall_ns() > 0 && (o.stonewall_every_phase || op == Op::DIR_CREATE || op == Op::FILE_CREATE);
       for (bool wear_out : {false, true}) {
-        if (wear_out && (looks || o.phase.stonewall_ns() == 0)) break;
+        if (wear_out && (looks || !stonewalled)) break;
         v1::JobSpec* job = spec.add_jobs();
         job->set_name(wear_out ? absl::StrCat(OperationName(op), " (wear-out)") : OperationName(op));
         job->set_numjobs(o.tasks_per_worker);
@@ -69,7 +70,7 @@ MdtestPlan PlanMdtest(const MdtestOptions& o) {
         *job->mutable_metadata() = o.phase;
         job->mutable_metadata()->set_op(op);
         job->mutable_metadata()->set_iteration(iteration);
-        if (wear_out) job->mutable_metadata()->set_stonewall_ns(0);
+        if (wear_out || !stonewalled) job->mutable_metadata()->set_stonewall_ns(0);
         plan.phases.push_back({op, iteration, wear_out});
       }
     }

@@ -55,10 +55,19 @@ TEST(MdtestPlan, SelectedPhasesAndIterations) {
   EXPECT_EQ(plan.spec.jobs(5).metadata().iteration(), 1u);
 }
 
-// -W: a phase that changes the tree is followed by its wear-out (no stonewall of its own);
-// stat and read, which change nothing, have none.
+// -W: as mdtest 4, only creation stops at the stonewall, and a stopped creation is followed by
+// its wear-out; --stonewall-every-phase stops every phase, and each phase that changes the tree
+// has a wear-out (no stonewall of its own); stat and read, which change nothing, have none.
 TEST(MdtestPlan, StonewallAddsWearOutAfterPhasesThatChangeTheTree) {
-  const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "-W", "2"}));
+  const MdtestPlan creation = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-W", "2"}));
+  EXPECT_EQ(Names(creation), (std::vector<std::string>{"Tree creation", "Directory creation", "Directory creation (wear-out)",
+                                                       "Directory stat", "Directory rename", "Directory removal", "File creation",
+                                                       "File creation (wear-out)", "File stat", "File read", "File removal",
+                                                       "Tree removal"}));
+  for (const auto& job : creation.spec.jobs()) {
+    EXPECT_EQ(job.metadata().stonewall_ns() > 0, job.name() == "Directory creation" || job.name() == "File creation") << job.name();
+  }
+  const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "-W", "2", "--stonewall-every-phase"}));
   EXPECT_EQ(Names(plan), (std::vector<std::string>{"Tree creation", "Tree creation (wear-out)", "File creation",
                                                    "File creation (wear-out)", "File stat", "File read", "File removal",
                                                    "File removal (wear-out)", "Tree removal", "Tree removal (wear-out)"}));

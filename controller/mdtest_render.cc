@@ -53,7 +53,13 @@ void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::Re
     // One value per iteration: 0 where the phase did not run (mdtest's zeroed table).
     std::vector<double> values(iterations, 0.0);
     for (const auto& p : report.phases()) {
-      if (p.operation() == operation && p.iteration() < iterations) values[p.iteration()] = time ? p.seconds() : p.rate();
+      if (p.operation() != operation || p.iteration() >= iterations) continue;
+      // A creation the stonewall cut short counts as mdtest counts it: every item, the evening
+      // out included, over the time both took (the per-phase section has the rate until the
+      // stonewall).
+      const bool evened = p.wear_out_seconds() > 0 && operation != kTreeRows[0] && operation != kTreeRows[1];
+      const double seconds = p.seconds() + (evened ? p.wear_out_seconds() : 0.0);
+      values[p.iteration()] = time ? seconds : evened ? static_cast<double>(p.items() + p.wear_out_items()) / seconds : p.rate();
     }
     v1::MdtestSummaryRow* row = rows->Add();
     row->set_operation(operation);

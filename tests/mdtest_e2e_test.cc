@@ -155,14 +155,15 @@ TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
   EXPECT_THAT(both.out, HasSubstr("SUMMARY time (in ms/op)"));
 }
 
-// -W stops every phase at the stonewall and reports what the tasks did until then. What a cut
+// -W --stonewall-every-phase stops every phase at the stonewall and reports what the tasks did
+// until then. What a cut
 // leaves half-done is completed afterwards, untimed (wear-out): creation evens every task out
 // to the largest count (mdtest's "Continue stonewall"), so stat and read find every file, and
 // removal finishes, so the tree is empty afterwards.
 TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
   const auto started = std::chrono::steady_clock::now();
   const std::string results = TempDir() + "/stonewall-results";
-  Mdtest run = Run({"-d", dir_, "-n", "2000000", "-F", "-W", "1", "--results-dir", results}, "stonewall");
+  Mdtest run = Run({"-d", dir_, "-n", "2000000", "-F", "-W", "1", "--stonewall-every-phase", "--results-dir", results}, "stonewall");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto* create = Phase(run.report, "File creation");
   ASSERT_NE(create, nullptr);
@@ -205,6 +206,24 @@ TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
                                                           {"Tree removal", true},
                                                           {"Tree removal (wear-out)", false}}));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  // mdtest 4's -W (the default): creation stops, the rest does not; the SUMMARY's creation rate
+  // counts every item, the evening out included, as mdtest's does.
+  const std::string mdtest_results = TempDir() + "/stonewall-mdtest-results";
+  Mdtest creation_only = Run({"-d", dir_, "-n", "2000000", "-F", "-W", "1", "-C", "-r", "--results-dir", mdtest_results}, "stonewall-creation");
+  ASSERT_EQ(creation_only.exit_code, 0) << creation_only.err;
+  const auto* made = Phase(creation_only.report, "File creation");
+  ASSERT_NE(made, nullptr);
+  EXPECT_TRUE(made->stonewalled());
+  const auto* removed = Phase(creation_only.report, "File removal");
+  ASSERT_NE(removed, nullptr);
+  EXPECT_FALSE(removed->stonewalled()) << "mdtest stops creation only";
+  EXPECT_EQ(removed->items(), made->items() + made->wear_out_items()) << "removal removes every file";
+  EXPECT_EQ(removed->wear_out_items(), 0u);
+  for (const auto& row : creation_only.report.summary_rate()) {
+    if (row.operation() != "File creation") continue;
+    EXPECT_DOUBLE_EQ(row.mean(), static_cast<double>(made->items() + made->wear_out_items()) / (made->seconds() + made->wear_out_seconds()));
+  }
+  EXPECT_EQ(DirectoryEntries(dir_), 0);
   // -W cannot be evened out when task 0 creates every task's items (-c).
   Mdtest refused = Run({"-d", dir_, "-n", "10", "-W", "1", "-c"}, "stonewall-c", false);
   EXPECT_EQ(refused.exit_code, 2);
