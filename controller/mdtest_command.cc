@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/atomic_file.h"
 #include "common/nfs_url.h"
 #include "common/protocol_version.h"
 #include "common/units.h"
@@ -58,6 +59,9 @@ constexpr char kHelp[] =
     "  -W S  stonewall seconds: directory and file creation stop, then every task evens out to the\n"
     "        largest count (as mdtest 4; --stonewall-every-phase: every phase stops, the rest finishes untimed)\n"
     "  -y  fsync after each write    -k  mknod files   -G N  seed of the files' data (default: the time)\n"
+    "  -X  check the data each read reads (also --verify-read)   -Y  sync after each phase (timed)\n"
+    "  -x FILE  -W's evened creation count: written after a stonewalled creation, read by a run without -C\n"
+    "  -a POSIX  the only API   -V N  verbosity\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (no unique-directory overhead to time)\n"
     "  -P  print rate and time   -Z  print time instead of rate   -v  print each phase as it ends\n"
@@ -126,6 +130,19 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   report.set_print_time(o.print_rate_and_time || o.print_time);
   if (o.read && o.phase.read_bytes() == 0) report.add_warnings("Read bytes is 0, thus, a read test will actually just open/close");
   if (!o.given_test_dirs.empty()) report.set_test_path(o.given_test_dirs[0]);  // as mdtest prints it
+  // -x without creation: the items per task a stonewalled creation left (mdtest's status file).
+  uint64_t status_file_items = 0;
+  if (!o.stonewall_status_file.empty() && !o.create) {
+    std::ifstream in(o.stonewall_status_file);
+    if (!(in >> status_file_items)) {
+      status_file_items = 0;
+      report.add_warnings("Could not read stonewall status file");
+    }
+  }
+  if (o.warnings_are_errors && !report.warnings().empty()) {
+    std::cerr << "iofleet mdtest: WARNING: " << report.warnings(0) << " (an error with --warningAsErrors)\n";
+    return 1;
+  }
 
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(o.session, metrics);
   if (!session_options.ok()) return Usage(session_options.status().message());
@@ -227,7 +244,8 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     const uint32_t iteration = step.iteration;
     const Op::Op op = step.op;
     if (k == 0 || plan[k - 1].iteration != iteration) {
-      dir_limit = file_limit = 0;
+      dir_limit = 0;
+      file_limit = status_file_items;
       if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
     }
     const bool dir_op = op == Op::DIR_CREATE || op == Op::DIR_STAT || op == Op::DIR_RENAME || op == Op::DIR_REMOVE;
@@ -293,6 +311,11 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         p->set_operation(OperationName(op));
         p->set_items(items);
         p->set_errors(errors);
+        // With verification on, a read (or a write read back) that completed with other data
+        // than written is counted among the errors, and the run goes on (as mdtest's).
+        if ((op == Op::FILE_READ && o.phase.verify_read()) || (op == Op::FILE_CREATE && o.phase.verify_write())) {
+          report.set_verification_errors(report.verification_errors() + errors);
+        }
         *p->mutable_latency() = latency;
         *p->mutable_slowest() = slowest;
         p->set_seconds(seconds);
@@ -309,6 +332,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           // Creation evened out to the largest count: what later phases of this kind cover.
           const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
           (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
+          if (op == Op::FILE_CREATE && !o.stonewall_status_file.empty()) {
+            // mdtest's -x: the count every task evened out to, for a later run without -C.
+            if (absl::Status saved = WriteFileAtomically(o.stonewall_status_file, absl::StrCat(most)); !saved.ok()) {
+              report.add_problems(absl::StrCat("-x ", o.stonewall_status_file, ": ", saved.message()));
+            }
+          }
           // Tasks that already have that many need no wear-out.
           if (per_task.empty() || *std::min_element(per_task.begin(), per_task.end()) == most) stonewalled_before = false;
         }

@@ -37,6 +37,11 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"tasks-per-worker", true, false, "N", "tasks on each worker (mpirun -np per worker; default 1)"},
       {"readdir", false, false, "", "time a listing of every tree directory"},
       {"stonewall-every-phase", false, false, "", "-W stops every phase, not only creation (each rate until the stonewall)"},
+      {"verify-read", false, false, "", "mdtest's -X: check the data each read reads"},
+      {"verify-write", false, false, "", "mdtest's: read each file back right after writing it, and check it"},
+      {"dataPacketType", true, false, "t|o|i|r", "what -w writes: timestamp (default), offset, incompressible or random packets, as mdtest"},
+      {"random-seed", true, false, "N", "the seed of -R's random order"},
+      {"warningAsErrors", false, false, "", "a warning (as mdtest's) is an error: the run does not start"},
       {"output-format", true, false, "normal|json", "the report's format (default normal)"},
       {"help", false, false, "", "show the help"},
   });
@@ -45,8 +50,8 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
 
 absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
   bool seeded = false;  // -G given
-  static const std::string kTakesValue = "dnIzbweiNWpG";
-  static const std::string kFlags = "LuFDCTEUrytkvScPZ";
+  static const std::string kTakesValue = "dnIzbweiNWpGaVx";
+  static const std::string kFlags = "LuFDCTEUrytkvScPZXY";
   std::vector<std::string> long_args;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -87,6 +92,17 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
           seeded = true;
           break;
         }
+        if (letter == 'a') {
+          // mdtest's I/O API: iofleet's tasks make POSIX calls (or NFS calls for nfs:// -d).
+          if (!absl::EqualsIgnoreCase(value, "POSIX")) {
+            return absl::InvalidArgumentError(absl::StrCat("-a ", value, ": iofleet mdtest's tasks make POSIX calls (-a POSIX); an nfs:// -d goes through libnfs"));
+          }
+          break;
+        }
+        if (letter == 'x') {
+          o->stonewall_status_file = value;
+          break;
+        }
         if (letter == 'd') {
           o->phase.clear_test_dirs();
           for (absl::string_view d : absl::StrSplit(value, '@', absl::SkipEmpty())) o->phase.add_test_dirs(std::string(d));
@@ -116,6 +132,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
           case 'N': o->phase.set_stride(static_cast<uint32_t>(*v)); break;
           case 'W': o->phase.set_stonewall_ns(*v * 1'000'000'000ull); break;
           case 'p': o->pre_delay_s = *v; break;
+          case 'V': o->verbosity = static_cast<int>(std::min<uint64_t>(*v, 100)); break;
         }
         break;  // the value ended this argument
       }
@@ -133,6 +150,8 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         case 'E': o->read = true; break;
         case 'r': o->remove = true; break;
         case 'U': o->rename = true; break;
+        case 'X': o->phase.set_verify_read(true); break;
+        case 'Y': o->phase.set_sync_after_phase(true); break;
         case 'P': o->print_rate_and_time = true; break;
         case 'Z': o->print_time = true; break;
         case 'y': o->phase.set_sync_writes(true); break;
@@ -156,6 +175,26 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   RETURN_IF_ERROR(ReadSessionFlags(*long_options, &o->session));
   o->readdir = long_options->Has("readdir");
   o->stonewall_every_phase = long_options->Has("stonewall-every-phase");
+  if (long_options->Has("verify-read")) o->phase.set_verify_read(true);
+  if (long_options->Has("verify-write")) o->phase.set_verify_write(true);
+  o->warnings_are_errors = long_options->Has("warningAsErrors");
+  if (long_options->Has("dataPacketType")) {
+    // As mdtest's parsePacketType: the first letter decides.
+    const std::string type = long_options->Get("dataPacketType");
+    switch (type.empty() ? 't' : type[0]) {
+      case 't': o->phase.set_data_packet(v1::MetadataPhase::PACKET_TIMESTAMP); break;
+      case 'o': o->phase.set_data_packet(v1::MetadataPhase::PACKET_OFFSET); break;
+      case 'i': o->phase.set_data_packet(v1::MetadataPhase::PACKET_INCOMPRESSIBLE); break;
+      case 'r': o->phase.set_data_packet(v1::MetadataPhase::PACKET_RANDOM); break;
+      default:
+        return absl::InvalidArgumentError(absl::StrCat("--dataPacketType ", type, ": use offset, incompressible, timestamp or random (o, i, t, r)"));
+    }
+  }
+  if (long_options->Has("random-seed")) {
+    uint64_t seed;
+    if (!absl::SimpleAtoi(long_options->Get("random-seed"), &seed)) return absl::InvalidArgumentError("--random-seed must be a whole number");
+    o->phase.set_random_seed(seed);
+  }
   if (long_options->Has("tasks-per-worker")) {
     if (!absl::SimpleAtoi(long_options->Get("tasks-per-worker"), &o->tasks_per_worker) || o->tasks_per_worker < 1 || o->tasks_per_worker > 4096) {
       return absl::InvalidArgumentError("--tasks-per-worker must be from 1 to 4096");
@@ -223,8 +262,17 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
                                                    kMaxTreeDirectories, " directories"));
   }
   if (o->phase.write_bytes() > 0 && o->phase.use_mknod()) return absl::InvalidArgumentError("-k is not compatible with -w");
-  if (o->phase.read_bytes() > o->phase.write_bytes()) {
-    return absl::InvalidArgumentError(absl::StrCat("-e ", o->phase.read_bytes(), " reads more than -w ", o->phase.write_bytes(), " wrote"));
+  // mdtest's rules for verification and sync.
+  if (o->phase.verify_read() && !o->read) return absl::InvalidArgumentError("Verify read requires that the read test is used");  // mdtest's words
+  if (o->phase.verify_read() && o->phase.read_bytes() == 0) return absl::InvalidArgumentError("Verify read requires that read bytes is > 0");
+  if (o->phase.sync_after_phase()) {
+    for (const std::string& d : o->phase.test_dirs()) {
+      if (IsNfsUrl(d)) return absl::InvalidArgumentError("-Y: an nfs:// test directory has no sync (libnfs); mount it to use -Y");
+    }
+  }
+  if (o->create && o->read && o->phase.read_bytes() > o->phase.write_bytes()) {
+    return absl::InvalidArgumentError(absl::StrCat("-e ", o->phase.read_bytes(), " reads more than -w ", o->phase.write_bytes(),
+                                                   " writes (mdtest: when writing and reading files, read bytes must be smaller than write bytes)"));
   }
   return absl::OkStatus();
 }

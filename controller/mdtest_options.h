@@ -26,7 +26,9 @@ struct MdtestOptions {
   uint32_t iterations = 1;
   uint64_t pre_delay_s = 0;
   bool readdir = false;
-  bool stonewall_every_phase = false;  // --stonewall-every-phase: -W on every phase, not creation only
+  bool stonewall_every_phase = false;
+  bool warnings_are_errors = false;   // --warningAsErrors
+  std::string stonewall_status_file;  // -x: the evened creation count, written with -W, read without -C  // --stonewall-every-phase: -W on every phase, not creation only
   uint32_t tasks_per_worker = 1;
   std::string output_format = "normal";  // normal | json
   int verbosity = 0;

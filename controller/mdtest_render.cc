@@ -108,6 +108,10 @@ std::string RenderText(const v1::MdtestReport& report) {
   }
   if (report.print_rate()) AppendSummaryTable(report, false, &out);
   if (report.print_time()) AppendSummaryTable(report, true, &out);
+  if (report.verification_errors() > 0) {
+    absl::StrAppendFormat(&out, "\nERROR: verifying the data on read (%d errors)! Take the performance values with care!\n\n",
+                          report.verification_errors());
+  }
   absl::StrAppend(&out, "-- finished at ", Timestamp(report.finished_unix_ns()), " --\n\n");
 
   // iofleet's own, after mdtest's output.

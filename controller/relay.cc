@@ -188,7 +188,7 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
   merged.set_job_index(job);
   merged.set_final(true);
   std::vector<std::string> errors;
-  bool any = false;
+  bool any = false, earliest_set = false;
   for (size_t w = 0; w < workers_.size(); ++w) {
     const std::optional<v1::IntervalReport>& f = finals_[job][w];
     if (!f.has_value()) continue;  // lost: the summary says so, and the controller names it
@@ -214,6 +214,9 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
     merged.mutable_task_items()->Add(f->task_items().begin(), f->task_items().end());
     merged.set_stonewalled(merged.stonewalled() || f->stonewalled());
     merged.set_start_late_ns(std::max(merged.start_late_ns(), f->start_late_ns()));
+    merged.set_earliest_start_late_ns(earliest_set ? std::min(merged.earliest_start_late_ns(), f->earliest_start_late_ns())
+                                                   : f->earliest_start_late_ns());
+    earliest_set = true;
   }
   merged.set_error(absl::StrJoin(errors, "; "));
   out_.push_back(std::move(merged));

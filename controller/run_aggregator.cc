@@ -77,6 +77,7 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     worker_job.task_items.assign(report.task_items().begin(), report.task_items().end());
     worker_job.stonewalled = report.stonewalled();
     worker_job.start_late_ns = report.start_late_ns();
+    worker_job.earliest_start_late_ns = report.earliest_start_late_ns();
     worker_job.submit_counts.assign(report.submit_counts().begin(), report.submit_counts().end());
     worker_job.complete_counts.assign(report.complete_counts().begin(), report.complete_counts().end());
   }
@@ -340,6 +341,14 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       const uint32_t g = phases_.group_of[j];
       AddTotals(worker_job.totals, &group_worker_totals[g][w]);
       group_worker_elapsed[g][w] = std::max(group_worker_elapsed[g][w], worker_elapsed);
+    }
+    if (spec.has_metadata()) {
+      // mdtest's phase time: from the first task's start (its barrier) to the last one's end.
+      int64_t first_late = INT64_MAX;
+      for (size_t w = 0; w < workers_.size(); ++w) {
+        if (per_job_worker_[j][w].final) first_late = std::min(first_late, per_job_worker_[j][w].earliest_start_late_ns);
+      }
+      if (first_late != INT64_MAX && first_late > 0) elapsed -= std::min<uint64_t>(elapsed, static_cast<uint64_t>(first_late));
     }
     job->set_elapsed_ns(elapsed);
     if (job_thread_ns > 0) {

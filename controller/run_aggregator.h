@@ -106,6 +106,7 @@ class RunAggregator final : public ReportSink {
     std::vector<uint64_t> task_items;
     bool stonewalled = false;
     int64_t start_late_ns = 0;
+    int64_t earliest_start_late_ns = 0;
     int64_t last_end_unix_ns = 0;
   };
   struct WorkerInterval {

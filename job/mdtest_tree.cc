@@ -92,7 +92,7 @@ std::string MdtestTree::ItemDirectoryPath(uint32_t owner, uint64_t n) const {
 std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
   // mdtest numbers items as if every directory held them: with -L the first leaf's first item
   // is number (directories above the leaves) x (items per directory), not 0.
-  return absl::StrCat(ItemDirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), i + first_item_dir_ * items_per_dir_);
+  return absl::StrCat(ItemDirectoryPath(rank, DirectoryOfItem(i)), "/", ItemPrefix(rank, file), ItemNumber(i));
 }
 
 std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
@@ -107,19 +107,6 @@ std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
     case Op::DIR_REMOVE: return ItemPath(task, n, false);
     default: return ItemPath(task, n, true);
   }
-}
-
-std::vector<char> MdtestTree::FileData(uint32_t rank) const {
-  std::vector<char> data(phase_.write_bytes());
-  const size_t words = data.size() / 8;
-  // The seed is an int in mdtest, added to a size_t: negative seeds wrap the same way here.
-  const uint64_t seed = static_cast<uint64_t>(static_cast<int64_t>(phase_.buffer_seed()));
-  for (size_t i = 0; i < words; ++i) {
-    const uint64_t word = (uint64_t{rank} << 32) | (seed + i);
-    std::memcpy(data.data() + 8 * i, &word, 8);  // little-endian, as mdtest's uint64_t store
-  }
-  for (size_t i = words * 8; i < data.size(); ++i) data[i] = static_cast<char>(i);
-  return data;
 }
 
 std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64_t n) const {

@@ -48,11 +48,6 @@ class MdtestTree {
   // tree works on, as a task names it.
   std::string OperationPath(uint32_t task, uint64_t n) const;
 
-  // The -w bytes task `rank` writes into each file it creates, as mdtest writes them (its
-  // default "timestamp" data packets: generate_memory_pattern), so compressing and
-  // deduplicating file systems see the same data from both.
-  std::vector<char> FileData(uint32_t rank) const;
-
   // Rename number `n` of task `rank` (from, to), as mdtest's directory rename goes: item 0 is
   // parked under "<its path>-XX", each next item takes the name of the one before it, and the
   // parked one takes the name of the last but one. The tree then has the names it had (the
@@ -72,6 +67,8 @@ class MdtestTree {
   std::string ItemDirectoryPath(uint32_t owner, uint64_t n) const;
   // The directory that holds item `i` of a task.
   uint64_t DirectoryOfItem(uint64_t i) const;
+  // The number in the name of item `i` (mdtest's item number, which its data packets carry).
+  uint64_t ItemNumber(uint64_t i) const { return i + first_item_dir_ * items_per_dir_; }
   // "file.mdtest.<rank>.<n>" / "dir.mdtest.<rank>.<n>" inside their tree directory
   // (ItemDirectoryPath)
   // ("file.mdtest.shared.<n>" with -S), n counting from the first item directory's first

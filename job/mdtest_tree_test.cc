@@ -88,27 +88,6 @@ TEST(MdtestTree, StrideShiftsOwnersAndTreesAsMdtest) {
   EXPECT_EQ(MdtestTree(phase).ItemPath(3, 1, true), "/m/test-dir.0-0/mdtest_tree.0/file.mdtest.3.1");
 }
 
-// mdtest's default data packets ("timestamp"): 64-bit words (task << 32) | (seed + i), then the
-// bytes past the last whole word set to their offset.
-TEST(MdtestTree, FileDataIsMdtestsTimestampPattern) {
-  v1::MetadataPhase phase;
-  phase.set_write_bytes(21);
-  phase.set_buffer_seed(-2);
-  const std::vector<char> data = MdtestTree(phase).FileData(3);
-  ASSERT_EQ(data.size(), 21u);
-  uint64_t word;
-  std::memcpy(&word, data.data(), 8);
-  EXPECT_EQ(word, (uint64_t{3} << 32) | (uint64_t{0} - 2)) << "a negative seed wraps as mdtest's int + size_t";
-  std::memcpy(&word, data.data() + 8, 8);
-  EXPECT_EQ(word, (uint64_t{3} << 32) | (uint64_t{0} - 1));
-  EXPECT_EQ(data[16], 16);
-  EXPECT_EQ(data[20], 20);
-  // (a negative seed's words are all ones above: every task's data is alike, in mdtest too)
-  EXPECT_EQ(MdtestTree(phase).FileData(4), data);
-  phase.set_buffer_seed(1000);
-  EXPECT_NE(MdtestTree(phase).FileData(4), MdtestTree(phase).FileData(3)) << "each task's data differs";
-}
-
 // mdtest's directory rename: a rotation through a parked name that leaves every name as it was.
 TEST(MdtestTree, RenameRotatesNamesAndLeavesTheSameNames) {
   v1::MetadataPhase phase;

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -230,15 +231,67 @@ TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
   EXPECT_THAT(refused.err, HasSubstr("-W is not compatible with -c"));
 }
 
+// mdtest's data checks: files a run wrote verify on a later read (-X); a file changed since
+// fails it, counted and named as mdtest does, and the run goes on.
+TEST_F(MdtestEndToEnd, ReadVerificationCountsFilesWithOtherData) {
+  Mdtest made = Run({"-d", dir_, "-n", "10", "-F", "-C", "-w", "4096", "-G", "7", "--dataPacketType=o"}, "verify-create", false);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  Mdtest clean = Run({"-d", dir_, "-n", "10", "-F", "-E", "-X", "-e", "4096", "-G", "7", "--dataPacketType=o"}, "verify-clean", false);
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_THAT(clean.out, Not(HasSubstr("ERROR: verifying")));
+  {
+    std::fstream f(dir_ + "/test-dir.0-0/mdtest_tree.0/file.mdtest.1.3", std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good());
+    f.seekp(100);
+    f.put('!');
+  }
+  Mdtest changed = Run({"-d", dir_, "-n", "10", "-F", "-E", "-X", "-e", "4096", "-G", "7", "--dataPacketType=o"}, "verify-changed", false);
+  EXPECT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_THAT(changed.out, HasSubstr("\nERROR: verifying the data on read (1 errors)! Take the performance values with care!\n"));
+  Mdtest seed = Run({"-d", dir_, "-n", "10", "-F", "-E", "-X", "-e", "4096", "-G", "8", "--dataPacketType=o"}, "verify-seed", false);
+  EXPECT_THAT(seed.out, HasSubstr("ERROR: verifying the data on read (40 errors)")) << "another seed, other data in every file";
+  Mdtest removed = Run({"-d", dir_, "-n", "10", "-F", "-r"}, "verify-remove", false);
+  EXPECT_EQ(removed.exit_code, 0) << removed.err;
+}
+
+// -x: a stonewalled creation writes the count every task evened out to; a later run without -C
+// reads it and works on that many items.
+TEST_F(MdtestEndToEnd, StonewallStatusFileCarriesTheCountToTheNextRun) {
+  const std::string status = TempDir() + "/stonewall-status";
+  Mdtest made = Run({"-d", dir_, "-n", "2000000", "-F", "-C", "-W", "1", "-x", status}, "status-create");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const auto* create = Phase(made.report, "File creation");
+  ASSERT_NE(create, nullptr);
+  ASSERT_TRUE(create->stonewalled());
+  EXPECT_EQ(ReadFile(status), std::to_string(create->task_items_max()));
+  Mdtest rest = Run({"-d", dir_, "-n", "2000000", "-F", "-T", "-r", "-x", status}, "status-rest");
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  ASSERT_NE(Phase(rest.report, "File stat"), nullptr);
+  EXPECT_EQ(Phase(rest.report, "File stat")->items(), 4 * create->task_items_max());
+  EXPECT_EQ(Phase(rest.report, "File removal")->items(), 4 * create->task_items_max());
+  EXPECT_EQ(DirectoryEntries(dir_), 0);
+}
+
 TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   const std::string file = dir_ + "/not-a-directory";
   std::ofstream(file) << "x";
   Mdtest run = Run({"-d", file, "-n", "10"}, "bad-dir", false);
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.err, HasSubstr("not-a-directory"));
-  Mdtest option = Run({"-d", dir_, "-n", "10", "-X"}, "bad-option", false);
+  Mdtest option = Run({"-d", dir_, "-n", "10", "-B"}, "bad-option", false);
   EXPECT_EQ(option.exit_code, 2);
-  EXPECT_THAT(option.err, HasSubstr("mdtest option -X is not implemented"));
+  EXPECT_THAT(option.err, HasSubstr("mdtest option -B"));
+  Mdtest api = Run({"-d", dir_, "-n", "10", "-a", "MPIIO"}, "bad-api", false);
+  EXPECT_EQ(api.exit_code, 2);
+  EXPECT_THAT(api.err, HasSubstr("-a MPIIO: iofleet mdtest's tasks make POSIX calls"));
+  Mdtest verify = Run({"-d", dir_, "-n", "10", "-X", "-C"}, "bad-verify", false);
+  EXPECT_EQ(verify.exit_code, 2);
+  EXPECT_THAT(verify.err, HasSubstr("Verify read requires that the read test is used"));
+  // mdtest's warning, an error when asked: nothing runs.
+  Mdtest warned = Run({"-d", dir_ + "/warned", "-n", "10", "-E", "--warningAsErrors"}, "warning-as-error", false);
+  EXPECT_EQ(warned.exit_code, 1);
+  EXPECT_THAT(warned.err, HasSubstr("WARNING: Read bytes is 0, thus, a read test will actually just open/close"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/warned")) << "a refused run leaves nothing";
   Mdtest missing = Run({"-n", "10"}, "no-dir", false);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr("-d DIR is required"));

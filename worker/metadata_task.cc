@@ -17,6 +17,7 @@
 #include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
+#include "job/mdtest_data.h"
 #include "job/mdtest_tree.h"
 #include "worker/block_permutation.h"
 #include "worker/file_system.h"
@@ -117,10 +118,16 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   };
   StepOrder order(tree.TotalSteps(rank), first, /*reverse=*/phase.op() == Op::TREE_REMOVE,  // children first
                   phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT), phase.random_seed() ^ rank);
-  // Creation writes mdtest's data; a read reads into a buffer of -e bytes.
-  std::vector<char> data = phase.op() == Op::FILE_CREATE ? tree.FileData(rank)
-                           : std::vector<char>(phase.op() == Op::FILE_READ ? phase.read_bytes() : 0);
-  uint32_t data_owner = rank;  // whose data `data` holds
+  // Creation writes mdtest's data (job/mdtest_data.h); a read reads -e bytes and, with -X,
+  // checks them against what the item's writer wrote (with -S, as mdtest, the reader's own).
+  std::optional<MdtestData> writer;
+  uint32_t writer_rank = rank;  // whose data `writer` makes (-c: each file its owner's)
+  if (phase.op() == Op::FILE_CREATE) writer.emplace(phase.data_packet(), phase.buffer_seed(), rank, phase.write_bytes());
+  std::vector<char> read_buffer(phase.op() == Op::FILE_READ ? phase.read_bytes() : phase.verify_write() ? phase.write_bytes() : 0);
+  std::optional<MdtestData> expected;
+  if (phase.op() == Op::FILE_READ && phase.verify_read()) {
+    expected.emplace(phase.data_packet(), phase.buffer_seed(), phase.shared_file() ? rank : owner, phase.read_bytes());
+  }
 
   if (phase.op() == Op::TREE_CREATE) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
@@ -183,6 +190,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     }
     std::string path, other;
     int error = 0;
+    uint64_t bytes = 0;     // moved by the operation
+    bool mismatch = false;  // -X / --verify-write: the data read back is not what was written
     switch (phase.op()) {
       case Op::TREE_CREATE: error = fs.MakeDirectory(path = tree.DirectoryPath(rank, step)); break;
       case Op::TREE_REMOVE: error = fs.RemoveDirectory(path = tree.DirectoryPath(rank, step)); break;
@@ -205,25 +214,37 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         const auto [whose, item] = item_of(step);
         // -c: each file holds its owner's data, as in mdtest, where every task writes its own
         // files once task 0 has made them.
-        if (collective && whose != data_owner && !data.empty()) {
-          data = tree.FileData(whose);
-          data_owner = whose;
+        if (whose != writer_rank) {
+          writer.emplace(phase.data_packet(), phase.buffer_seed(), whose, phase.write_bytes());
+          writer_rank = whose;
         }
+        const std::vector<char>& data = writer->ForItem(tree.ItemNumber(item));
+        bytes = data.size();
         error = fs.CreateFile(path = tree.ItemPath(whose, item, true), data, phase.sync_writes(), phase.use_mknod(), phase.shared_file());
+        if (error == 0 && phase.verify_write() && !data.empty()) {
+          // --verify-write: read back at once (timed, as in mdtest) and checked.
+          error = fs.ReadFile(path, absl::MakeSpan(read_buffer));
+          const MdtestData own(phase.data_packet(), phase.buffer_seed(), whose, phase.write_bytes());
+          mismatch = error == 0 && !own.Matches(tree.ItemNumber(item), read_buffer);
+        }
         break;
       }
       case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, true)); break;
-      case Op::FILE_READ: error = fs.ReadFile(path = tree.ItemPath(owner, step, true), absl::MakeSpan(data)); break;
+      case Op::FILE_READ:
+        error = fs.ReadFile(path = tree.ItemPath(owner, step, true), absl::MakeSpan(read_buffer));
+        bytes = read_buffer.size();
+        mismatch = error == 0 && expected.has_value() && !expected->Matches(tree.ItemNumber(step), read_buffer);
+        break;
       case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(owner, step, true) : leftovers[step]); break;
       default: error = EINVAL; break;
     }
     // Cleaning up after an interruption: what is already gone is fine.
     if (phase.cleanup() && error == ENOENT) error = 0;
     const uint64_t end = NowNs();
-    const uint64_t bytes = phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ ? data.size() : 0;
     // The slowest operations are named by task and item (the collector rebuilds the path).
     const uint32_t whose = creation ? item_of(step).first : owner;
-    stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0,
+    // A verification mismatch is counted among the phase's errors (mdtest counts it and goes on).
+    stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0 || mismatch,
                                          leftovers.empty() ? RequestIdentity{.offset = collective ? item_of(step).second : step,
                                                                              .file = whose,
                                                                              .tracked = true}
@@ -240,6 +261,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     }
     ++done;
   }
+  // -Y: mdtest's sync after the phase, inside its time.
+  if (phase.sync_after_phase() && outcome.status.ok()) ::sync();
   outcome.end = Clock::now();
   outcome.items = done;
 

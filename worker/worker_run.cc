@@ -103,6 +103,7 @@ void WorkerRun::Arm() {
         state.task_items[plan.jobnum] = outcome.items;
         state.stonewalled |= outcome.stonewalled;
         state.start_late_ns = std::max(state.start_late_ns, outcome.start_late_ns);
+        state.earliest_start_late_ns = std::min(state.earliest_start_late_ns, outcome.start_late_ns);
         state.cpu_user_ns += outcome.cpu_user_ns;
         state.cpu_system_ns += outcome.cpu_system_ns;
         state.context_switches += outcome.context_switches;
@@ -297,6 +298,7 @@ void WorkerRun::CollectorLoop() {
       for (uint64_t items : state.task_items) report.add_task_items(items);
       report.set_stonewalled(state.stonewalled);
       report.set_start_late_ns(state.start_late_ns);
+      report.set_earliest_start_late_ns(state.earliest_start_late_ns == INT64_MAX ? 0 : state.earliest_start_late_ns);
       for (int b = 0; b < kDepthBuckets; ++b) {
         uint64_t depth = 0, submit = 0, complete = 0;
         for (const auto& thread : state.threads) {

@@ -84,6 +84,7 @@ class WorkerRun final : public SessionRun {
     std::vector<uint64_t> task_items;
     bool stonewalled = false;
     int64_t start_late_ns = 0;  // the latest thread's
+    int64_t earliest_start_late_ns = INT64_MAX;  // the first thread's
     bool final_sent = false;
   };
 

@@ -57,7 +57,8 @@ run_iofleet() {
 tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s\n' | LC_ALL=C sort && find . -type f -size +0 -exec md5sum {} + | LC_ALL=C sort); }
 
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
-# trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5).
+# trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
+# every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y.
 sets=(
   "-n 120 -u -w 4096 -e 4096 -G 4242"
   "-I 10 -z 2 -b 3 -u"
@@ -69,6 +70,9 @@ sets=(
   "-c -n 30 -w 100 -G 5"
   "-N 1 -n 40 -u -w 513 -e 512 -G 99"
   "-D -n 24 -z 1 -b 2 -C -U"
+  "-F -n 20 -u -w 5000 -e 5000 -G 3 --dataPacketType=r -X"
+  "-F -n 20 -w 8200 -e 4096 -G 11 --dataPacketType=i -X --verify-write"
+  "-F -n 20 -u -w 8200 -e 8200 -G 12 --dataPacketType=o -X -Y"
 )
 compared=0
 for fs in tmpfs ext4; do
@@ -80,10 +84,13 @@ for fs in tmpfs ext4; do
       dir="$tmp/$fs/t"
       # The tree: creation only. Neither tool finds the test directory: each makes it (not its
       # parents) and, as nothing removes it, leaves it with the tree in it.
-      run_mdtest "$tasks" "$tmp/out/m.c" "${opts[@]}" -C -d "$dir"
+      # (-X checks reads: with -C alone there are none, and mdtest refuses it.)
+      create_opts=()
+      for o in "${opts[@]}"; do [ "$o" = -X ] || create_opts+=("$o"); done
+      run_mdtest "$tasks" "$tmp/out/m.c" "${create_opts[@]}" -C -d "$dir"
       [ -d "$dir" ] || fail "$tag: mdtest -C left no test directory"
       tree_of "$dir" > "$tmp/out/m.tree"; rm -rf "$dir"
-      run_iofleet "$tasks" "$tmp/out/i.c" "${opts[@]}" -C -d "$dir"
+      run_iofleet "$tasks" "$tmp/out/i.c" "${create_opts[@]}" -C -d "$dir"
       [ -d "$dir" ] || fail "$tag: iofleet mdtest -C left no test directory (mdtest leaves it)"
       tree_of "$dir" > "$tmp/out/i.tree"; rm -rf "$dir"
       [ -s "$tmp/out/m.tree" ] || fail "$tag: mdtest -C made nothing"
