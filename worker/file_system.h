@@ -21,6 +21,9 @@ class FileSystem {
  public:
   virtual ~FileSystem() = default;
 
+  // Readies what an operation on `path` needs (its directory, opened beneath the roots) before
+  // a timed phase starts; nothing where there is nothing to ready.
+  virtual void Ready(const std::string& path) { (void)path; }
   virtual int MakeDirectory(const std::string& path) = 0;
   virtual int RemoveDirectory(const std::string& path) = 0;
   // `size` (optional) receives the size in bytes.
