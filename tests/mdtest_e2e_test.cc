@@ -157,10 +157,9 @@ TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
 }
 
 // -W --stonewall-every-phase stops every phase at the stonewall and reports what the tasks did
-// until then. What a cut
-// leaves half-done is completed afterwards, untimed (wear-out): creation evens every task out
-// to the largest count (mdtest's "Continue stonewall"), so stat and read find every file, and
-// removal finishes, so the tree is empty afterwards.
+// until then. What a cut leaves half-done is completed afterwards, untimed (wear-out): creation
+// evens every task out to the largest count (mdtest's "Continue stonewall"), so stat and read
+// find every file, and removal finishes, so the tree is empty afterwards.
 TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
   const auto started = std::chrono::steady_clock::now();
   const std::string results = TempDir() + "/stonewall-results";

@@ -41,35 +41,30 @@ else
   failed=$((failed + 1))
   [ "$rc" -ne 0 ] || rc=1
 fi
+# Script tests (each bounded in time, each cleaning up after itself): $1 the kind, $2 seconds
+# each may take, then the scripts. Their last line on success; their last 40 on failure.
+run_script_tests() {
+  local kind=$1 limit=$2 t
+  shift 2
+  for t in "$@"; do
+    if timeout "$limit" "$t" > "$log.script" 2>&1; then
+      tail -1 "$log.script"
+      passed=$((passed + 1))
+    else
+      tail -40 "$log.script" >&2
+      echo "$kind: $t failed" >&2
+      failed=$((failed + 1))
+      [ "$rc" -ne 0 ] || rc=1
+    fi
+  done
+  rm -f "$log.script"
+}
 # The launchers, each against the real thing (tests/launchers/*_test.sh: the Debian package
-# installed with apt and its systemd unit verified, ...), each bounded in time and cleaning up
-# after itself.
-for t in tests/launchers/*_test.sh; do
-  if timeout 900 "$t" > "$log.launcher" 2>&1; then
-    tail -1 "$log.launcher"
-    passed=$((passed + 1))
-  else
-    tail -40 "$log.launcher" >&2
-    echo "launchers: $t failed" >&2
-    failed=$((failed + 1))
-    [ "$rc" -ne 0 ] || rc=1
-  fi
-done
-rm -f "$log.launcher"
+# installed with apt and its systemd unit verified, ...).
+run_script_tests launchers 900 tests/launchers/*_test.sh
 # The peers themselves beside iofleet (tests/peers/*_test.sh: the real mdtest, built from
 # ../shared/peers by tools/build_mdtest.sh, run with the same options on the same file systems).
-for t in tests/peers/*_test.sh; do
-  if timeout 1200 "$t" > "$log.peer" 2>&1; then
-    tail -1 "$log.peer"
-    passed=$((passed + 1))
-  else
-    tail -40 "$log.peer" >&2
-    echo "peers: $t failed" >&2
-    failed=$((failed + 1))
-    [ "$rc" -ne 0 ] || rc=1
-  fi
-done
-rm -f "$log.peer"
+run_script_tests peers 1200 tests/peers/*_test.sh
 # The parsers' fuzz targets, for a bounded time each (FUZZ_SECONDS, default 60).
 if tools/fuzz.sh 2>&1 | tee "$log.fuzz"; then
   passed=$((passed + $(grep -c "no failure" "$log.fuzz")))
