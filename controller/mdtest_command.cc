@@ -62,6 +62,7 @@ constexpr char kHelp[] =
     "  -X  check the data each read reads (also --verify-read)   -Y  sync after each phase (timed)\n"
     "  -x FILE  -W's evened creation count: written after a stonewalled creation, read by a run without -C\n"
     "  -a POSIX  the only API   -V N  verbosity\n"
+    "  -f N -l N -s N  run with N, N+s, ... up to -l tasks in turn (the others sit out)\n"
     "  -S  shared files (every task the same names; files only)    -c  task 0 creates every task's items\n"
     "  -p S  delay before each iteration   -t  accepted (no unique-directory overhead to time)\n"
     "  -P  print rate and time   -Z  print time instead of rate   -v  print each phase as it ends\n"
@@ -184,7 +185,24 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   report.set_items_per_task(MdtestTree(o.phase).items_per_task());
   // mdtest's "N tasks, M files/directories": -n and -I together count -n per tree directory.
   const bool loops = o.phase.items_per_task() > 0 && o.phase.items_per_dir() > 0;
-  report.set_items_all(uint64_t{tasks} * report.items_per_task() * (loops ? MdtestTree(o.phase).directory_count() : 1));
+  report.set_items_all_per_task(report.items_per_task() * (loops ? MdtestTree(o.phase).directory_count() : 1));
+  report.set_items_all(uint64_t{tasks} * report.items_all_per_task());
+  // -f/-l/-s: the task counts to run with (mdtest's rules; by default all tasks, once).
+  const uint32_t last_tasks = o.last_tasks == 0 ? tasks : o.last_tasks;
+  const uint32_t first_tasks = o.last_tasks == 0 ? tasks : std::max(1u, o.first_tasks == 0 ? 1u : o.first_tasks);
+  if (first_tasks > last_tasks || last_tasks > tasks || o.tasks_stride == 0) {
+    std::cerr << "iofleet mdtest: -f " << first_tasks << " -l " << last_tasks << " -s " << o.tasks_stride << ": "
+              << (o.tasks_stride == 0 ? "the stride must be at least 1"
+                  : first_tasks > last_tasks ? "process number: first > last doesn't make sense"
+                                             : absl::StrCat("process number: last > number of processes (", tasks, ") doesn't make sense"))
+              << "\n";
+    remove_created();
+    return 2;
+  }
+  for (uint32_t n = first_tasks; n <= last_tasks; n += o.tasks_stride) {
+    report.add_task_counts(n);
+    if (n > last_tasks - o.tasks_stride) break;  // (no overflow past UINT32_MAX)
+  }
   report.set_items_kind(o.files && o.dirs ? "files/directories" : o.dirs ? "directories" : o.phase.shared_file() ? "file" : "files");
   // Nodes are the workers' hosts; task t runs on worker t / tasks-per-worker.
   {
@@ -209,7 +227,16 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
   // so one aggregator and one live view (progress line, interval logs, metrics) cover it
   // (controller/mdtest_plan.h).
-  MdtestPlan planned = PlanMdtest(o);
+  // -f/-l/-s: one plan per task count, one after the other (the tasks past it sit it out).
+  MdtestPlan planned;
+  for (uint32_t count : report.task_counts()) {
+    MdtestOptions with_count = o;
+    with_count.phase.set_task_count(count);
+    MdtestPlan part = PlanMdtest(with_count);
+    planned.phases.insert(planned.phases.end(), part.phases.begin(), part.phases.end());
+    if (planned.spec.jobs().empty()) planned.spec.set_source(part.spec.source());
+    for (v1::JobSpec& job : *part.spec.mutable_jobs()) *planned.spec.add_jobs() = std::move(job);
+  }
   const std::vector<PlannedPhase>& plan = planned.phases;
   // Through the same resolution as every run (its -d already places every job).
   absl::StatusOr<ResolvedRun> resolution = ResolveRunSpec(std::move(planned.spec), RunPlacement{});
@@ -243,7 +270,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     const PlannedPhase& step = plan[k];
     const uint32_t iteration = step.iteration;
     const Op::Op op = step.op;
-    if (k == 0 || plan[k - 1].iteration != iteration) {
+    if (k == 0 || plan[k - 1].iteration != iteration || plan[k - 1].tasks != step.tasks) {
       dir_limit = 0;
       file_limit = status_file_items;
       if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
@@ -308,6 +335,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       } else {
         p = report.add_phases();
         p->set_iteration(iteration);
+        p->set_tasks(step.tasks);
         p->set_operation(OperationName(op));
         p->set_items(items);
         p->set_errors(errors);

@@ -50,7 +50,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
 
 absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions* o) {
   bool seeded = false;  // -G given
-  static const std::string kTakesValue = "dnIzbweiNWpGaVx";
+  static const std::string kTakesValue = "dnIzbweiNWpGaVxfls";
   static const std::string kFlags = "LuFDCTEUrytkvScPZXY";
   std::vector<std::string> long_args;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -133,6 +133,9 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
           case 'W': o->phase.set_stonewall_ns(*v * 1'000'000'000ull); break;
           case 'p': o->pre_delay_s = *v; break;
           case 'V': o->verbosity = static_cast<int>(std::min<uint64_t>(*v, 100)); break;
+          case 'f': o->first_tasks = static_cast<uint32_t>(std::min<uint64_t>(*v, UINT32_MAX)); break;
+          case 'l': o->last_tasks = static_cast<uint32_t>(std::min<uint64_t>(*v, UINT32_MAX)); break;
+          case 's': o->tasks_stride = static_cast<uint32_t>(std::min<uint64_t>(*v, UINT32_MAX)); break;
         }
         break;  // the value ended this argument
       }

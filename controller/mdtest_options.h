@@ -24,6 +24,9 @@ struct MdtestOptions {
   bool time_unique_dir_overhead = false;  // -t (see ParseMdtestArgs)
   std::vector<std::string> given_test_dirs;  // -d as written (phase.test_dirs: made absolute)
   uint32_t iterations = 1;
+  // -f/-l/-s: run the test with first, first + stride, ... up to last tasks (mdtest's defaults:
+  // all tasks once; 0 here: not given).
+  uint32_t first_tasks = 0, last_tasks = 0, tasks_stride = 1;
   uint64_t pre_delay_s = 0;
   bool readdir = false;
   bool stonewall_every_phase = false;

@@ -71,7 +71,7 @@ MdtestPlan PlanMdtest(const MdtestOptions& o) {
         job->mutable_metadata()->set_op(op);
         job->mutable_metadata()->set_iteration(iteration);
         if (wear_out || !stonewalled) job->mutable_metadata()->set_stonewall_ns(0);
-        plan.phases.push_back({op, iteration, wear_out});
+        plan.phases.push_back({op, iteration, wear_out, o.phase.task_count()});
       }
     }
   }

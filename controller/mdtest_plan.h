@@ -17,6 +17,7 @@ struct PlannedPhase {
   v1::MetadataPhase::Op op;
   uint32_t iteration;
   bool wear_out;  // runs only when the stonewall cut the phase before it short
+  uint32_t tasks;  // the tasks that run it (o.phase.task_count())
 };
 
 struct MdtestPlan {

@@ -26,11 +26,12 @@ std::string Timestamp(int64_t unix_ns) {
 
 // mdtest 4's table (summarize_results_rank0): its header, then the rows, numbers ending in
 // column 85. Tree rows have a wider name and no gap.
-void AppendSummaryTable(const v1::MdtestReport& report, bool time, std::string* out) {
+void AppendSummaryTable(const v1::MdtestReport& report, bool time, uint32_t tasks, std::string* out) {
   absl::StrAppendFormat(out, "\nSUMMARY %s: (of %d iterations)\n", time ? "time (in ms/op)" : "rate (in ops/sec)", report.iterations());
   absl::StrAppend(out, "   Operation     ", "               ", " Max            Min           Mean        Std Dev\n");
   absl::StrAppend(out, "   ---------      ", "               ---            ---           ----        -------\n");
   for (const v1::MdtestSummaryRow& row : time ? report.summary_time() : report.summary_rate()) {
+    if (row.tasks() != 0 && row.tasks() != tasks) continue;
     const bool tree = row.operation() == kTreeRows[0] || row.operation() == kTreeRows[1];
     if (tree) {
       absl::StrAppendFormat(out, "   %-22s ", row.operation());
@@ -49,29 +50,34 @@ void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::Re
   if (report.files()) order.insert(order.end(), std::begin(kFileRows), std::end(kFileRows));
   order.insert(order.end(), std::begin(kTreeRows), std::end(kTreeRows));
   const uint32_t iterations = std::max(1u, report.iterations());
-  for (const char* operation : order) {
-    // One value per iteration: 0 where the phase did not run (mdtest's zeroed table).
-    std::vector<double> values(iterations, 0.0);
-    for (const auto& p : report.phases()) {
-      if (p.operation() != operation || p.iteration() >= iterations) continue;
-      // A creation the stonewall cut short counts as mdtest counts it: every item, the evening
-      // out included, over the time both took (the per-phase section has the rate until the
-      // stonewall).
-      const bool evened = p.wear_out_seconds() > 0 && operation != kTreeRows[0] && operation != kTreeRows[1];
-      const double seconds = p.seconds() + (evened ? p.wear_out_seconds() : 0.0);
-      values[p.iteration()] = time ? seconds : evened ? static_cast<double>(p.items() + p.wear_out_items()) / seconds : p.rate();
+  std::vector<uint32_t> counts(report.task_counts().begin(), report.task_counts().end());
+  if (counts.empty()) counts.push_back(report.tasks());
+  for (uint32_t tasks : counts) {
+    for (const char* operation : order) {
+      // One value per iteration: 0 where the phase did not run (mdtest's zeroed table).
+      std::vector<double> values(iterations, 0.0);
+      for (const auto& p : report.phases()) {
+        if (p.operation() != operation || p.iteration() >= iterations || (p.tasks() != 0 && p.tasks() != tasks)) continue;
+        // A creation the stonewall cut short counts as mdtest counts it: every item, the evening
+        // out included, over the time both took (the per-phase section has the rate until the
+        // stonewall).
+        const bool evened = p.wear_out_seconds() > 0 && operation != kTreeRows[0] && operation != kTreeRows[1];
+        const double seconds = p.seconds() + (evened ? p.wear_out_seconds() : 0.0);
+        values[p.iteration()] = time ? seconds : evened ? static_cast<double>(p.items() + p.wear_out_items()) / seconds : p.rate();
+      }
+      v1::MdtestSummaryRow* row = rows->Add();
+      row->set_operation(operation);
+      row->set_tasks(tasks);
+      row->set_max(*std::max_element(values.begin(), values.end()));
+      row->set_min(*std::min_element(values.begin(), values.end()));
+      double mean = 0, var = 0;
+      for (double v : values) mean += v;
+      mean /= static_cast<double>(values.size());
+      for (double v : values) var += (v - mean) * (v - mean);
+      row->set_mean(mean);
+      // mdtest 4: the sample standard deviation (n - 1), 0 for a single iteration.
+      row->set_stddev(values.size() > 1 ? std::sqrt(var / static_cast<double>(values.size() - 1)) : 0.0);
     }
-    v1::MdtestSummaryRow* row = rows->Add();
-    row->set_operation(operation);
-    row->set_max(*std::max_element(values.begin(), values.end()));
-    row->set_min(*std::min_element(values.begin(), values.end()));
-    double mean = 0, var = 0;
-    for (double v : values) mean += v;
-    mean /= static_cast<double>(values.size());
-    for (double v : values) var += (v - mean) * (v - mean);
-    row->set_mean(mean);
-    // mdtest 4: the sample standard deviation (n - 1), 0 for a single iteration.
-    row->set_stddev(values.size() > 1 ? std::sqrt(var / static_cast<double>(values.size() - 1)) : 0.0);
   }
 }
 
@@ -101,13 +107,19 @@ std::string RenderText(const v1::MdtestReport& report) {
     // mdtest's own words, with its source line (a number, like the others).
     absl::StrAppendFormat(&out, "V-0: Rank   0 Line  2594 Shifting ranks by %d for each phase.\n", report.stride());
   }
-  if (report.items_kind() == "file") {
-    absl::StrAppendFormat(&out, "%d tasks, 1 file\n", report.tasks());
-  } else {
-    absl::StrAppendFormat(&out, "%d tasks, %d %s\n", report.tasks(), report.items_all(), report.items_kind());
+  // A line and the tables per task count (-f/-l/-s; by default the one of all tasks).
+  std::vector<uint32_t> counts(report.task_counts().begin(), report.task_counts().end());
+  if (counts.empty()) counts.push_back(report.tasks());
+  for (uint32_t tasks : counts) {
+    if (report.items_kind() == "file") {
+      absl::StrAppendFormat(&out, "%d tasks, 1 file\n", tasks);
+    } else {
+      const uint64_t items_all = report.items_all_per_task() > 0 ? uint64_t{tasks} * report.items_all_per_task() : report.items_all();
+      absl::StrAppendFormat(&out, "%d tasks, %d %s\n", tasks, items_all, report.items_kind());
+    }
+    if (report.print_rate()) AppendSummaryTable(report, false, tasks, &out);
+    if (report.print_time()) AppendSummaryTable(report, true, tasks, &out);
   }
-  if (report.print_rate()) AppendSummaryTable(report, false, &out);
-  if (report.print_time()) AppendSummaryTable(report, true, &out);
   if (report.verification_errors() > 0) {
     absl::StrAppendFormat(&out, "\nERROR: verifying the data on read (%d errors)! Take the performance values with care!\n\n",
                           report.verification_errors());

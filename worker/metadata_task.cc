@@ -104,7 +104,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
 
   // What this task does: one step per item (or per tree directory).
   // Without -u the shared tree is made and removed by task 0 alone.
-  const bool tree_owner = phase.unique_dir() || rank == 0;
+  // (Tasks past the run's task count, -f/-l/-s, sit the phase out.)
+  const bool participates = phase.task_count() == 0 || rank < phase.task_count();
+  const bool tree_owner = participates && (phase.unique_dir() || rank == 0);
   const uint64_t steps = tree.TaskSteps(rank);
   // A wear-out after a stonewall skips the steps the stonewalled pass did (FirstStep).
   const uint64_t first = tree.FirstStep(rank);
@@ -129,7 +131,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     expected.emplace(phase.data_packet(), phase.buffer_seed(), phase.shared_file() ? rank : owner, phase.read_bytes());
   }
 
-  if (phase.op() == Op::TREE_CREATE) {
+  if (phase.op() == Op::TREE_CREATE && participates) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
     const std::string iteration = tree.IterationDirectory(rank);
     int err = fs.MakeDirectory(iteration);
