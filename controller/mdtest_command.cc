@@ -129,6 +129,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   report.set_dirs(o.dirs);
   report.set_print_rate(o.print_rate_and_time || !o.print_time);
   report.set_print_time(o.print_rate_and_time || o.print_time);
+  report.set_show_rank_statistics(o.show_rank_statistics);
   if (o.read && o.phase.read_bytes() == 0) report.add_warnings("Read bytes is 0, thus, a read test will actually just open/close");
   if (!o.given_test_dirs.empty()) report.set_test_path(o.given_test_dirs[0]);  // as mdtest prints it
   // -x without creation: the items per task a stonewalled creation left (mdtest's status file).
@@ -381,6 +382,13 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         double sum = 0;
         for (uint64_t v : per_task) sum += static_cast<double>(v);
         p->set_task_items_mean(sum / static_cast<double>(per_task.size()));
+        // Each task's own rate, of the tasks that ran the phase (-f/-l/-s: the first step.tasks).
+        const std::vector<uint64_t> own_ns = aggregator.TaskElapsedNs(k);
+        for (size_t t = 0; t < per_task.size() && t < own_ns.size() && t < step.tasks; ++t) {
+          const double own = static_cast<double>(own_ns[t]) / 1e9;
+          p->add_task_seconds(own);
+          p->add_task_rates(own > 0 ? static_cast<double>(per_task[t]) / own : 0.0);
+        }
       }
       if (o.verbosity > 0) {
         live.PrintLine(absl::StrFormat("V-1: iteration %d %-26s %10d items in %.3f s (%.1f items/s)%s", iteration, job->name(), items, seconds,
@@ -412,7 +420,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         }
         report.add_problems(clean ? absl::StrCat("cleanup after the ", outcome.interrupted ? "interruption" : "failure", " removed what the run had created")
                                   : absl::StrCat("cleanup after the ", outcome.interrupted ? "interruption" : "failure", " failed: items may be left under ",
-                                                 absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.0-", iteration, ")"));
+                                                 absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.", iteration, "-0)"));
         stop = true;
         break;
       }

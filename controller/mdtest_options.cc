@@ -42,6 +42,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"dataPacketType", true, false, "t|o|i|r", "what -w writes: timestamp (default), offset, incompressible or random packets, as mdtest"},
       {"random-seed", true, false, "N", "the seed of -R's random order"},
       {"warningAsErrors", false, false, "", "a warning (as mdtest's) is an error: the run does not start"},
+      {"showRankStatistics", false, false, "", "the SUMMARY tables also have each task's own rate (max, min, mean), as mdtest's"},
       {"output-format", true, false, "normal|json", "the report's format (default normal)"},
       {"help", false, false, "", "show the help"},
   });
@@ -181,6 +182,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (long_options->Has("verify-read")) o->phase.set_verify_read(true);
   if (long_options->Has("verify-write")) o->phase.set_verify_write(true);
   o->warnings_are_errors = long_options->Has("warningAsErrors");
+  o->show_rank_statistics = long_options->Has("showRankStatistics");
   if (long_options->Has("dataPacketType")) {
     // As mdtest's parsePacketType: the first letter decides.
     const std::string type = long_options->Get("dataPacketType");

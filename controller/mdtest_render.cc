@@ -28,16 +28,17 @@ std::string Timestamp(int64_t unix_ns) {
 // column 85. Tree rows have a wider name and no gap.
 void AppendSummaryTable(const v1::MdtestReport& report, bool time, uint32_t tasks, std::string* out) {
   absl::StrAppendFormat(out, "\nSUMMARY %s: (of %d iterations)\n", time ? "time (in ms/op)" : "rate (in ops/sec)", report.iterations());
-  absl::StrAppend(out, "   Operation     ", "               ", " Max            Min           Mean        Std Dev\n");
-  absl::StrAppend(out, "   ---------      ", "               ---            ---           ----        -------\n");
+  const bool ranks = report.show_rank_statistics();
+  absl::StrAppend(out, "   Operation     ", ranks ? "per Rank: Max            Min           Mean      per Iteration:" : "               ",
+                  " Max            Min           Mean        Std Dev\n");
+  absl::StrAppend(out, "   ---------      ", ranks ? "         ---            ---           ----       " : "",
+                  "               ---            ---           ----        -------\n");
   for (const v1::MdtestSummaryRow& row : time ? report.summary_time() : report.summary_rate()) {
     if (row.tasks() != 0 && row.tasks() != tasks) continue;
     const bool tree = row.operation() == kTreeRows[0] || row.operation() == kTreeRows[1];
-    if (tree) {
-      absl::StrAppendFormat(out, "   %-22s ", row.operation());
-    } else {
-      absl::StrAppendFormat(out, "   %-18s     ", row.operation());
-    }
+    absl::StrAppendFormat(out, tree ? "   %-22s " : "   %-18s ", row.operation());
+    if (ranks) absl::StrAppendFormat(out, "%14.3f %14.3f %14.3f     ", row.rank_max(), row.rank_min(), row.rank_mean());
+    if (!tree) out->append("    ");
     absl::StrAppendFormat(out, "%14.3f %14.3f %14.3f %14.3f\n", row.max(), row.min(), row.mean(), row.stddev());
   }
 }
@@ -68,6 +69,32 @@ void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::Re
       v1::MdtestSummaryRow* row = rows->Add();
       row->set_operation(operation);
       row->set_tasks(tasks);
+      // mdtest's per-rank columns: every task's own figure in every iteration (a phase not run:
+      // 0 for each task); the tree's are task 0's, which are the iterations' own.
+      const bool tree = operation == kTreeRows[0] || operation == kTreeRows[1];
+      std::vector<double> own;
+      for (uint32_t i = 0; i < iterations && !tree; ++i) {
+        const v1::MdtestPhaseResult* ran = nullptr;
+        for (const auto& p : report.phases()) {
+          if (p.operation() == operation && p.iteration() == i && (p.tasks() == 0 || p.tasks() == tasks)) ran = &p;
+        }
+        for (uint32_t t = 0; t < tasks; ++t) {
+          double figure = 0;
+          if (ran != nullptr) {
+            const auto& figures = time ? ran->task_seconds() : ran->task_rates();
+            if (static_cast<int>(t) < figures.size()) figure = figures[static_cast<int>(t)];
+          }
+          own.push_back(figure);
+        }
+      }
+      if (tree) own = values;
+      if (!own.empty()) {
+        row->set_rank_max(*std::max_element(own.begin(), own.end()));
+        row->set_rank_min(*std::min_element(own.begin(), own.end()));
+        double sum = 0;
+        for (double v : own) sum += v;
+        row->set_rank_mean(sum / static_cast<double>(own.size()));
+      }
       row->set_max(*std::max_element(values.begin(), values.end()));
       row->set_min(*std::min_element(values.begin(), values.end()));
       double mean = 0, var = 0;

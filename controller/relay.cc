@@ -212,6 +212,7 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
     AddCounts(f->complete_counts(), merged.mutable_complete_counts());
     // Per task, in worker order: the controller concatenates its workers' the same way.
     merged.mutable_task_items()->Add(f->task_items().begin(), f->task_items().end());
+    merged.mutable_task_elapsed_ns()->Add(f->task_elapsed_ns().begin(), f->task_elapsed_ns().end());
     merged.set_stonewalled(merged.stonewalled() || f->stonewalled());
     merged.set_start_late_ns(std::max(merged.start_late_ns(), f->start_late_ns()));
     merged.set_earliest_start_late_ns(earliest_set ? std::min(merged.earliest_start_late_ns(), f->earliest_start_late_ns())

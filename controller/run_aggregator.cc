@@ -75,6 +75,7 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     worker_job.context_switches = report.context_switches();
     worker_job.depth_counts.assign(report.depth_counts().begin(), report.depth_counts().end());
     worker_job.task_items.assign(report.task_items().begin(), report.task_items().end());
+    worker_job.task_elapsed_ns.assign(report.task_elapsed_ns().begin(), report.task_elapsed_ns().end());
     worker_job.stonewalled = report.stonewalled();
     worker_job.start_late_ns = report.start_late_ns();
     worker_job.earliest_start_late_ns = report.earliest_start_late_ns();
@@ -232,13 +233,16 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
   worker_intervals_.clear();  // (its capacity stays)
 }
 
-std::vector<uint64_t> RunAggregator::TaskItems(size_t job) const {
+std::vector<uint64_t> RunAggregator::PerTask(size_t job, std::vector<uint64_t> WorkerJob::*field) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<uint64_t> items;
-  if (job >= per_job_worker_.size()) return items;
-  for (const WorkerJob& w : per_job_worker_[job]) items.insert(items.end(), w.task_items.begin(), w.task_items.end());
-  return items;
+  std::vector<uint64_t> values;
+  if (job >= per_job_worker_.size()) return values;
+  for (const WorkerJob& w : per_job_worker_[job]) values.insert(values.end(), (w.*field).begin(), (w.*field).end());
+  return values;
 }
+
+std::vector<uint64_t> RunAggregator::TaskItems(size_t job) const { return PerTask(job, &WorkerJob::task_items); }
+std::vector<uint64_t> RunAggregator::TaskElapsedNs(size_t job) const { return PerTask(job, &WorkerJob::task_elapsed_ns); }
 
 bool RunAggregator::Stonewalled(size_t job) const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -66,6 +66,8 @@ class RunAggregator final : public ReportSink {
   // Metadata phases: the items each task of `job` did (all workers), and whether the
   // stonewall time stopped any task.
   std::vector<uint64_t> TaskItems(size_t job) const;
+  // Each task's own time (its start to its end), in the same order.
+  std::vector<uint64_t> TaskElapsedNs(size_t job) const;
   bool Stonewalled(size_t job) const;
 
   // Intervals to publish now, oldest first, in three scopes (phase-wide cluster, job, worker
@@ -104,11 +106,14 @@ class RunAggregator final : public ReportSink {
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     std::vector<uint64_t> depth_counts, submit_counts, complete_counts;
     std::vector<uint64_t> task_items;
+    std::vector<uint64_t> task_elapsed_ns;
     bool stonewalled = false;
     int64_t start_late_ns = 0;
     int64_t earliest_start_late_ns = 0;
     int64_t last_end_unix_ns = 0;
   };
+  // A per-task field of every worker's final report of `job`, workers in order.
+  std::vector<uint64_t> PerTask(size_t job, std::vector<uint64_t> WorkerJob::*field) const;
   struct WorkerInterval {
     uint64_t ops = 0, bytes = 0;
   };

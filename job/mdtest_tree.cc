@@ -40,7 +40,8 @@ MdtestTree::MdtestTree(const v1::MetadataPhase& phase) : phase_(phase) {
 std::string MdtestTree::IterationDirectory(uint32_t rank) const {
   const auto& dirs = phase_.test_dirs();
   const std::string& base = dirs.empty() ? std::string(".") : dirs[static_cast<int>(rank % dirs.size())];
-  return absl::StrCat(base, "/test-dir.0-", phase_.iteration());
+  // mdtest's prep_testdir: "test-dir.<iteration>-<directory loop>" (one loop here).
+  return absl::StrCat(base, "/test-dir.", phase_.iteration(), "-0");
 }
 
 std::string MdtestTree::DirectoryPath(uint32_t rank, uint64_t n) const {

@@ -54,7 +54,7 @@ class MdtestTree {
   // last item is not renamed), so later phases, and a later run's -r, find every item.
   std::pair<std::string, std::string> RenameStep(uint32_t rank, uint64_t n) const;
 
-  // "test-dir.0-<iteration>" under the task's test directory.
+  // "test-dir.<iteration>-0" under the task's test directory.
   std::string IterationDirectory(uint32_t rank) const;
   // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one).
   std::string DirectoryPath(uint32_t rank, uint64_t n) const;

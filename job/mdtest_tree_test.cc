@@ -34,11 +34,11 @@ TEST(MdtestTree, CountsAndNamesAsMdtest) {
   EXPECT_EQ(leaves.first_item_directory(), 11u);
   EXPECT_EQ(leaves.items_per_directory(), 2u);  // 250 over 100 leaves, rounded down as mdtest does
   EXPECT_EQ(leaves.items_per_task(), 200u);
-  EXPECT_EQ(leaves.DirectoryPath(7, 0), "/mnt/perf/test-dir.0-2/mdtest_tree.7.0");
+  EXPECT_EQ(leaves.DirectoryPath(7, 0), "/mnt/perf/test-dir.2-0/mdtest_tree.7.0");
   EXPECT_EQ(leaves.DirectoryOfItem(199), 11u + 99);
   EXPECT_EQ(leaves.DirectoryOfItem(2), 11u + 1);
   // mdtest's names: the first leaf's items are numbered after the 11 directories above, 2 each.
-  EXPECT_EQ(leaves.ItemPath(7, 0, true), "/mnt/perf/test-dir.0-2/mdtest_tree.7.0/mdtest_tree.7.1/mdtest_tree.7.11/file.mdtest.7.22");
+  EXPECT_EQ(leaves.ItemPath(7, 0, true), "/mnt/perf/test-dir.2-0/mdtest_tree.7.0/mdtest_tree.7.1/mdtest_tree.7.11/file.mdtest.7.22");
 
   phase.set_shared_file(true);
   EXPECT_EQ(MdtestTree(phase).ItemPrefix(5, true), "file.mdtest.shared.");

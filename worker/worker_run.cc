@@ -76,6 +76,7 @@ void WorkerRun::Arm() {
     JobState& state = jobs_[j];
     const uint32_t numjobs = specs[j].numjobs();
     state.task_items.assign(numjobs, 0);
+    state.task_elapsed_ns.assign(numjobs, 0);
     for (uint32_t t = 0; t < numjobs; ++t) {
       state.threads.push_back(std::make_unique<ThreadStats>());
       for (DirectionCounters& counters : state.threads.back()->directions) state.counters.push_back(&counters);
@@ -101,6 +102,8 @@ void WorkerRun::Arm() {
         state.last_end = std::max(state.last_end, outcome.end);
         if (!outcome.status.ok() && state.first_error.ok()) state.first_error = outcome.status;
         state.task_items[plan.jobnum] = outcome.items;
+        const int64_t own = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - start_).count() - outcome.start_late_ns;
+        state.task_elapsed_ns[plan.jobnum] = static_cast<uint64_t>(std::max<int64_t>(0, own));
         state.stonewalled |= outcome.stonewalled;
         state.start_late_ns = std::max(state.start_late_ns, outcome.start_late_ns);
         state.earliest_start_late_ns = std::min(state.earliest_start_late_ns, outcome.start_late_ns);
@@ -296,6 +299,9 @@ void WorkerRun::CollectorLoop() {
       report.set_cpu_system_ns(state.cpu_system_ns);
       report.set_context_switches(state.context_switches);
       for (uint64_t items : state.task_items) report.add_task_items(items);
+      if (spec.has_metadata()) {
+        for (uint64_t ns : state.task_elapsed_ns) report.add_task_elapsed_ns(ns);
+      }
       report.set_stonewalled(state.stonewalled);
       report.set_start_late_ns(state.start_late_ns);
       report.set_earliest_start_late_ns(state.earliest_start_late_ns == INT64_MAX ? 0 : state.earliest_start_late_ns);

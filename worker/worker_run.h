@@ -82,6 +82,7 @@ class WorkerRun final : public SessionRun {
     std::vector<std::string> notes;
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     std::vector<uint64_t> task_items;
+    std::vector<uint64_t> task_elapsed_ns;  // each task's own start to end
     bool stonewalled = false;
     int64_t start_late_ns = 0;  // the latest thread's
     int64_t earliest_start_late_ns = INT64_MAX;  // the first thread's

@@ -59,7 +59,7 @@ tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s\n' | LC_ALL=C sort 
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
 # every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
-# runs over several task counts (-f/-l/-s: a line and tables per count).
+# runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics.
 sets=(
   "-n 120 -u -w 4096 -e 4096 -G 4242"
   "-I 10 -z 2 -b 3 -u"
@@ -76,6 +76,7 @@ sets=(
   "-F -n 20 -u -w 8200 -e 8200 -G 12 --dataPacketType=o -X -Y"
   "-F -n 30 -u -f 1 -l 2"
   "-D -n 12 -z 1 -b 2 -f 1 -l 2 -s 1 -P"
+  "-n 30 -u -i 2 --showRankStatistics -P"
 )
 compared=0
 for fs in tmpfs ext4; do
@@ -146,8 +147,9 @@ def rows(lines):
     for l in lines:
         if l.startswith("SUMMARY"): table = l; continue
         if table and l.startswith("   ") and not l.strip().startswith(("Operation", "---")):
-            name = l[:26].strip()
-            ends = [mt.end() for mt in re.finditer(r"-?\d+\.\d{3}", l)]
+            numbers = list(re.finditer(r"-?\d+\.\d{3}", l))
+            name = l[:numbers[0].start()].strip() if numbers else l.strip()
+            ends = [mt.end() for mt in numbers]
             values = [float(v) for v in re.findall(r"-?\d+\.\d{3}", l)]
             out.append((table, name, ends, values))
     return out
