@@ -167,10 +167,17 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   if (o.session.starts_workers()) {
     for (const std::string& d : o.phase.test_dirs()) session_options->local_roots.push_back(d);
   }
-  // On every way out before the test ran, what was made for it goes again.
-  auto remove_created = [&] {
-    for (auto it = created_test_dirs.rbegin(); it != created_test_dirs.rend(); ++it) ::rmdir(it->c_str());
+  // Removes the test directories this run made (on every way out before the test ran, and after
+  // a run that removed what it made); what could not be removed, if anything.
+  auto remove_created = [&]() -> std::string {
+    std::string failed;
+    for (auto it = created_test_dirs.rbegin(); it != created_test_dirs.rend(); ++it) {
+      if (::rmdir(it->c_str()) != 0 && failed.empty()) {
+        failed = absl::StrCat("cannot remove the test directory ", *it, " this run made: ", std::strerror(errno));
+      }
+    }
     created_test_dirs.clear();
+    return failed;
   };
   v1::RunReport run_report;  // the session's view of the workers
   auto session = ClusterSession::Open(*session_options, &run_report);
@@ -183,10 +190,11 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   const uint32_t tasks = static_cast<uint32_t>((*session)->size()) * o.tasks_per_worker;
   report.set_tasks(tasks);
   o.phase.set_task_count(tasks);
-  report.set_items_per_task(MdtestTree(o.phase).items_per_task());
+  const MdtestTree whole_tree(o.phase);
+  report.set_items_per_task(whole_tree.items_per_task());
   // mdtest's "N tasks, M files/directories": -n and -I together count -n per tree directory.
   const bool loops = o.phase.items_per_task() > 0 && o.phase.items_per_dir() > 0;
-  report.set_items_all_per_task(report.items_per_task() * (loops ? MdtestTree(o.phase).directory_count() : 1));
+  report.set_items_all_per_task(report.items_per_task() * (loops ? whole_tree.directory_count() : 1));
   report.set_items_all(uint64_t{tasks} * report.items_all_per_task());
   // -f/-l/-s: the task counts to run with (mdtest's rules; by default all tasks, once).
   const uint32_t last_tasks = o.last_tasks == 0 ? tasks : o.last_tasks;
@@ -352,7 +360,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         p->set_stonewalled(aggregator.Stonewalled(k));
         // mdtest's tree rates count one tree's directories, however many tasks made one (-u).
         const double counted = op == Op::TREE_CREATE || op == Op::TREE_REMOVE
-                                   ? static_cast<double>(MdtestTree(o.phase).directory_count())
+                                   ? static_cast<double>(whole_tree.directory_count())
                                    : static_cast<double>(p->items());
         p->set_rate(p->seconds() > 0 ? counted / p->seconds() : 0);
         stonewalled_before = p->stonewalled();
@@ -439,10 +447,8 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   // mdtest removes the test directory it made when the run had a removal phase (and leaves it,
   // with whatever is in it, otherwise).
   if (o.remove) {
-    for (auto it = created_test_dirs.rbegin(); it != created_test_dirs.rend(); ++it) {
-      if (::rmdir(it->c_str()) != 0 && report.problems().empty()) {
-        report.add_problems(absl::StrCat("cannot remove the test directory ", *it, " this run made: ", std::strerror(errno)));
-      }
+    if (const std::string failed = remove_created(); !failed.empty() && report.problems().empty()) {
+      report.add_problems(failed);
     }
   }
   report.set_finished_unix_ns(absl::ToUnixNanos(absl::Now()));

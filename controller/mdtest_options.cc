@@ -165,7 +165,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         // mdtest's "time unique working directory overhead": with -u, whether a phase's clock
         // starts before the task works out its directory's path (a string, no file-system call,
         // in mdtest 4). A worker has its paths before the start instant, so there is nothing to time.
-        case 't': o->time_unique_dir_overhead = true; break;
+        case 't': break;
         case 'v': ++o->verbosity; break;
       }
     }

@@ -21,7 +21,6 @@ struct MdtestOptions {
   bool create = false, stat = false, read = false, remove = false, rename = false;
   bool print_time = false;           // -Z: the SUMMARY table in time instead of rate
   bool print_rate_and_time = false;  // -P: both tables
-  bool time_unique_dir_overhead = false;  // -t (see ParseMdtestArgs)
   std::vector<std::string> given_test_dirs;  // -d as written (phase.test_dirs: made absolute)
   uint32_t iterations = 1;
   // -f/-l/-s: run the test with first, first + stride, ... up to last tasks (mdtest's defaults:

@@ -19,6 +19,26 @@ constexpr const char* kDirectoryRows[] = {"Directory creation", "Directory stat"
 constexpr const char* kFileRows[] = {"File creation", "File stat", "File read", "File removal"};
 constexpr const char* kTreeRows[] = {"Tree creation", "Tree removal"};
 
+bool IsTreeRow(absl::string_view operation) { return operation == kTreeRows[0] || operation == kTreeRows[1]; }
+
+// The task counts the test ran with (-f/-l/-s), in order; by default the one of all tasks.
+std::vector<uint32_t> TaskCounts(const v1::MdtestReport& report) {
+  std::vector<uint32_t> counts(report.task_counts().begin(), report.task_counts().end());
+  if (counts.empty()) counts.push_back(report.tasks());
+  return counts;
+}
+
+// Max, min and mean of a table cell's values (not empty).
+struct Spread {
+  double max, min, mean;
+};
+Spread SpreadOf(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return {*std::max_element(values.begin(), values.end()), *std::min_element(values.begin(), values.end()),
+          sum / static_cast<double>(values.size())};
+}
+
 // mdtest's timestamp: "11/24/2026 18:22:40", local time.
 std::string Timestamp(int64_t unix_ns) {
   return absl::FormatTime("%m/%d/%Y %H:%M:%S", absl::FromUnixNanos(unix_ns), absl::LocalTimeZone());
@@ -35,7 +55,7 @@ void AppendSummaryTable(const v1::MdtestReport& report, bool time, uint32_t task
                   "               ---            ---           ----        -------\n");
   for (const v1::MdtestSummaryRow& row : time ? report.summary_time() : report.summary_rate()) {
     if (row.tasks() != 0 && row.tasks() != tasks) continue;
-    const bool tree = row.operation() == kTreeRows[0] || row.operation() == kTreeRows[1];
+    const bool tree = IsTreeRow(row.operation());
     absl::StrAppendFormat(out, tree ? "   %-22s " : "   %-18s ", row.operation());
     if (ranks) absl::StrAppendFormat(out, "%14.3f %14.3f %14.3f     ", row.rank_max(), row.rank_min(), row.rank_mean());
     if (!tree) out->append("    ");
@@ -51,57 +71,53 @@ void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::Re
   if (report.files()) order.insert(order.end(), std::begin(kFileRows), std::end(kFileRows));
   order.insert(order.end(), std::begin(kTreeRows), std::end(kTreeRows));
   const uint32_t iterations = std::max(1u, report.iterations());
-  std::vector<uint32_t> counts(report.task_counts().begin(), report.task_counts().end());
-  if (counts.empty()) counts.push_back(report.tasks());
-  for (uint32_t tasks : counts) {
+  for (uint32_t tasks : TaskCounts(report)) {
     for (const char* operation : order) {
-      // One value per iteration: 0 where the phase did not run (mdtest's zeroed table).
-      std::vector<double> values(iterations, 0.0);
+      const bool tree = IsTreeRow(operation);
+      // The phase of each iteration (none: it did not run, and counts 0 as in mdtest's zeroed
+      // table).
+      std::vector<const v1::MdtestPhaseResult*> ran(iterations, nullptr);
       for (const auto& p : report.phases()) {
-        if (p.operation() != operation || p.iteration() >= iterations || (p.tasks() != 0 && p.tasks() != tasks)) continue;
-        // A creation the stonewall cut short counts as mdtest counts it: every item, the evening
-        // out included, over the time both took (the per-phase section has the rate until the
-        // stonewall).
-        const bool evened = p.wear_out_seconds() > 0 && operation != kTreeRows[0] && operation != kTreeRows[1];
-        const double seconds = p.seconds() + (evened ? p.wear_out_seconds() : 0.0);
-        values[p.iteration()] = time ? seconds : evened ? static_cast<double>(p.items() + p.wear_out_items()) / seconds : p.rate();
+        if (p.operation() == operation && p.iteration() < iterations && (p.tasks() == 0 || p.tasks() == tasks)) ran[p.iteration()] = &p;
       }
-      v1::MdtestSummaryRow* row = rows->Add();
-      row->set_operation(operation);
-      row->set_tasks(tasks);
-      // mdtest's per-rank columns: every task's own figure in every iteration (a phase not run:
-      // 0 for each task); the tree's are task 0's, which are the iterations' own.
-      const bool tree = operation == kTreeRows[0] || operation == kTreeRows[1];
-      std::vector<double> own;
-      for (uint32_t i = 0; i < iterations && !tree; ++i) {
-        const v1::MdtestPhaseResult* ran = nullptr;
-        for (const auto& p : report.phases()) {
-          if (p.operation() == operation && p.iteration() == i && (p.tasks() == 0 || p.tasks() == tasks)) ran = &p;
+      std::vector<double> values(iterations, 0.0);  // one per iteration
+      std::vector<double> own;                      // --showRankStatistics: per task and iteration
+      for (uint32_t i = 0; i < iterations; ++i) {
+        if (const v1::MdtestPhaseResult* p = ran[i]; p != nullptr) {
+          // A creation the stonewall cut short counts as mdtest counts it: every item, the
+          // evening out included, over the time both took (the per-phase section has the rate
+          // until the stonewall).
+          const bool evened = p->wear_out_seconds() > 0 && !tree;
+          const double seconds = p->seconds() + (evened ? p->wear_out_seconds() : 0.0);
+          values[i] = time ? seconds : evened ? static_cast<double>(p->items() + p->wear_out_items()) / seconds : p->rate();
         }
-        for (uint32_t t = 0; t < tasks; ++t) {
+        // mdtest's per-rank columns: every task's own figure (a phase not run: 0 for each); the
+        // tree's are task 0's, which are the iterations' own.
+        for (uint32_t t = 0; t < tasks && !tree; ++t) {
           double figure = 0;
-          if (ran != nullptr) {
-            const auto& figures = time ? ran->task_seconds() : ran->task_rates();
+          if (ran[i] != nullptr) {
+            const auto& figures = time ? ran[i]->task_seconds() : ran[i]->task_rates();
             if (static_cast<int>(t) < figures.size()) figure = figures[static_cast<int>(t)];
           }
           own.push_back(figure);
         }
       }
       if (tree) own = values;
+      v1::MdtestSummaryRow* row = rows->Add();
+      row->set_operation(operation);
+      row->set_tasks(tasks);
       if (!own.empty()) {
-        row->set_rank_max(*std::max_element(own.begin(), own.end()));
-        row->set_rank_min(*std::min_element(own.begin(), own.end()));
-        double sum = 0;
-        for (double v : own) sum += v;
-        row->set_rank_mean(sum / static_cast<double>(own.size()));
+        const Spread ranks = SpreadOf(own);
+        row->set_rank_max(ranks.max);
+        row->set_rank_min(ranks.min);
+        row->set_rank_mean(ranks.mean);
       }
-      row->set_max(*std::max_element(values.begin(), values.end()));
-      row->set_min(*std::min_element(values.begin(), values.end()));
-      double mean = 0, var = 0;
-      for (double v : values) mean += v;
-      mean /= static_cast<double>(values.size());
-      for (double v : values) var += (v - mean) * (v - mean);
-      row->set_mean(mean);
+      const Spread spread = SpreadOf(values);
+      row->set_max(spread.max);
+      row->set_min(spread.min);
+      row->set_mean(spread.mean);
+      double var = 0;
+      for (double v : values) var += (v - spread.mean) * (v - spread.mean);
       // mdtest 4: the sample standard deviation (n - 1), 0 for a single iteration.
       row->set_stddev(values.size() > 1 ? std::sqrt(var / static_cast<double>(values.size() - 1)) : 0.0);
     }
@@ -135,14 +151,11 @@ std::string RenderText(const v1::MdtestReport& report) {
     absl::StrAppendFormat(&out, "V-0: Rank   0 Line  2594 Shifting ranks by %d for each phase.\n", report.stride());
   }
   // A line and the tables per task count (-f/-l/-s; by default the one of all tasks).
-  std::vector<uint32_t> counts(report.task_counts().begin(), report.task_counts().end());
-  if (counts.empty()) counts.push_back(report.tasks());
-  for (uint32_t tasks : counts) {
+  for (uint32_t tasks : TaskCounts(report)) {
     if (report.items_kind() == "file") {
       absl::StrAppendFormat(&out, "%d tasks, 1 file\n", tasks);
     } else {
-      const uint64_t items_all = report.items_all_per_task() > 0 ? uint64_t{tasks} * report.items_all_per_task() : report.items_all();
-      absl::StrAppendFormat(&out, "%d tasks, %d %s\n", tasks, items_all, report.items_kind());
+      absl::StrAppendFormat(&out, "%d tasks, %d %s\n", tasks, uint64_t{tasks} * report.items_all_per_task(), report.items_kind());
     }
     if (report.print_rate()) AppendSummaryTable(report, false, tasks, &out);
     if (report.print_time()) AppendSummaryTable(report, true, tasks, &out);

@@ -129,8 +129,7 @@ uint64_t MdtestTree::FirstStep(uint32_t rank) const {
 uint64_t MdtestTree::TotalSteps(uint32_t rank) const {
   using Op = v1::MetadataPhase;
   const uint64_t tasks = std::max(1u, phase_.task_count());
-  // -f/-l/-s: a run with fewer tasks than there are; the others sit it out.
-  if (phase_.task_count() > 0 && rank >= phase_.task_count()) return 0;
+  if (!Runs(rank)) return 0;
   const uint64_t items = ItemCount();
   switch (phase_.op()) {
     case Op::TREE_CREATE:

@@ -58,6 +58,9 @@ class MdtestTree {
   std::string IterationDirectory(uint32_t rank) const;
   // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one).
   std::string DirectoryPath(uint32_t rank, uint64_t n) const;
+  // Whether task `rank` takes part in the phase: -f/-l/-s runs with fewer tasks than there are,
+  // and the others sit it out.
+  bool Runs(uint32_t rank) const { return phase_.task_count() == 0 || rank < phase_.task_count(); }
   // Whose items task `rank` works on in the phase, as mdtest's -N stride shifts them: its own
   // when creating, those of task rank + N when it stats or renames, rank + 2N when it reads,
   // rank + 3N when it removes (modulo the task count).

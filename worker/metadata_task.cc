@@ -105,18 +105,18 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // What this task does: one step per item (or per tree directory).
   // Without -u the shared tree is made and removed by task 0 alone.
   // (Tasks past the run's task count, -f/-l/-s, sit the phase out.)
-  const bool participates = phase.task_count() == 0 || rank < phase.task_count();
-  const bool tree_owner = participates && (phase.unique_dir() || rank == 0);
+  const bool tree_owner = tree.Runs(rank) && (phase.unique_dir() || rank == 0);
   const uint64_t steps = tree.TaskSteps(rank);
   // A wear-out after a stonewall skips the steps the stonewalled pass did (FirstStep).
   const uint64_t first = tree.FirstStep(rank);
   // -c: task 0 creates every task's items.
   const bool creation = phase.op() == Op::DIR_CREATE || phase.op() == Op::FILE_CREATE;
   const bool collective = phase.collective_creates() && creation;
-  // Step -> (whose item, which item); -c covers every task's items in turn.
+  // Step -> (whose item, which item): the phase owner's (this task's own when creating); -c
+  // covers every task's items in turn.
   auto item_of = [&](uint64_t step) -> std::pair<uint32_t, uint64_t> {
     if (collective) return {static_cast<uint32_t>(step / tree.ItemCount()), step % tree.ItemCount()};
-    return {rank, step};
+    return {owner, step};
   };
   StepOrder order(tree.TotalSteps(rank), first, /*reverse=*/phase.op() == Op::TREE_REMOVE,  // children first
                   phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT), phase.random_seed() ^ rank);
@@ -131,7 +131,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     expected.emplace(phase.data_packet(), phase.buffer_seed(), phase.shared_file() ? rank : owner, phase.read_bytes());
   }
 
-  if (phase.op() == Op::TREE_CREATE && participates) {
+  if (phase.op() == Op::TREE_CREATE && tree.Runs(rank)) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
     const std::string iteration = tree.IterationDirectory(rank);
     int err = fs.MakeDirectory(iteration);
@@ -150,18 +150,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
 
   // The first operation's directory is opened now, untimed: a phase of a few directories would
   // otherwise be timed mostly opening it (later ones in the same directory find it open).
-  if (StepOrder peek = order; tree.TotalSteps(rank) > first) {
+  {
+    StepOrder peek = order;
     uint64_t step = 0;
-    if (peek.Next(&step)) {
-      switch (phase.op()) {
-        case Op::TREE_CREATE:
-        case Op::TREE_REMOVE: fs.Ready(tree.DirectoryPath(rank, step)); break;
-        case Op::READDIR: break;
-        case Op::DIR_CREATE:
-        case Op::FILE_CREATE: fs.Ready(tree.ItemPath(item_of(step).first, item_of(step).second, phase.op() == Op::FILE_CREATE)); break;
-        default: fs.Ready(tree.ItemPath(owner, step, phase.op() == Op::FILE_STAT || phase.op() == Op::FILE_READ || phase.op() == Op::FILE_REMOVE)); break;
-      }
-    }
+    if (peek.Next(&step)) fs.Ready(tree.OperationPath(item_of(step).first, item_of(step).second));
   }
   const std::optional<Clock::time_point> gate_opened = armed.Wait(plan.start);
   if (!gate_opened.has_value()) {  // stopped before it started
@@ -248,8 +240,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         if (error == 0 && phase.verify_write() && !data.empty()) {
           // --verify-write: read back at once (timed, as in mdtest) and checked.
           error = fs.ReadFile(path, absl::MakeSpan(read_buffer));
-          const MdtestData own(phase.data_packet(), phase.buffer_seed(), whose, phase.write_bytes());
-          mismatch = error == 0 && !own.Matches(tree.ItemNumber(item), read_buffer);
+          mismatch = error == 0 && !writer->Matches(tree.ItemNumber(item), read_buffer);
         }
         break;
       }
@@ -266,12 +257,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     if (phase.cleanup() && error == ENOENT) error = 0;
     const uint64_t end = NowNs();
     // The slowest operations are named by task and item (the collector rebuilds the path).
-    const uint32_t whose = creation ? item_of(step).first : owner;
+    const auto [whose, item] = item_of(step);
     // A verification mismatch is counted among the phase's errors (mdtest counts it and goes on).
     stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0 || mismatch,
-                                         leftovers.empty() ? RequestIdentity{.offset = collective ? item_of(step).second : step,
-                                                                             .file = whose,
-                                                                             .tracked = true}
+                                         leftovers.empty() ? RequestIdentity{.offset = item, .file = whose, .tracked = true}
                                                            : RequestIdentity{});
     if (error != 0) {
       // mdtest stops at the first failure; so does the task, naming it (cleanup goes on).
