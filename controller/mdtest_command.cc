@@ -192,7 +192,8 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   o.phase.set_task_count(tasks);
   const MdtestTree whole_tree(o.phase);
   report.set_items_per_task(whole_tree.items_per_task());
-  // mdtest's "N tasks, M files/directories": -n and -I together count -n per tree directory.
+  // mdtest's "N tasks, M files/directories": -n and -I together (its directory loops, as -u is
+  // refused with them) count -n per tree directory.
   const bool loops = o.phase.items_per_task() > 0 && o.phase.items_per_dir() > 0;
   report.set_items_all_per_task(report.items_per_task() * (loops ? whole_tree.directory_count() : 1));
   report.set_items_all(uint64_t{tasks} * report.items_all_per_task());
@@ -358,9 +359,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         p->set_seconds(seconds);
         *p->mutable_workers() = result.workers();
         p->set_stonewalled(aggregator.Stonewalled(k));
-        // mdtest's tree rates count one tree's directories, however many tasks made one (-u).
-        const double counted = op == Op::TREE_CREATE || op == Op::TREE_REMOVE
-                                   ? static_cast<double>(whole_tree.directory_count())
+        // mdtest's tree rates count one tree's directories, however many tasks made one (-u) and
+        // however many copies its directory loops made; with directory loops its item rates
+        // count -n per task, whatever the phase did (creation and removal -I in every directory
+        // of every copy, the others -I per copy).
+        const double counted = op == Op::TREE_CREATE || op == Op::TREE_REMOVE ? static_cast<double>(whole_tree.directory_count())
+                               : loops ? static_cast<double>(uint64_t{step.tasks} * whole_tree.items_per_task())
                                    : static_cast<double>(p->items());
         p->set_rate(p->seconds() > 0 ? counted / p->seconds() : 0);
         stonewalled_before = p->stonewalled();

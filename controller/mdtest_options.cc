@@ -140,6 +140,13 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
         }
         break;  // the value ended this argument
       }
+      if (letter == 'B') {
+        // mdtest 4 takes -B (with a value, "-B 1") and then fails every run in its checks; the
+        // same refusal here, before anything is made, with the reason.
+        return absl::InvalidArgumentError(
+            "-B (no barriers between phases): mdtest 4 refuses every run with it (\"stone wall timer does only work with a branch "
+            "factor <= 1 and with barriers\"), and iofleet's tasks start every phase together: leave -B out");
+      }
       if (kFlags.find(letter) == std::string::npos) {
         return absl::InvalidArgumentError(absl::StrCat("mdtest option -", std::string(1, letter),
                                                        " is not implemented by iofleet mdtest (see iofleet mdtest --help)"));
@@ -232,6 +239,18 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   }
   if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && o->phase.items_per_task() % o->phase.items_per_dir() != 0) {
     return absl::InvalidArgumentError("-n must be a multiple of -I");
+  }
+  // -n with -I and no -u: mdtest's directory loops (-n/-I copies of the tree, job/mdtest_tree.h).
+  // What mdtest does with these options on top of them is left out rather than guessed: its
+  // -R picks among -n item numbers where a copy holds -I per directory, and its stonewall
+  // covers one loop only.
+  if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && !o->phase.unique_dir()) {
+    const char* other = o->phase.random_order() ? "-R" : o->phase.stonewall_ns() > 0 ? "-W" : o->phase.collective_creates() ? "-c"
+                        : !o->stonewall_status_file.empty() ? "-x" : nullptr;
+    if (other != nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("-n with -I and without -u makes mdtest's directory loops (-n/-I copies of the tree); ",
+                                                     other, " is not supported with them: give -u, or -n or -I alone"));
+    }
   }
   if (!o->create && !o->stat && !o->read && !o->remove && !o->rename) o->create = o->stat = o->read = o->remove = o->rename = true;
   if (o->phase.test_dirs().empty()) return absl::InvalidArgumentError("-d DIR is required (where the test tree goes)");

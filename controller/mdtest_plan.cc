@@ -33,8 +33,8 @@ std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
     if (o.readdir && !o.files) ops.push_back(Op::READDIR);
     if (o.stat) ops.push_back(Op::DIR_STAT);
     // mdtest renames with -U or when no phase is named, and only when a task has two items or
-    // more (a rotation of its names needs two).
-    if (o.rename && MdtestTree(o.phase).items_per_task() > 1) ops.push_back(Op::DIR_RENAME);
+    // more (a rotation of its names needs two; in each copy of the tree with directory loops).
+    if (o.rename && MdtestTree(o.phase).RenameItems() > 1) ops.push_back(Op::DIR_RENAME);
     if (o.remove) ops.push_back(Op::DIR_REMOVE);
   }
   if (o.files) {

@@ -46,6 +46,28 @@ TEST(MdtestPlan, DirectoryRenameAsMdtestDecidesIt) {
             (std::vector<std::string>{"Tree creation", "Directory creation", "Directory stat", "Directory removal", "Tree removal"}));
 }
 
+// mdtest's directory loops (-n with -I, no -u): renamed only when each copy of the tree has two
+// items per task or more; -R, -W, -c and -x are refused with them, and -B as mdtest 4 refuses it.
+TEST(MdtestPlan, DirectoryLoopsAndTheirRefusals) {
+  EXPECT_EQ(Names(PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-I", "1", "-D"}))),
+            (std::vector<std::string>{"Tree creation", "Directory creation", "Directory stat", "Directory removal", "Tree removal"}))
+      << "one item per copy: nothing to rotate";
+  EXPECT_EQ(Names(PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-I", "2", "-D"}))),
+            (std::vector<std::string>{"Tree creation", "Directory creation", "Directory stat", "Directory rename", "Directory removal",
+                                      "Tree removal"}));
+  for (const std::vector<std::string>& extra : std::vector<std::vector<std::string>>{{"-R"}, {"-W", "5"}, {"-c"}, {"-x", "/tmp/s"}}) {
+    std::vector<std::string> args = {"-d", "/tmp/x", "-n", "10", "-I", "2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    MdtestOptions o;
+    const absl::Status parsed = ParseMdtestArgs(args, &o);
+    EXPECT_FALSE(parsed.ok()) << extra[0];
+    EXPECT_NE(parsed.message().find(extra[0] + " is not supported with them"), std::string::npos) << parsed;
+  }
+  MdtestOptions o;
+  const absl::Status no_barriers = ParseMdtestArgs({"-d", "/tmp/x", "-n", "10", "-B", "1"}, &o);
+  EXPECT_NE(no_barriers.message().find("mdtest 4 refuses every run with it"), std::string::npos) << no_barriers;
+}
+
 // -F -C -r: files only, created then removed; -i 2 repeats the whole iteration.
 TEST(MdtestPlan, SelectedPhasesAndIterations) {
   const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "-C", "-r", "-i", "2"}));

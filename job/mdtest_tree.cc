@@ -29,36 +29,50 @@ MdtestTree::MdtestTree(const v1::MetadataPhase& phase) : phase_(phase) {
   if (phase.items_per_dir() > 0) {
     items_per_dir_ = phase.items_per_dir();
     items_per_task_ = phase.items_per_task() ? phase.items_per_task() : items_per_dir_ * item_directory_count();
+    // mdtest's directory loops (its directory_loops = items / items_per_dir without -u).
+    looped_ = phase.items_per_task() > 0 && !phase.unique_dir();
+    if (looped_) loops_ = std::max<uint64_t>(1, phase.items_per_task() / items_per_dir_);
   } else {
     // mdtest's rule: -n spread evenly over the directories that hold items, rounded down (-n
     // 10 over 4 directories: 2 each, 8 items).
     items_per_dir_ = phase.items_per_task() / item_directory_count();
     items_per_task_ = items_per_dir_ * item_directory_count();
   }
+  loop_items_ = std::max<uint64_t>(1, looped_ ? items_per_dir_ * item_directory_count() : items_per_task_);
 }
 
-std::string MdtestTree::IterationDirectory(uint32_t rank) const {
+std::string MdtestTree::IterationDirectory(uint32_t rank, uint64_t loop) const {
   const auto& dirs = phase_.test_dirs();
   const std::string& base = dirs.empty() ? std::string(".") : dirs[static_cast<int>(rank % dirs.size())];
-  // mdtest's prep_testdir: "test-dir.<iteration>-<directory loop>" (one loop here).
-  return absl::StrCat(base, "/test-dir.", phase_.iteration(), "-0");
+  // mdtest's prep_testdir: "test-dir.<iteration>-<directory loop>".
+  return absl::StrCat(base, "/test-dir.", phase_.iteration(), "-", loop);
 }
 
 std::string MdtestTree::DirectoryPath(uint32_t rank, uint64_t n) const {
   const std::string base = phase_.unique_dir() ? absl::StrCat("mdtest_tree.", rank) : "mdtest_tree";
   std::vector<uint64_t> chain;
   const uint64_t b = std::max(1u, phase_.branch());
-  for (uint64_t node = n;; node = (node - 1) / b) {
+  for (uint64_t node = n % directories_;; node = (node - 1) / b) {
     chain.push_back(node);
     if (node == 0) break;
   }
-  std::string path = IterationDirectory(rank);
+  std::string path = IterationDirectory(rank, n / directories_);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) absl::StrAppend(&path, "/", base, ".", *it);
   return path;
 }
 
 uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
-  return first_item_dir_ + std::min(i / std::max<uint64_t>(1, items_per_dir_), item_directory_count() - 1);
+  const uint64_t in_copy = i % loop_items_;
+  return i / loop_items_ * directories_ + first_item_dir_ +
+         std::min(in_copy / std::max<uint64_t>(1, items_per_dir_), item_directory_count() - 1);
+}
+
+uint64_t MdtestTree::ItemOfStep(uint64_t step) const {
+  using Op = v1::MetadataPhase;
+  const bool first_of_each_copy =
+      phase_.op() == Op::DIR_STAT || phase_.op() == Op::FILE_STAT || phase_.op() == Op::FILE_READ || phase_.op() == Op::DIR_RENAME;
+  if (!looped_ || !first_of_each_copy) return step;
+  return step / items_per_dir_ * loop_items_ + step % items_per_dir_;
 }
 
 std::string MdtestTree::ItemPrefix(uint32_t rank, bool file) const {
@@ -101,7 +115,10 @@ std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
   switch (phase_.op()) {
     case Op::TREE_CREATE:
     case Op::TREE_REMOVE: return DirectoryPath(task, n);
-    case Op::READDIR: return DirectoryPath(task, first_item_dir_ + n);
+    case Op::READDIR: {
+      const uint64_t per_copy = std::max<uint64_t>(1, item_directory_count());
+      return DirectoryPath(task, n / per_copy * directories_ + first_item_dir_ + n % per_copy);
+    }
     case Op::DIR_CREATE:
     case Op::DIR_STAT:
     case Op::DIR_RENAME:
@@ -111,15 +128,30 @@ std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
 }
 
 std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64_t n) const {
-  const uint64_t items = ItemCount();
-  const std::string parked = ItemPath(rank, 0, false) + "-XX";
-  if (n == 0) return {ItemPath(rank, 0, false), parked};
-  if (n + 1 < items) return {ItemPath(rank, n, false), ItemPath(rank, n - 1, false)};
-  return {parked, ItemPath(rank, items - 2, false)};
+  // One rotation per copy of the tree.
+  const uint64_t items = std::max<uint64_t>(1, RenameItems());
+  const uint64_t first = looped_ ? n / items * loop_items_ : 0;
+  n %= items;
+  const std::string parked = ItemPath(rank, first, false) + "-XX";
+  if (n == 0) return {ItemPath(rank, first, false), parked};
+  if (n + 1 < items) return {ItemPath(rank, first + n, false), ItemPath(rank, first + n - 1, false)};
+  return {parked, ItemPath(rank, first + items - 2, false)};
 }
 
 uint64_t MdtestTree::ItemCount() const {
   return phase_.item_limit() > 0 ? std::min(phase_.item_limit(), items_per_task_) : items_per_task_;
+}
+
+uint64_t MdtestTree::PhaseItems() const {
+  using Op = v1::MetadataPhase;
+  if (!looped_) return ItemCount();
+  switch (phase_.op()) {
+    case Op::DIR_STAT:
+    case Op::FILE_STAT:
+    case Op::FILE_READ:
+    case Op::DIR_RENAME: return loops_ * items_per_dir_;
+    default: return loops_ * loop_items_;
+  }
 }
 
 uint64_t MdtestTree::FirstStep(uint32_t rank) const {
@@ -130,13 +162,13 @@ uint64_t MdtestTree::TotalSteps(uint32_t rank) const {
   using Op = v1::MetadataPhase;
   const uint64_t tasks = std::max(1u, phase_.task_count());
   if (!Runs(rank)) return 0;
-  const uint64_t items = ItemCount();
+  const uint64_t items = PhaseItems();
   switch (phase_.op()) {
     case Op::TREE_CREATE:
     case Op::TREE_REMOVE:
-      return phase_.unique_dir() || rank == 0 ? directories_ : 0;
+      return phase_.unique_dir() || rank == 0 ? all_directories() : 0;
     case Op::READDIR:
-      return item_directory_count();
+      return loops_ * item_directory_count();
     case Op::DIR_CREATE:
     case Op::FILE_CREATE:
       if (phase_.collective_creates()) return rank == 0 ? items * tasks : 0;

@@ -2,6 +2,12 @@
 // controller (which checks the counts): a tree of `depth` levels with `branch` children per
 // directory, named as mdtest names it ("mdtest_tree.<n>", root 0, children of n at b*n+1+k),
 // and each task's items spread over its directories.
+//
+// mdtest's directory loops: -n with -I and no -u makes -n/-I copies of the tree, one per test
+// directory "test-dir.<iteration>-<loop>", with -I items in every directory of each (creation
+// and removal cover them all; stat, read and rename only the first -I items of each copy, as
+// mdtest's loops go). An item is then named by one number across the copies: loop x (items in
+// one copy) + its number in the copy; without loops there is one copy and the two agree.
 #ifndef IOFLEET_JOB_MDTEST_TREE_H_
 #define IOFLEET_JOB_MDTEST_TREE_H_
 
@@ -28,6 +34,15 @@ class MdtestTree {
   uint64_t item_directory_count() const { return directories_ - first_item_dir_; }
   uint64_t items_per_task() const { return items_per_task_; }
   uint64_t items_per_directory() const { return items_per_dir_; }
+  // Copies of the tree (mdtest's directory loops): -n / -I with both and no -u, else 1.
+  uint64_t loops() const { return loops_; }
+  // Tree directories over every copy, numbered copy by copy (what DirectoryPath takes).
+  uint64_t all_directories() const { return loops_ * directories_; }
+  // Whether directory `n` (of all_directories()) holds items.
+  bool HoldsItems(uint64_t n) const { return n % directories_ >= first_item_dir_; }
+  // The items of task whose directory renames rotate through in one copy (mdtest renames
+  // nothing when that is 1).
+  uint64_t RenameItems() const { return loops_ > 1 ? items_per_dir_ : ItemCount(); }
 
   // The operations task `rank` performs in the phase (`phase.op()`): one per item, or per tree
   // directory for tree phases; none for tasks that sit a phase out (the shared tree is made
@@ -41,6 +56,10 @@ class MdtestTree {
   uint64_t FirstStep(uint32_t rank) const;
   // How many items of each task the phase covers: -n, or fewer after a stonewalled creation.
   uint64_t ItemCount() const;
+  // The item (its number across the copies) a task's step `step` of an item phase works on:
+  // the step itself, except that stat, read and rename cover only the first -I items of each
+  // copy when the tree has directory loops.
+  uint64_t ItemOfStep(uint64_t step) const;
   // The phase's operations on all tasks (what "100%" of it is).
   uint64_t PhaseSteps() const;
 
@@ -54,9 +73,10 @@ class MdtestTree {
   // last item is not renamed), so later phases, and a later run's -r, find every item.
   std::pair<std::string, std::string> RenameStep(uint32_t rank, uint64_t n) const;
 
-  // "test-dir.<iteration>-0" under the task's test directory.
-  std::string IterationDirectory(uint32_t rank) const;
-  // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one).
+  // "test-dir.<iteration>-<loop>" under the task's test directory.
+  std::string IterationDirectory(uint32_t rank, uint64_t loop = 0) const;
+  // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one);
+  // n counts the directories of every copy (all_directories()), copy by copy.
   std::string DirectoryPath(uint32_t rank, uint64_t n) const;
   // Whether task `rank` takes part in the phase: -f/-l/-s runs with fewer tasks than there are,
   // and the others sit it out.
@@ -65,13 +85,15 @@ class MdtestTree {
   // when creating, those of task rank + N when it stats or renames, rank + 2N when it reads,
   // rank + 3N when it removes (modulo the task count).
   uint32_t PhaseOwner(uint32_t rank) const;
-  // Tree directory `n` of the tree that holds task `owner`'s items: with -u the tree of task
-  // owner + N (mdtest creates each task's items in its neighbour's tree), else the shared one.
+  // Tree directory `n` (of all_directories()) of the tree that holds task `owner`'s items:
+  // with -u the tree of task owner + N (mdtest creates each task's items in its neighbour's
+  // tree), else the shared one.
   std::string ItemDirectoryPath(uint32_t owner, uint64_t n) const;
-  // The directory that holds item `i` of a task.
+  // The directory (of all_directories()) that holds item `i` of a task.
   uint64_t DirectoryOfItem(uint64_t i) const;
-  // The number in the name of item `i` (mdtest's item number, which its data packets carry).
-  uint64_t ItemNumber(uint64_t i) const { return i + first_item_dir_ * items_per_dir_; }
+  // The number in the name of item `i` (mdtest's item number in its copy of the tree, which
+  // its data packets carry).
+  uint64_t ItemNumber(uint64_t i) const { return i % loop_items_ + first_item_dir_ * items_per_dir_; }
   // "file.mdtest.<rank>.<n>" / "dir.mdtest.<rank>.<n>" inside their tree directory
   // (ItemDirectoryPath)
   // ("file.mdtest.shared.<n>" with -S), n counting from the first item directory's first
@@ -83,6 +105,12 @@ class MdtestTree {
  private:
   const v1::MetadataPhase phase_;
   uint64_t directories_ = 1, first_item_dir_ = 0, items_per_task_ = 0, items_per_dir_ = 0;
+  // Items of the phase per task, over every copy.
+  uint64_t PhaseItems() const;
+
+  bool looped_ = false;      // -n with -I and no -u: mdtest's directory loops
+  uint64_t loops_ = 1;       // copies of the tree
+  uint64_t loop_items_ = 1;  // a task's items in one copy (never 0: items are divided by it)
 };
 
 }  // namespace iofleet

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace iofleet {
@@ -149,6 +150,70 @@ TEST(MdtestTree, StepsPerTaskAndPhase) {
   phase.clear_task_first_step();
   phase.add_task_first_step(3);
   EXPECT_EQ(steps(Op::TREE_REMOVE), (std::vector<uint64_t>{1, 0, 1})) << "the shared tree of 4 directories, 3 removed";
+}
+
+// mdtest's directory loops: -n with -I and no -u makes -n/-I copies of the tree, each with -I
+// items in every directory; creation and removal cover them all, stat, read and rename the
+// first -I of each copy (mdtest's stop_items), and the tree phases every copy.
+TEST(MdtestTree, DirectoryLoopsAsMdtest) {
+  using Op = v1::MetadataPhase;
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/m");
+  phase.set_items_per_task(6);
+  phase.set_items_per_dir(3);
+  phase.set_depth(1);
+  phase.set_branch(2);
+  phase.set_task_count(2);
+  phase.set_op(Op::FILE_CREATE);
+  const MdtestTree create(phase);
+  EXPECT_EQ(create.loops(), 2u);
+  EXPECT_EQ(create.items_per_task(), 6u) << "what mdtest's rates count";
+  EXPECT_EQ(create.all_directories(), 6u);
+  EXPECT_EQ(create.TaskSteps(1), 2u * 3 * 3) << "two copies of three directories, three items in each";
+  EXPECT_EQ(create.ItemPath(1, 0, true), "/m/test-dir.0-0/mdtest_tree.0/file.mdtest.1.0");
+  EXPECT_EQ(create.ItemPath(1, 4, true), "/m/test-dir.0-0/mdtest_tree.0/mdtest_tree.1/file.mdtest.1.4");
+  EXPECT_EQ(create.ItemPath(1, 9 + 8, true), "/m/test-dir.0-1/mdtest_tree.0/mdtest_tree.2/file.mdtest.1.8");
+  EXPECT_EQ(create.ItemNumber(9 + 8), 8u);
+  EXPECT_EQ(create.DirectoryPath(0, 3 + 2), "/m/test-dir.0-1/mdtest_tree.0/mdtest_tree.2");
+  EXPECT_EQ(create.IterationDirectory(0, 1), "/m/test-dir.0-1");
+
+  phase.set_op(Op::FILE_STAT);
+  const MdtestTree stat(phase);
+  EXPECT_EQ(stat.TaskSteps(0), 2u * 3) << "the first -I items of each copy";
+  std::vector<std::string> stated;
+  for (uint64_t n = 0; n < stat.TaskSteps(0); ++n) stated.push_back(stat.OperationPath(0, stat.ItemOfStep(n)));
+  EXPECT_EQ(stated, (std::vector<std::string>{
+                        "/m/test-dir.0-0/mdtest_tree.0/file.mdtest.0.0", "/m/test-dir.0-0/mdtest_tree.0/file.mdtest.0.1",
+                        "/m/test-dir.0-0/mdtest_tree.0/file.mdtest.0.2", "/m/test-dir.0-1/mdtest_tree.0/file.mdtest.0.0",
+                        "/m/test-dir.0-1/mdtest_tree.0/file.mdtest.0.1", "/m/test-dir.0-1/mdtest_tree.0/file.mdtest.0.2"}));
+
+  phase.set_op(Op::TREE_CREATE);
+  EXPECT_EQ(MdtestTree(phase).TaskSteps(0), 6u);
+  EXPECT_EQ(MdtestTree(phase).TaskSteps(1), 0u) << "the shared trees: task 0 alone";
+  phase.set_op(Op::READDIR);
+  EXPECT_EQ(MdtestTree(phase).OperationPath(1, 4), "/m/test-dir.0-1/mdtest_tree.0/mdtest_tree.1");
+
+  // The rename rotates within each copy and leaves every name as it was.
+  phase.set_op(Op::DIR_RENAME);
+  phase.set_depth(0);
+  const MdtestTree rename(phase);
+  EXPECT_EQ(rename.RenameItems(), 3u);
+  std::set<std::string> names;
+  for (const char* copy : {"0", "1"}) {
+    for (int i = 0; i < 3; ++i) names.insert(absl::StrCat("/m/test-dir.0-", copy, "/mdtest_tree.0/dir.mdtest.1.", i));
+  }
+  const std::set<std::string> before = names;
+  ASSERT_EQ(rename.TaskSteps(1), 6u);
+  for (uint64_t n = 0; n < rename.TaskSteps(1); ++n) {
+    const auto [from, to] = rename.RenameStep(1, n);
+    ASSERT_EQ(names.erase(from), 1u) << from << " is not there to rename";
+    ASSERT_TRUE(names.insert(to).second) << to << " exists already";
+  }
+  EXPECT_EQ(names, before);
+
+  // -u: never loops (mdtest refuses -n with -I there).
+  phase.set_unique_dir(true);
+  EXPECT_EQ(MdtestTree(phase).loops(), 1u);
 }
 
 // Counted, never walked level by level: a request's -z of 4 billion with -b 1 (or 0) is a chain

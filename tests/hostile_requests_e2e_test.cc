@@ -194,6 +194,16 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
          j->mutable_metadata()->set_depth(100);
          j->mutable_metadata()->set_branch(10);
        }, "directories (-z, -b)"},
+      // mdtest's directory loops: -n/-I copies of a 1,111-directory tree, -I in each directory.
+      {"mdtest-loops", [](v1::JobSpec* j) {
+         j->mutable_metadata()->set_op(v1::MetadataPhase::FILE_CREATE);
+         j->mutable_metadata()->add_test_dirs("/tmp");
+         j->mutable_metadata()->set_task_count(1);
+         j->mutable_metadata()->set_depth(3);
+         j->mutable_metadata()->set_branch(10);
+         j->mutable_metadata()->set_items_per_task(uint64_t{1} << 39);
+         j->mutable_metadata()->set_items_per_dir(1);
+       }, "items in every tree directory"},
   };
   for (const Case& c : cases) {
     v1::PrepareRequest request = ValidPrepare("crash-" + c.name);

@@ -114,9 +114,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   const bool collective = phase.collective_creates() && creation;
   // Step -> (whose item, which item): the phase owner's (this task's own when creating); -c
   // covers every task's items in turn.
+  // (With mdtest's directory loops, stat, read and rename cover the first items of each copy.)
   auto item_of = [&](uint64_t step) -> std::pair<uint32_t, uint64_t> {
     if (collective) return {static_cast<uint32_t>(step / tree.ItemCount()), step % tree.ItemCount()};
-    return {owner, step};
+    return {owner, tree.ItemOfStep(step)};
   };
   StepOrder order(tree.TotalSteps(rank), first, /*reverse=*/phase.op() == Op::TREE_REMOVE,  // children first
                   phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT), phase.random_seed() ^ rank);
@@ -133,18 +134,21 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
 
   if (phase.op() == Op::TREE_CREATE && tree.Runs(rank)) {
     // The iteration directory is set-up, not measured (mdtest makes it before the timer).
-    const std::string iteration = tree.IterationDirectory(rank);
-    int err = fs.MakeDirectory(iteration);
-    // The one directory of the tree that may already exist: it must be a real directory, not a
-    // symlink (every later call refuses to pass one; this says so before the timer starts).
-    // Everything below it is made by this run (mkdir fails on anything already there).
-    struct stat st;
-    if (err == EEXIST && !IsNfsUrl(iteration) && ConfinedTree().Stat(iteration, &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
-    if (err != 0 && err != EEXIST) {
-      const std::string why = err == ENOTDIR ? "it exists and is not a directory: a symlink is refused" : ConfinedPathReason(err);
-      outcome.status = ErrnoStatus(err, absl::StrCat("mkdir ", iteration, why.empty() ? "" : " (" + why + ")"));
-      outcome.end = Clock::now();
-      return outcome;
+    // (One per copy of the tree with mdtest's directory loops.)
+    for (uint64_t loop = 0; loop < tree.loops(); ++loop) {
+      const std::string iteration = tree.IterationDirectory(rank, loop);
+      int err = fs.MakeDirectory(iteration);
+      // The one directory of the tree that may already exist: it must be a real directory, not
+      // a symlink (every later call refuses to pass one; this says so before the timer starts).
+      // Everything below it is made by this run (mkdir fails on anything already there).
+      struct stat st;
+      if (err == EEXIST && !IsNfsUrl(iteration) && ConfinedTree().Stat(iteration, &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
+      if (err != 0 && err != EEXIST) {
+        const std::string why = err == ENOTDIR ? "it exists and is not a directory: a symlink is refused" : ConfinedPathReason(err);
+        outcome.status = ErrnoStatus(err, absl::StrCat("mkdir ", iteration, why.empty() ? "" : " (" + why + ")"));
+        outcome.end = Clock::now();
+        return outcome;
+      }
     }
   }
 
@@ -180,8 +184,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   auto list_leftovers = [&] {
     leftovers.clear();
     const bool file = phase.op() == Op::FILE_REMOVE;
-    for (uint64_t d = tree.first_item_directory(); d < tree.directory_count() && leftovers.size() < kLeftoverBatch; ++d) {
-      fs.ListDirectory(tree.ItemDirectoryPath(owner, d), tree.ItemPrefix(owner, file), &leftovers, kLeftoverBatch);
+    for (uint64_t d = 0; d < tree.all_directories() && leftovers.size() < kLeftoverBatch; ++d) {
+      if (tree.HoldsItems(d)) fs.ListDirectory(tree.ItemDirectoryPath(owner, d), tree.ItemPrefix(owner, file), &leftovers, kLeftoverBatch);
     }
     order = StepOrder(leftovers.size(), 0, false, false, 0);
     return leftovers.size() == kLeftoverBatch;  // a full batch: list again after removing it
@@ -208,26 +212,27 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     int error = 0;
     uint64_t bytes = 0;     // moved by the operation
     bool mismatch = false;  // -X / --verify-write: the data read back is not what was written
+    // The item phases' item (whose, which); tree phases and the listing count directories.
+    const auto [whose, item] = item_of(step);
     switch (phase.op()) {
       case Op::TREE_CREATE: error = fs.MakeDirectory(path = tree.DirectoryPath(rank, step)); break;
       case Op::TREE_REMOVE: error = fs.RemoveDirectory(path = tree.DirectoryPath(rank, step)); break;
       case Op::READDIR: {
-        const int64_t n = fs.ListDirectory(path = tree.DirectoryPath(rank, tree.first_item_directory() + step), "");
+        const int64_t n = fs.ListDirectory(path = tree.OperationPath(rank, step), "");
         error = n < 0 ? static_cast<int>(-n) : 0;
         break;
       }
-      case Op::DIR_CREATE: error = fs.MakeDirectory(path = tree.ItemPath(item_of(step).first, item_of(step).second, false)); break;
-      case Op::DIR_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, false)); break;
+      case Op::DIR_CREATE: error = fs.MakeDirectory(path = tree.ItemPath(whose, item, false)); break;
+      case Op::DIR_STAT: error = fs.Stat(path = tree.ItemPath(whose, item, false)); break;
       case Op::DIR_RENAME: {
         std::tie(path, other) = tree.RenameStep(owner, step);
         error = fs.Rename(path, other);
         break;
       }
       case Op::DIR_REMOVE:
-        error = fs.RemoveDirectory(path = leftovers.empty() ? tree.ItemPath(owner, step, false) : leftovers[step]);
+        error = fs.RemoveDirectory(path = leftovers.empty() ? tree.ItemPath(whose, item, false) : leftovers[step]);
         break;
       case Op::FILE_CREATE: {
-        const auto [whose, item] = item_of(step);
         // -c: each file holds its owner's data, as in mdtest, where every task writes its own
         // files once task 0 has made them.
         if (whose != writer_rank) {
@@ -244,20 +249,19 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         }
         break;
       }
-      case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(owner, step, true)); break;
+      case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(whose, item, true)); break;
       case Op::FILE_READ:
-        error = fs.ReadFile(path = tree.ItemPath(owner, step, true), absl::MakeSpan(read_buffer));
+        error = fs.ReadFile(path = tree.ItemPath(whose, item, true), absl::MakeSpan(read_buffer));
         bytes = read_buffer.size();
-        mismatch = error == 0 && expected.has_value() && !expected->Matches(tree.ItemNumber(step), read_buffer);
+        mismatch = error == 0 && expected.has_value() && !expected->Matches(tree.ItemNumber(item), read_buffer);
         break;
-      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(owner, step, true) : leftovers[step]); break;
+      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(whose, item, true) : leftovers[step]); break;
       default: error = EINVAL; break;
     }
     // Cleaning up after an interruption: what is already gone is fine.
     if (phase.cleanup() && error == ENOENT) error = 0;
     const uint64_t end = NowNs();
     // The slowest operations are named by task and item (the collector rebuilds the path).
-    const auto [whose, item] = item_of(step);
     // A verification mismatch is counted among the phase's errors (mdtest counts it and goes on).
     stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0 || mismatch,
                                          leftovers.empty() ? RequestIdentity{.offset = item, .file = whose, .tracked = true}
@@ -286,7 +290,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     const uint32_t owners = collective ? tasks : 1;
     for (uint32_t o = 0; o < owners; ++o) {
       const uint32_t whose = collective ? o : rank;
-      for (uint64_t d = tree.first_item_directory(); d < tree.directory_count() && outcome.status.ok(); ++d) {
+      for (uint64_t d = 0; d < tree.all_directories() && outcome.status.ok(); ++d) {
+        if (!tree.HoldsItems(d)) continue;
         const std::string directory = tree.ItemDirectoryPath(whose, d);
         const int64_t n = fs.ListDirectory(directory, tree.ItemPrefix(whose, file));
         if (n > 0) present += static_cast<uint64_t>(n);
@@ -308,16 +313,17 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   }
   if (outcome.status.ok() && phase.op() == Op::TREE_CREATE && tree_owner && !outcome.stonewalled) {
     // The whole tree must be there: 1 + b + ... + b^depth directories.
+    // (in every copy with mdtest's directory loops).
     uint64_t present = 0;
-    for (uint64_t d = 0; d < tree.directory_count(); ++d) present += fs.Stat(tree.DirectoryPath(rank, d)) == 0;
-    if (present != tree.directory_count()) {
+    for (uint64_t d = 0; d < tree.all_directories(); ++d) present += fs.Stat(tree.DirectoryPath(rank, d)) == 0;
+    if (present != tree.all_directories()) {
       outcome.status = absl::DataLossError(absl::StrCat("tree creation: task ", rank, " made ", done, " directories but ", present, " of ",
-                                                        tree.directory_count(), " are present under ", tree.IterationDirectory(rank)));
+                                                        tree.all_directories(), " are present under ", tree.IterationDirectory(rank)));
     }
   }
   if (phase.op() == Op::TREE_REMOVE && tree_owner && outcome.status.ok()) {
-    // The shared iteration directory goes once the last tree in it is gone.
-    fs.RemoveDirectory(tree.IterationDirectory(rank));
+    // The shared iteration directories go once the last tree in them is gone.
+    for (uint64_t loop = 0; loop < tree.loops(); ++loop) fs.RemoveDirectory(tree.IterationDirectory(rank, loop));
   }
   return outcome;
 }

@@ -59,7 +59,8 @@ tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s\n' | LC_ALL=C sort 
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
 # every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
-# runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics.
+# runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics,
+# and mdtest's directory loops (-n with -I, no -u: -n/-I copies of the tree).
 sets=(
   "-n 120 -u -w 4096 -e 4096 -G 4242"
   "-I 10 -z 2 -b 3 -u"
@@ -77,6 +78,9 @@ sets=(
   "-F -n 30 -u -f 1 -l 2"
   "-D -n 12 -z 1 -b 2 -f 1 -l 2 -s 1 -P"
   "-n 30 -u -i 2 --showRankStatistics -P"
+  "-n 20 -I 5 -z 1 -b 2"
+  "-F -n 30 -I 10 -w 64 -e 64 -G 8"
+  "-D -n 12 -I 3 -z 2 -b 2 -L"
 )
 compared=0
 for fs in tmpfs ext4; do
