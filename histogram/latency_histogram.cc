@@ -5,6 +5,7 @@
 #include <new>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 
@@ -298,6 +299,16 @@ LiveLatencyHistogram::LiveLatencyHistogram() {
 }
 
 LiveLatencyHistogram::~LiveLatencyHistogram() { munmap(buckets_, kLiveBucketBytes); }
+
+void LiveLatencyHistogram::Prefault(uint64_t lo_ns, uint64_t hi_ns) {
+#ifndef MADV_POPULATE_WRITE
+  constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older kernels refuse it (EINVAL): no harm
+#endif
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t from = reinterpret_cast<uintptr_t>(&buckets_[HistogramLayout::BucketIndex(lo_ns)]) & ~(page - 1);
+  const uintptr_t to = reinterpret_cast<uintptr_t>(&buckets_[HistogramLayout::BucketIndex(std::max(lo_ns, hi_ns))]) + sizeof(uint64_t);
+  (void)madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+}
 
 LatencyHistogram LiveLatencyHistogram::Snapshot() const {
   // Buckets first (acquire), then the sums and extremes: every sample seen in a bucket is

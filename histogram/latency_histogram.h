@@ -163,6 +163,10 @@ class LiveLatencyHistogram {
   // Everything recorded, leaving the histogram empty. Only while no writer records into it
   // (the worker's counters hand a histogram over to the collector before it takes it).
   LatencyHistogram Take();
+  // Any thread, any time: commits the pages that hold the buckets of latencies lo_ns..hi_ns
+  // (MADV_POPULATE_WRITE: no value changes), so that the first samples there take no page
+  // faults: a phase of ten operations is timed, and a fault costs as much as an operation.
+  void Prefault(uint64_t lo_ns, uint64_t hi_ns);
 
  private:
   static void Bump(std::atomic<uint64_t>& cell, uint64_t by) {

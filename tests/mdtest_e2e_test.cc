@@ -277,9 +277,16 @@ TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   Mdtest run = Run({"-d", file, "-n", "10"}, "bad-dir", false);
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.err, HasSubstr("not-a-directory"));
-  Mdtest option = Run({"-d", dir_, "-n", "10", "-B"}, "bad-option", false);
+  Mdtest option = Run({"-d", dir_, "-n", "10", "-B", "1"}, "bad-option", false);
   EXPECT_EQ(option.exit_code, 2);
-  EXPECT_THAT(option.err, HasSubstr("mdtest option -B"));
+  EXPECT_THAT(option.err, HasSubstr("-B (no barriers between phases): mdtest 4 refuses every run with it"));
+  Mdtest unknown = Run({"-d", dir_, "-n", "10", "-q"}, "unknown-option", false);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("mdtest option -q is not implemented"));
+  // mdtest's directory loops with an option they are not supported with: refused by name.
+  Mdtest loops = Run({"-d", dir_, "-n", "10", "-I", "5", "-R"}, "loops-random", false);
+  EXPECT_EQ(loops.exit_code, 2);
+  EXPECT_THAT(loops.err, HasSubstr("-R is not supported with them"));
   Mdtest api = Run({"-d", dir_, "-n", "10", "-a", "MPIIO"}, "bad-api", false);
   EXPECT_EQ(api.exit_code, 2);
   EXPECT_THAT(api.err, HasSubstr("-a MPIIO: iofleet mdtest's tasks make POSIX calls"));

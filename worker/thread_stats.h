@@ -80,6 +80,14 @@ struct DirectionCounters {
     }
     End(s);
   }
+  // Any thread: commits the histogram pages of latencies lo_ns..hi_ns in both interval buffers
+  // (LiveLatencyHistogram::Prefault), for a thread whose first operations are timed alone.
+  void Prefault(uint64_t lo_ns, uint64_t hi_ns) {
+    for (IntervalBuffer& b : buffers) {
+      b.latency.Prefault(lo_ns, hi_ns);
+      b.completion_latency.Prefault(lo_ns, hi_ns);
+    }
+  }
   // IO thread only: a failure found after its request was recorded (a verify mismatch).
   void AddError() {
     uint64_t s;
