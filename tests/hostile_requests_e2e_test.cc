@@ -155,6 +155,16 @@ TEST_F(HostileRequests, FieldsThatWedgedTheWorkerAreRefused) {
   EXPECT_LT(WorkerRssKiB(), 200u * 1024) << "the worker's memory grew";
 }
 
+// A job turned into one mdtest phase of `op` for one task under /tmp (its other fields spoilt by
+// the caller).
+v1::MetadataPhase* MetadataJob(v1::JobSpec* job, v1::MetadataPhase::Op op) {
+  v1::MetadataPhase* phase = job->mutable_metadata();
+  phase->set_op(op);
+  phase->add_test_dirs("/tmp");
+  phase->set_task_count(1);
+  return phase;
+}
+
 // Values that crashed the worker (SIGFPE, bad_alloc) or misbehaved, straight over gRPC where
 // the controller's parser never saw them.
 TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
@@ -181,28 +191,20 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
       {"rw-unknown", [](v1::JobSpec* j) { j->set_rw(static_cast<v1::ReadWrite>(42)); }, "unknown rw value 42"},
       {"verify-unknown", [](v1::JobSpec* j) { j->set_verify(static_cast<v1::JobSpec::Verify>(9)); }, "unknown verify value"},
       {"mdtest-write", [](v1::JobSpec* j) {
-         j->mutable_metadata()->set_op(v1::MetadataPhase::FILE_CREATE);
-         j->mutable_metadata()->add_test_dirs("/tmp");
-         j->mutable_metadata()->set_task_count(1);
-         j->mutable_metadata()->set_items_per_task(1);
+         MetadataJob(j, v1::MetadataPhase::FILE_CREATE)->set_items_per_task(1);
          j->mutable_metadata()->set_write_bytes(99999999999999);
        }, "-w, -e"},
       {"mdtest-tree", [](v1::JobSpec* j) {
-         j->mutable_metadata()->set_op(v1::MetadataPhase::TREE_CREATE);
-         j->mutable_metadata()->add_test_dirs("/tmp");
-         j->mutable_metadata()->set_task_count(1);
-         j->mutable_metadata()->set_depth(100);
+         MetadataJob(j, v1::MetadataPhase::TREE_CREATE)->set_depth(100);
          j->mutable_metadata()->set_branch(10);
        }, "directories (-z, -b)"},
       // mdtest's directory loops: -n/-I copies of a 1,111-directory tree, -I in each directory.
       {"mdtest-loops", [](v1::JobSpec* j) {
-         j->mutable_metadata()->set_op(v1::MetadataPhase::FILE_CREATE);
-         j->mutable_metadata()->add_test_dirs("/tmp");
-         j->mutable_metadata()->set_task_count(1);
-         j->mutable_metadata()->set_depth(3);
-         j->mutable_metadata()->set_branch(10);
-         j->mutable_metadata()->set_items_per_task(uint64_t{1} << 39);
-         j->mutable_metadata()->set_items_per_dir(1);
+         v1::MetadataPhase* phase = MetadataJob(j, v1::MetadataPhase::FILE_CREATE);
+         phase->set_depth(3);
+         phase->set_branch(10);
+         phase->set_items_per_task(uint64_t{1} << 39);
+         phase->set_items_per_dir(1);
        }, "items in every tree directory"},
   };
   for (const Case& c : cases) {
