@@ -10,7 +10,8 @@ targets=(fio_job_file mdtest_options worker_request)
 labels=()
 for name in "${targets[@]}"; do labels+=("//fuzz:${name}_fuzzer"); done
 out=$(mktemp -d /tmp/iofleet-fuzz-XXXXXX)
-trap 'rm -rf "$out"' EXIT
+# (/tmp/iofleet-fuzz-root: the worker_request fuzzer's allowed root, fuzz/worker_request_fuzzer.cc)
+trap 'rm -rf "$out" /tmp/iofleet-fuzz-root' EXIT
 # gold warns once per sanitizer symbol it cannot export; the log is shown only on failure.
 if ! bazel build --config=fuzz "${labels[@]}" >"$out/build.log" 2>&1; then
   grep -v "Cannot export local symbol" "$out/build.log" | tail -40 >&2

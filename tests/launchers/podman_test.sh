@@ -8,15 +8,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "podman_test: needs root (rootful podman)" >&2; exit 1; }
-image=$(tools/build_image.sh 2> /tmp/iofleet-image-build.log | tail -1) || { tail -20 /tmp/iofleet-image-build.log >&2; exit 1; }
-[[ "$image" == localhost/iofleet:* ]] || { tail -20 /tmp/iofleet-image-build.log >&2; echo "podman_test: make image gave '$image'" >&2; exit 1; }
+build_log=$(mktemp /tmp/iofleet-image-build-XXXXXX.log)
+trap 'rm -f "$build_log"' EXIT
+image=$(tools/build_image.sh 2> "$build_log" | tail -1) || { tail -20 "$build_log" >&2; exit 1; }
+[[ "$image" == localhost/iofleet:* ]] || { tail -20 "$build_log" >&2; echo "podman_test: make image gave '$image'" >&2; exit 1; }
 cache=${IOFLEET_IMAGE_CACHE:-$HOME/.cache/iofleet-image}
 export CONTAINERS_CONF=$PWD/tools/podman/containers.conf CONTAINERS_STORAGE_CONF=$cache/storage.conf
 tmp=$(mktemp -d /tmp/iofleet-podman-XXXXXX)
 tag=iofleet-test-$$
 cleanup() {
   podman rm -f -t 0 "$tag-ctl" "$tag-w0" "$tag-w1" > /dev/null 2>&1 || true
-  rm -rf "$tmp"
+  rm -rf "$tmp" "$build_log"
 }
 trap cleanup EXIT
 fail() { echo "podman_test: FAIL: $*" >&2; podman logs "$tag-ctl" 2>&1 | tail -20 >&2 || true; exit 1; }
