@@ -192,9 +192,8 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   o.phase.set_task_count(tasks);
   const MdtestTree whole_tree(o.phase);
   report.set_items_per_task(whole_tree.items_per_task());
-  // mdtest's "N tasks, M files/directories": -n and -I together (its directory loops, as -u is
-  // refused with them) count -n per tree directory.
-  const bool loops = o.phase.items_per_task() > 0 && o.phase.items_per_dir() > 0;
+  // mdtest's "N tasks, M files/directories": with its directory loops, -n per tree directory.
+  const bool loops = whole_tree.looped();
   report.set_items_all_per_task(report.items_per_task() * (loops ? whole_tree.directory_count() : 1));
   report.set_items_all(uint64_t{tasks} * report.items_all_per_task());
   // -f/-l/-s: the task counts to run with (mdtest's rules; by default all tasks, once).

@@ -244,7 +244,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   // What mdtest does with these options on top of them is left out rather than guessed: its
   // -R picks among -n item numbers where a copy holds -I per directory, and its stonewall
   // covers one loop only.
-  if (o->phase.items_per_task() > 0 && o->phase.items_per_dir() > 0 && !o->phase.unique_dir()) {
+  if (MdtestTree::HasDirectoryLoops(o->phase)) {
     const char* other = o->phase.random_order() ? "-R" : o->phase.stonewall_ns() > 0 ? "-W" : o->phase.collective_creates() ? "-c"
                         : !o->stonewall_status_file.empty() ? "-x" : nullptr;
     if (other != nullptr) {

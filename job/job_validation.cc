@@ -69,8 +69,7 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
   }
   // -n with -I and no -u (mdtest's directory loops): -n/-I copies of the tree, -I items in each
   // of its directories: -n items per tree directory in all.
-  if (phase.items_per_dir() > 0 && phase.items_per_task() > 0 && !phase.unique_dir() &&
-      phase.items_per_task() > kMaxItemsPerTask / MdtestTree::DirectoryCount(phase.depth(), phase.branch())) {
+  if (MdtestTree::HasDirectoryLoops(phase) && phase.items_per_task() > kMaxItemsPerTask / MdtestTree::DirectoryCount(phase.depth(), phase.branch())) {
     return bad(absl::StrCat("-n ", phase.items_per_task(), " with -I makes -n items in every tree directory, more than ", kMaxItemsPerTask,
                             " items per task"));
   }

@@ -1,7 +1,6 @@
 #include "job/mdtest_tree.h"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,7 +29,7 @@ MdtestTree::MdtestTree(const v1::MetadataPhase& phase) : phase_(phase) {
     items_per_dir_ = phase.items_per_dir();
     items_per_task_ = phase.items_per_task() ? phase.items_per_task() : items_per_dir_ * item_directory_count();
     // mdtest's directory loops (its directory_loops = items / items_per_dir without -u).
-    looped_ = phase.items_per_task() > 0 && !phase.unique_dir();
+    looped_ = HasDirectoryLoops(phase);
     if (looped_) loops_ = std::max<uint64_t>(1, phase.items_per_task() / items_per_dir_);
   } else {
     // mdtest's rule: -n spread evenly over the directories that hold items, rounded down (-n
@@ -67,11 +66,14 @@ uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
          std::min(in_copy / std::max<uint64_t>(1, items_per_dir_), item_directory_count() - 1);
 }
 
-uint64_t MdtestTree::ItemOfStep(uint64_t step) const {
+bool MdtestTree::FirstItemsOfEachCopy() const {
   using Op = v1::MetadataPhase;
-  const bool first_of_each_copy =
-      phase_.op() == Op::DIR_STAT || phase_.op() == Op::FILE_STAT || phase_.op() == Op::FILE_READ || phase_.op() == Op::DIR_RENAME;
-  if (!looped_ || !first_of_each_copy) return step;
+  return looped_ &&
+         (phase_.op() == Op::DIR_STAT || phase_.op() == Op::FILE_STAT || phase_.op() == Op::FILE_READ || phase_.op() == Op::DIR_RENAME);
+}
+
+uint64_t MdtestTree::ItemOfStep(uint64_t step) const {
+  if (!FirstItemsOfEachCopy()) return step;
   return step / items_per_dir_ * loop_items_ + step % items_per_dir_;
 }
 
@@ -143,15 +145,8 @@ uint64_t MdtestTree::ItemCount() const {
 }
 
 uint64_t MdtestTree::PhaseItems() const {
-  using Op = v1::MetadataPhase;
   if (!looped_) return ItemCount();
-  switch (phase_.op()) {
-    case Op::DIR_STAT:
-    case Op::FILE_STAT:
-    case Op::FILE_READ:
-    case Op::DIR_RENAME: return loops_ * items_per_dir_;
-    default: return loops_ * loop_items_;
-  }
+  return loops_ * (FirstItemsOfEachCopy() ? items_per_dir_ : loop_items_);
 }
 
 uint64_t MdtestTree::FirstStep(uint32_t rank) const {

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "proto/job.pb.h"
 
@@ -26,6 +25,10 @@ class MdtestTree {
 
   // 1 + b + b^2 + ... + b^depth (b = max(branch, 1)), or UINT64_MAX where that overflows.
   static uint64_t DirectoryCount(uint32_t depth, uint32_t branch);
+  // Whether the phase's options make mdtest's directory loops: -n and -I both, without -u.
+  static bool HasDirectoryLoops(const v1::MetadataPhase& phase) {
+    return phase.items_per_task() > 0 && phase.items_per_dir() > 0 && !phase.unique_dir();
+  }
 
   // Directories in the tree: 1 + b + b^2 + ... + b^depth.
   uint64_t directory_count() const { return directories_; }
@@ -36,13 +39,14 @@ class MdtestTree {
   uint64_t items_per_directory() const { return items_per_dir_; }
   // Copies of the tree (mdtest's directory loops): -n / -I with both and no -u, else 1.
   uint64_t loops() const { return loops_; }
+  bool looped() const { return looped_; }
   // Tree directories over every copy, numbered copy by copy (what DirectoryPath takes).
   uint64_t all_directories() const { return loops_ * directories_; }
   // Whether directory `n` (of all_directories()) holds items.
   bool HoldsItems(uint64_t n) const { return n % directories_ >= first_item_dir_; }
   // The items of task whose directory renames rotate through in one copy (mdtest renames
   // nothing when that is 1).
-  uint64_t RenameItems() const { return loops_ > 1 ? items_per_dir_ : ItemCount(); }
+  uint64_t RenameItems() const { return looped_ ? items_per_dir_ : ItemCount(); }
 
   // The operations task `rank` performs in the phase (`phase.op()`): one per item, or per tree
   // directory for tree phases; none for tasks that sit a phase out (the shared tree is made
@@ -107,6 +111,9 @@ class MdtestTree {
   uint64_t directories_ = 1, first_item_dir_ = 0, items_per_task_ = 0, items_per_dir_ = 0;
   // Items of the phase per task, over every copy.
   uint64_t PhaseItems() const;
+  // Whether the phase covers only the first -I items of each copy (stat, read, rename with
+  // directory loops: mdtest's stop_items).
+  bool FirstItemsOfEachCopy() const;
 
   bool looped_ = false;      // -n with -I and no -u: mdtest's directory loops
   uint64_t loops_ = 1;       // copies of the tree

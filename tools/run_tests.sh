@@ -10,6 +10,11 @@ bazel test //... ${BAZEL_TEST_FLAGS:-} 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE)' "$log")
+# One more failed check: counted, and the exit status says so.
+count_failure() {
+  failed=$((failed + 1))
+  [ "$rc" -ne 0 ] || rc=1
+}
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1  # a build error: no test could say so itself
   echo "bazel test failed (exit $rc) before tests could report" >&2
@@ -27,8 +32,7 @@ if bazel test --config=tsan --test_env=TSAN_OPTIONS="suppressions=$PWD/tools/tsa
 else
   tail -60 "$log.tsan" >&2
   echo "tsan: a test failed or a race was reported under ThreadSanitizer" >&2
-  failed=$((failed + 1))
-  [ "$rc" -ne 0 ] || rc=1
+  count_failure
 fi
 rm -f "$log.tsan"
 # Layering: the parser and job model (//job/...) link no engine library, so the controller and
@@ -38,8 +42,7 @@ if deps=$(bazel query 'deps(//job/... + //fuzz:fio_job_file_fuzzer + //fuzz:mdte
   passed=$((passed + 1))
 else
   echo "layering: //job/... reaches an engine library (or bazel query failed)" >&2
-  failed=$((failed + 1))
-  [ "$rc" -ne 0 ] || rc=1
+  count_failure
 fi
 # Script tests (each bounded in time, each cleaning up after itself): $1 the kind, $2 seconds
 # each may take, then the scripts. Their last line on success; their last 40 on failure.
@@ -53,8 +56,7 @@ run_script_tests() {
     else
       tail -40 "$log.script" >&2
       echo "$kind: $t failed" >&2
-      failed=$((failed + 1))
-      [ "$rc" -ne 0 ] || rc=1
+      count_failure
     fi
   done
   rm -f "$log.script"
@@ -69,8 +71,7 @@ run_script_tests peers 1200 tests/peers/*_test.sh
 if tools/fuzz.sh 2>&1 | tee "$log.fuzz"; then
   passed=$((passed + $(grep -c "no failure" "$log.fuzz")))
 else
-  failed=$((failed + 1))
-  [ "$rc" -ne 0 ] || rc=1
+  count_failure
 fi
 rm -f "$log.fuzz"
 echo "$passed passed, $failed failed"
