@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -89,59 +90,112 @@ int OpenConfined(const std::string& path, int flags, mode_t mode) {
 }
 
 ConfinedTree::~ConfinedTree() {
-  if (cached_fd_ >= 0) ::close(cached_fd_);
+  for (const CachedDirectory& c : cached_) ::close(c.fd);
 }
 
-int ConfinedTree::Parent(const std::string& path, std::string* leaf) {
+namespace {
+
+// The process's soft limit on open descriptors, read once.
+rlim_t DescriptorLimit() {
+  static const rlim_t limit = [] {
+    struct rlimit files {};
+    return ::getrlimit(RLIMIT_NOFILE, &files) == 0 ? files.rlim_cur : rlim_t{1024};
+  }();
+  return limit;
+}
+
+bool IsName(absl::string_view name) { return !name.empty() && name != "." && name != ".."; }
+
+}  // namespace
+
+int ConfinedTree::Parent(const std::string& path, const char** leaf) {
   const size_t slash = path.rfind('/');
   if (path.empty() || path[0] != '/' || slash == std::string::npos) return -EINVAL;
-  *leaf = path.substr(slash + 1);
   // The last component is acted on by the *at call itself: it must be a name.
-  if (leaf->empty() || *leaf == "." || *leaf == "..") return -EINVAL;
-  const std::string parent = slash == 0 ? "/" : path.substr(0, slash);
-  if (cached_fd_ >= 0 && parent == cached_parent_) return cached_fd_;
-  const int fd = OpenWorkerDirectory(parent, O_PATH);
-  if (fd < 0) return fd;
-  if (cached_fd_ >= 0) ::close(cached_fd_);
-  cached_fd_ = fd;
-  cached_parent_ = parent;
+  if (!IsName(absl::string_view(path).substr(slash + 1))) return -EINVAL;
+  *leaf = path.c_str() + slash + 1;
+  const absl::string_view parent = slash == 0 ? absl::string_view("/") : absl::string_view(path).substr(0, slash);
+  ++uses_;
+  if (last_ < cached_.size() && cached_[last_].path == parent) {
+    cached_[last_].last_use = uses_;
+    return cached_[last_].fd;
+  }
+  if (auto it = index_.find(parent); it != index_.end()) {
+    last_ = it->second;
+    cached_[last_].last_use = uses_;
+    return cached_[last_].fd;
+  }
+  const int fd = OpenParent(parent);
+  if (fd >= 0) Remember(parent, fd);
   return fd;
 }
 
+int ConfinedTree::OpenParent(absl::string_view parent) {
+  // One step from its own parent when that is open (a tree made level by level: mdtest's tree
+  // creation), with the same rules: beneath that directory, no symlink, a plain name.
+  const size_t slash = parent.rfind('/');
+  if (!Roots().empty() && slash != absl::string_view::npos && slash > 0 && IsName(parent.substr(slash + 1))) {
+    if (auto it = index_.find(parent.substr(0, slash)); it != index_.end()) {
+      return OpenAt2(cached_[it->second].fd, std::string(parent.substr(slash + 1)), O_PATH | O_DIRECTORY, 0, kBeneathNoSymlinks);
+    }
+  }
+  return OpenWorkerDirectory(std::string(parent), O_PATH);
+}
+
+void ConfinedTree::Remember(absl::string_view parent, int fd) {
+  // Full (or the process half-way to its descriptor limit, which IO and other tasks need more):
+  // the directory used longest ago makes room.
+  const bool full = cached_.size() >= kCachedDirectories || static_cast<rlim_t>(fd) >= DescriptorLimit() / 2;
+  if (full && !cached_.empty()) {
+    size_t oldest = 0;
+    for (size_t i = 1; i < cached_.size(); ++i) {
+      if (cached_[i].last_use < cached_[oldest].last_use) oldest = i;
+    }
+    ::close(cached_[oldest].fd);
+    index_.erase(cached_[oldest].path);
+    cached_[oldest] = {std::string(parent), fd, uses_};
+    last_ = oldest;
+  } else {
+    cached_.push_back({std::string(parent), fd, uses_});
+    last_ = cached_.size() - 1;
+  }
+  index_[cached_[last_].path] = last_;
+}
+
 int ConfinedTree::MakeDirectory(const std::string& path, mode_t mode) {
-  std::string leaf;
+  const char* leaf;
   const int dir = Parent(path, &leaf);
-  return dir < 0 ? dir : Result(::mkdirat(dir, leaf.c_str(), mode));
+  return dir < 0 ? dir : Result(::mkdirat(dir, leaf, mode));
 }
 
 int ConfinedTree::RemoveDirectory(const std::string& path) {
-  std::string leaf;
+  const char* leaf;
   const int dir = Parent(path, &leaf);
-  return dir < 0 ? dir : Result(::unlinkat(dir, leaf.c_str(), AT_REMOVEDIR));
+  return dir < 0 ? dir : Result(::unlinkat(dir, leaf, AT_REMOVEDIR));
 }
 
 int ConfinedTree::Unlink(const std::string& path) {
-  std::string leaf;
+  const char* leaf;
   const int dir = Parent(path, &leaf);
-  return dir < 0 ? dir : Result(::unlinkat(dir, leaf.c_str(), 0));
+  return dir < 0 ? dir : Result(::unlinkat(dir, leaf, 0));
 }
 
 int ConfinedTree::Rename(const std::string& from, const std::string& to) {
-  std::string from_leaf, to_leaf;
+  const char* from_leaf;
+  const char* to_leaf;
   int from_dir = Parent(from, &from_leaf);
   if (from_dir < 0) return from_dir;
   const size_t from_slash = from.rfind('/'), to_slash = to.rfind('/');
   if (to_slash == from_slash && to.compare(0, to_slash, from, 0, from_slash) == 0) {
     // The same directory (mdtest renames in place): one descriptor serves both names.
-    to_leaf = to.substr(to_slash + 1);
-    if (to_leaf.empty() || to_leaf == "." || to_leaf == "..") return -EINVAL;
-    return Result(::renameat(from_dir, from_leaf.c_str(), from_dir, to_leaf.c_str()));
+    if (!IsName(absl::string_view(to).substr(to_slash + 1))) return -EINVAL;
+    return Result(::renameat(from_dir, from_leaf, from_dir, to.c_str() + to_slash + 1));
   }
   // Different directories: the source's descriptor is duplicated before the cache moves on.
   from_dir = ::fcntl(from_dir, F_DUPFD_CLOEXEC, 0);
   if (from_dir < 0) return -errno;
   const int to_dir = Parent(to, &to_leaf);
-  const int rc = to_dir < 0 ? to_dir : Result(::renameat(from_dir, from_leaf.c_str(), to_dir, to_leaf.c_str()));
+  const int rc = to_dir < 0 ? to_dir : Result(::renameat(from_dir, from_leaf, to_dir, to_leaf));
   ::close(from_dir);
   return rc;
 }
@@ -150,25 +204,25 @@ int ConfinedTree::Stat(const std::string& path, struct stat* st) {
   if (!Roots().empty()) {
     if (const Root* root = RootOf(path); root != nullptr && root->path == path) return Result(::fstat(root->fd, st));
   }
-  std::string leaf;
+  const char* leaf;
   const int dir = Parent(path, &leaf);
-  return dir < 0 ? dir : Result(::fstatat(dir, leaf.c_str(), st, AT_SYMLINK_NOFOLLOW));
+  return dir < 0 ? dir : Result(::fstatat(dir, leaf, st, AT_SYMLINK_NOFOLLOW));
 }
 
 int ConfinedTree::Open(const std::string& path, int flags, mode_t mode) {
-  std::string leaf;
+  const char* leaf;
   const int dir = Parent(path, &leaf);
   if (dir < 0) return dir;
-  const int fd = ::openat(dir, leaf.c_str(), flags | O_NOFOLLOW | O_CLOEXEC, mode);
+  const int fd = ::openat(dir, leaf, flags | O_NOFOLLOW | O_CLOEXEC, mode);
   return fd >= 0 ? fd : -errno;
 }
 
 int ConfinedTree::OpenDirectory(const std::string& path) { return OpenWorkerDirectory(path, O_RDONLY); }
 
 int ConfinedTree::MakeNode(const std::string& path, mode_t mode) {
-  std::string leaf;
+  const char* leaf;
   const int dir = Parent(path, &leaf);
-  return dir < 0 ? dir : Result(::mknodat(dir, leaf.c_str(), mode, 0));
+  return dir < 0 ? dir : Result(::mknodat(dir, leaf, mode, 0));
 }
 
 std::string ConfinedPathReason(int error) {

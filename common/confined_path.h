@@ -20,10 +20,13 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace iofleet {
 
@@ -37,9 +40,11 @@ int OpenConfined(const std::string& path, int flags, mode_t mode = 0644);
 
 // Metadata operations on absolute paths the worker built, for one thread. Each returns 0 (or a
 // descriptor) or -errno: -ELOOP when a component is a symlink, -EXDEV when the path leads out
-// of its root, -EACCES when it is under no root. The descriptor of the last parent directory is
-// kept, so operations on the items of one directory (mdtest) resolve it once; a directory
-// swapped for a symlink after that is never entered (the descriptor stays on the real one).
+// of its root, -EACCES when it is under no root. Descriptors of the last kCachedDirectories
+// parent directories used are kept, so operations on the items of a directory (mdtest) resolve
+// it once, and a directory swapped for a symlink after that is never entered (the descriptor
+// stays on the real one). A directory moved elsewhere after it was opened is still written
+// through its descriptor: rename(2) can only put it where its mover may write anyway.
 class ConfinedTree {
  public:
   ConfinedTree() = default;
@@ -47,10 +52,13 @@ class ConfinedTree {
   ConfinedTree(const ConfinedTree&) = delete;
   ConfinedTree& operator=(const ConfinedTree&) = delete;
 
+  // How many parent directories stay open (fewer when the process nears its descriptor limit).
+  static constexpr size_t kCachedDirectories = 64;
+
   // Opens (and keeps) the directory that holds `path`, as the first operation on a name in it
   // would: a timed operation that comes next finds it open (an untimed set-up step).
   void OpenParentOf(const std::string& path) {
-    std::string leaf;
+    const char* leaf;
     (void)Parent(path, &leaf);
   }
   int MakeDirectory(const std::string& path, mode_t mode = 0755);
@@ -67,10 +75,21 @@ class ConfinedTree {
   int MakeNode(const std::string& path, mode_t mode);
 
  private:
-  // The parent of `path` (cached) and its last component, or -errno.
-  int Parent(const std::string& path, std::string* leaf);
-  std::string cached_parent_;
-  int cached_fd_ = -1;
+  struct CachedDirectory {
+    std::string path;
+    int fd;
+    uint64_t last_use;
+  };
+  // A descriptor of the directory that holds `path` (cached), or -errno; `leaf` points at the
+  // last component inside `path` (a suffix, so NUL-terminated; no copy per operation).
+  int Parent(const std::string& path, const char** leaf);
+  // Opens `parent` beneath the roots: one step from its own parent when that is cached.
+  int OpenParent(absl::string_view parent);
+  void Remember(absl::string_view parent, int fd);
+  std::vector<CachedDirectory> cached_;
+  absl::flat_hash_map<std::string, size_t> index_;  // path -> its entry in cached_
+  size_t last_ = 0;  // the entry used last: the first one looked at
+  uint64_t uses_ = 0;
 };
 
 // A message for a failed confined call, naming the path and, for EXDEV/ELOOP/EACCES, why;

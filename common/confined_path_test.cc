@@ -94,6 +94,55 @@ TEST(ConfinedPath, EveryEscapeFailsAndNothingOutsideIsTouched) {
   EXPECT_EQ(::stat((outside + "/file").c_str(), &st), 0) << "the outside file stayed";
   EXPECT_EQ(ConfinedPathError(-ELOOP, "unlink", root + "/made/file").code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(ConfinedPathError(-ELOOP, "unlink", root + "/made/file").message().find("symlink"), std::string::npos);
+
+  // A directory opened one step from its cached parent (a tree made level by level) follows
+  // the same rules: a symlink or '..' there is refused, not followed.
+  ConfinedTree levels;
+  ASSERT_EQ(levels.MakeDirectory(root + "/level"), 0);
+  ASSERT_EQ(levels.MakeDirectory(root + "/level/next"), 0);  // root/level now open
+  ASSERT_EQ(levels.MakeDirectory(root + "/level/next/leaf"), 0) << "one step from root/level";
+  ASSERT_EQ(::symlink(outside.c_str(), (root + "/level/link").c_str()), 0);
+  EXPECT_EQ(levels.MakeDirectory(root + "/level/link/new"), -ELOOP) << "a symlink one step from a cached directory";
+  EXPECT_EQ(levels.MakeDirectory(root + "/level/../../outside/new"), -EXDEV) << "'..' after a cached directory";
+  EXPECT_NE(::stat((outside + "/new").c_str(), &st), 0) << "nothing was made outside";
+}
+
+// More directories than the cache holds, visited in turn: every call lands in its own
+// directory, and the descriptors go with the tree.
+TEST(ConfinedPath, ManyDirectoriesInTurn) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/many";
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  ASSERT_TRUE(ConfineOpensBeneath({base}).ok());  // (one more root for the process)
+  auto open_descriptors = [] {
+    int n = 0;
+    for (int fd = 0; fd < 4096; ++fd) n += ::fcntl(fd, F_GETFD) != -1;
+    return n;
+  };
+  const int before = open_descriptors();
+  constexpr int kDirectories = 3 * ConfinedTree::kCachedDirectories / 2;
+  {
+    ConfinedTree tree;
+    for (int d = 0; d < kDirectories; ++d) ASSERT_EQ(tree.MakeDirectory(base + "/d" + std::to_string(d)), 0);
+    for (int round = 0; round < 2; ++round) {
+      for (int d = 0; d < kDirectories; ++d) {
+        ASSERT_EQ(tree.MakeDirectory(base + "/d" + std::to_string(d) + "/item" + std::to_string(round)), 0) << d;
+      }
+    }
+    for (int d = kDirectories - 1; d >= 0; --d) {
+      struct stat st;
+      for (int round = 0; round < 2; ++round) {
+        const std::string item = base + "/d" + std::to_string(d) + "/item" + std::to_string(round);
+        ASSERT_EQ(tree.Stat(item, &st), 0) << item;
+        ASSERT_EQ(tree.RemoveDirectory(item), 0) << item;
+      }
+      ASSERT_EQ(tree.Rename(base + "/d" + std::to_string(d), base + "/d" + std::to_string(d) + ".renamed"), 0);
+    }
+    EXPECT_LE(open_descriptors(), before + static_cast<int>(ConfinedTree::kCachedDirectories));
+  }
+  EXPECT_EQ(open_descriptors(), before);
+  for (int d = 0; d < kDirectories; ++d) {
+    EXPECT_EQ(::rmdir((base + "/d" + std::to_string(d) + ".renamed").c_str()), 0) << "each directory emptied and renamed";
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -78,35 +79,96 @@ class StepOrder {
   std::optional<BlockPermutation> permutation_;
 };
 
-// The operation `op` would do on `path`, done where it fails and changes nothing: the same
-// code, system call and directory, so that the timed one finds them warm. Creating (a
-// directory, or a file in a local tree) targets the existing parent directory (EEXIST,
-// EISDIR); the rest a name beside `path` that does not exist (ENOENT), checked with a stat
-// first so that an unlink or rename never meets something that is there.
+// Holds the calling thread on one CPU (of those it may run on) while it lives; the thread's
+// own set of CPUs again after.
+class CpuPin {
+ public:
+  // The rank-th allowed CPU (modulo their number); nothing when the thread may run on one only.
+  static std::optional<CpuPin> Rank(uint32_t rank) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return std::nullopt;
+    const int count = CPU_COUNT(&allowed);
+    if (count < 2) return std::nullopt;
+    int nth = static_cast<int>(rank % static_cast<uint32_t>(count));
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &allowed) || nth-- > 0) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (::sched_setaffinity(0, sizeof(one), &one) != 0) return std::nullopt;
+      return std::optional<CpuPin>(std::in_place, allowed);
+    }
+    return std::nullopt;
+  }
+  explicit CpuPin(const cpu_set_t& allowed) : allowed_(allowed) {}
+  CpuPin(CpuPin&& other) noexcept : allowed_(other.allowed_) { other.moved_ = true; }
+  CpuPin(const CpuPin&) = delete;
+  CpuPin& operator=(const CpuPin&) = delete;
+  ~CpuPin() {
+    if (!moved_) ::sched_setaffinity(0, sizeof(allowed_), &allowed_);
+  }
+
+ private:
+  cpu_set_t allowed_;
+  bool moved_ = false;
+};
+
+// The operation `op` would do on `path`, done on a name beside it, so that the timed one
+// finds the code, the system call's path in the kernel and the directory warm: a thread that
+// slept until the start found them cold, and its first operation took 3-10x the next (a
+// directory made in 20-40 us against 5-10 us on tmpfs), which in a phase of a few operations
+// is most of its time.
+// In a local tree the name `<path>.iofleet-rehearsal` is made and removed again (a removal is
+// rehearsed on a name made for it, a rename on one made and renamed): the tree is left as it
+// was. Over NFS only what fails and changes nothing on the server is done (a creation of the
+// existing parent's name, EEXIST; a lookup, a removal or rename of a missing name, ENOENT).
+// Nothing is done when the name exists.
 void RehearseOperation(FileSystem& fs, v1::MetadataPhase::Op op, const std::string& path) {
   using Op = v1::MetadataPhase;
-  const std::string parent = path.substr(0, path.rfind('/'));
   const std::string missing = path + ".iofleet-rehearsal";
-  switch (op) {
-    case Op::TREE_CREATE:
-    case Op::DIR_CREATE: fs.MakeDirectory(parent); return;
-    case Op::FILE_CREATE:
-      // (over NFS a create of a directory's name is left to the server's idea: not rehearsed)
-      if (!IsNfsUrl(path)) fs.CreateFile(parent, {}, false, false, false);
-      return;
-    default: break;
+  if (IsNfsUrl(path)) {
+    switch (op) {
+      case Op::TREE_CREATE:
+      case Op::DIR_CREATE: fs.MakeDirectory(path.substr(0, path.rfind('/'))); return;
+      case Op::FILE_CREATE: return;  // (a create of a directory's name is left to the server's idea)
+      default: break;
+    }
   }
   if (fs.Stat(missing) != ENOENT) return;
+  if (IsNfsUrl(path)) {
+    switch (op) {
+      case Op::FILE_REMOVE: fs.Unlink(missing); return;
+      case Op::DIR_REMOVE:
+      case Op::TREE_REMOVE: fs.RemoveDirectory(missing); return;
+      case Op::DIR_RENAME: fs.Rename(missing, missing + "-XX"); return;
+      default: break;
+    }
+  }
   switch (op) {
+    case Op::TREE_CREATE:
+    case Op::DIR_CREATE:
+    case Op::DIR_REMOVE:
+    case Op::TREE_REMOVE:
+      if (fs.MakeDirectory(missing) == 0) fs.RemoveDirectory(missing);
+      return;
+    case Op::DIR_RENAME:
+      if (fs.MakeDirectory(missing) != 0) return;
+      if (fs.Rename(missing, missing + "-XX") == 0) {
+        fs.RemoveDirectory(missing + "-XX");
+      } else {
+        fs.RemoveDirectory(missing);
+      }
+      return;
+    case Op::FILE_CREATE:
+    case Op::FILE_REMOVE:
+      if (fs.CreateFile(missing, {}, false, false, false) == 0) fs.Unlink(missing);
+      return;
     case Op::FILE_READ: {
       char byte;
       fs.ReadFile(missing, absl::MakeSpan(&byte, 1));
       return;
     }
-    case Op::FILE_REMOVE: fs.Unlink(missing); return;
-    case Op::DIR_REMOVE:
-    case Op::TREE_REMOVE: fs.RemoveDirectory(missing); return;
-    case Op::DIR_RENAME: fs.Rename(missing, missing + "-XX"); return;
     default: return;  // stat (done above), the listing
   }
 }
@@ -186,15 +248,43 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     }
   }
 
-  // The first operation's directory is opened now, untimed: a phase of a few directories would
-  // otherwise be timed mostly opening it (later ones in the same directory find it open).
-  std::optional<std::pair<uint32_t, uint64_t>> first_item;  // (whose, which) of the first step
+  // The path step `step` of the timed loop below works on (a rename's first name).
+  auto operation_path = [&](uint64_t step) -> std::string {
+    switch (phase.op()) {
+      case Op::TREE_CREATE:
+      case Op::TREE_REMOVE: return tree.DirectoryPath(rank, step);
+      case Op::READDIR: return tree.OperationPath(rank, step);
+      case Op::DIR_RENAME: return tree.RenameStep(owner, step).first;
+      default: {
+        const auto [whose, item] = item_of(step);
+        return tree.OperationPath(whose, item);
+      }
+    }
+  };
+  // The directories the phase works in are opened now, untimed, in the order it visits them,
+  // as many as a local tree keeps open (ConfinedTree::kCachedDirectories; the first
+  // kReadyPeek steps looked at): with a few items per directory (mdtest -I 20) opening each
+  // would otherwise be a tenth of the phase's time, and a phase of a few directories would be
+  // timed mostly opening them. Tree creation makes its directories as it goes: only the first
+  // one's parent is there to open.
+  constexpr size_t kReadyDirectories = ConfinedTree::kCachedDirectories;
+  constexpr uint64_t kReadyPeek = 4096;
+  std::optional<uint64_t> first_step;  // rehearsed before the start
   {
     StepOrder peek = order;
     uint64_t step = 0;
-    if (peek.Next(&step)) {
-      first_item = item_of(step);
-      fs.Ready(tree.OperationPath(first_item->first, first_item->second));
+    std::string last_parent;
+    size_t readied = 0;
+    for (uint64_t peeked = 0; readied < kReadyDirectories && peeked < kReadyPeek && peek.Next(&step); ++peeked) {
+      const std::string path = operation_path(step);
+      const absl::string_view parent = absl::string_view(path).substr(0, path.rfind('/'));
+      if (parent != last_parent) {
+        fs.Ready(path);
+        last_parent = std::string(parent);
+        ++readied;
+      }
+      if (!first_step.has_value()) first_step = step;
+      if (phase.op() == Op::TREE_CREATE) break;
     }
   }
   // The first samples' histogram pages, committed now rather than by the first timed operation.
@@ -209,24 +299,30 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // hundreds of microseconds late (on a 2-vCPU VM with the default timer slack: 80 us most
   // times, 700 us one time in seven), by a different amount on each worker, and a phase of a few
   // directories lasts less than that (mdtest's ranks leave their barrier spinning, within
-  // microseconds of each other). They are spent rehearsing the first operation on a name where
-  // it changes nothing (RehearseOperation): a thread that slept until now finds its code, data
-  // and the kernel's path cold, and its first operation took 10x the next (30 us against 3 us
-  // on tmpfs), which in a phase of ten operations is most of its time.
+  // microseconds of each other). They begin with rehearsals of the first operation beside its
+  // name (RehearseOperation), then spin on the clock.
   constexpr auto kSpin = std::chrono::milliseconds(2);
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // this thread's sleeps end when asked (default: up to 50 us later)
+  // Each task also waits on a CPU of its own (the rank-th of those it may run on) until its
+  // first operation is done. Tasks that sleep until the same instant are otherwise woken by
+  // one timer interrupt onto one CPU while another idles, and the second waits behind the
+  // first's spin until a scheduler tick moves it (70-230 us late in half of a tree removal's
+  // starts on a 2-vCPU VM). mdtest's ranks, bound to cores by mpirun, never sleep.
+  std::optional<CpuPin> pin = CpuPin::Rank(rank);
   if (stop.SleepUntil(start - kSpin)) {
-    // Rehearsals go on while they are cheap (a local file system's microseconds); one that
-    // takes a network round trip (NFS) is done twice at most, so that a thousand tasks do not
-    // send the server a burst of lookups before every phase.
+    // At most kRehearsals, a local tree's few microseconds each (each makes and removes a
+    // name: a bounded churn); one that takes a network round trip (NFS) is done twice at most,
+    // so that a thousand tasks do not send the server a burst of lookups before every phase.
+    constexpr int kRehearsals = 16;
     constexpr auto kCheap = std::chrono::microseconds(20);
     Clock::duration rehearsal{0};
     int rehearsals = 0;
     for (Clock::time_point now = Clock::now(); now < start && !stop.stopped(); now = Clock::now()) {
-      if (!first_item.has_value() || now + 2 * rehearsal >= start) continue;  // one more might run past the instant
+      if (!first_step.has_value() || now + 2 * rehearsal >= start) continue;  // one more might run past the instant
       if (rehearsals >= 2 && rehearsal > kCheap) continue;
+      if (rehearsals >= kRehearsals) continue;
       ++rehearsals;
-      RehearseOperation(fs, phase.op(), tree.OperationPath(first_item->first, first_item->second));  // (the path made anew, as the timed one is)
+      RehearseOperation(fs, phase.op(), operation_path(*first_step));  // (the path made anew, as the timed one is)
       rehearsal = Clock::now() - now;
     }
     outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
@@ -259,6 +355,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       continue;
     }
     if (stop.stopped()) break;
+    if (done > 0) pin.reset();  // the first operation is done: the scheduler places it again
     const uint64_t begin = NowNs();
     if (begin >= stonewall_at) {
       outcome.stonewalled = true;
@@ -337,6 +434,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // -Y: mdtest's sync after the phase, inside its time.
   if (phase.sync_after_phase() && outcome.status.ok()) ::sync();
   outcome.end = Clock::now();
+  pin.reset();
   outcome.items = done;
 
   // Item accounting, after the clock: what creation made must be there (mdtest assumes it).

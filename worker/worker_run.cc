@@ -1,5 +1,6 @@
 #include "worker/worker_run.h"
 
+#include <pthread.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -94,6 +95,8 @@ void WorkerRun::Arm() {
                          .start_gate = &start_gate_};
       ThreadStats* stats = jobs_[j].threads[t].get();
       io_threads_.emplace_back([this, plan, stats, j] {
+        // Named for top -H, perf and ps: which threads are the job's (15 characters at most).
+        pthread_setname_np(pthread_self(), plan.job->has_metadata() ? "mdtest-task" : "io-job");
         JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, stop_, stats) : RunJobThread(plan, stop_, stats);
         AddThreadUsage(&outcome);  // IO threads and mdtest tasks alike
         std::lock_guard<std::mutex> inner(mu_);
