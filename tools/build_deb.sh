@@ -63,6 +63,7 @@ out="iofleet_${version}_amd64.deb"
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$out.partial" > /dev/null
 mv "$out.partial" "$out"
 if [ "$lintian" = 1 ]; then
-  lintian --fail-on warning --tag-display-limit 0 "$out"
+  # (its own temporary files, which it leaves in $TMPDIR, go with $work)
+  TMPDIR="$work" lintian --fail-on warning --tag-display-limit 0 "$out"
 fi
 echo "$out"
