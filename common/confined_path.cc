@@ -90,7 +90,7 @@ int OpenConfined(const std::string& path, int flags, mode_t mode) {
 }
 
 ConfinedTree::~ConfinedTree() {
-  for (const CachedDirectory& c : cached_) ::close(c.fd);
+  for (const auto& [path, c] : cached_) ::close(c.fd);
 }
 
 namespace {
@@ -116,18 +116,18 @@ int ConfinedTree::Parent(const std::string& path, const char** leaf) {
   *leaf = path.c_str() + slash + 1;
   const absl::string_view parent = slash == 0 ? absl::string_view("/") : absl::string_view(path).substr(0, slash);
   ++uses_;
-  if (last_ < cached_.size() && cached_[last_].path == parent) {
-    cached_[last_].last_use = uses_;
-    return cached_[last_].fd;
+  if (last_ == nullptr || last_->first != parent) {
+    auto it = cached_.find(parent);
+    if (it == cached_.end()) {
+      const int fd = OpenParent(parent);
+      if (fd < 0) return fd;
+      Remember(parent, fd);
+      return fd;
+    }
+    last_ = &*it;
   }
-  if (auto it = index_.find(parent); it != index_.end()) {
-    last_ = it->second;
-    cached_[last_].last_use = uses_;
-    return cached_[last_].fd;
-  }
-  const int fd = OpenParent(parent);
-  if (fd >= 0) Remember(parent, fd);
-  return fd;
+  last_->second.last_use = uses_;
+  return last_->second.fd;
 }
 
 int ConfinedTree::OpenParent(absl::string_view parent) {
@@ -135,8 +135,8 @@ int ConfinedTree::OpenParent(absl::string_view parent) {
   // creation), with the same rules: beneath that directory, no symlink, a plain name.
   const size_t slash = parent.rfind('/');
   if (!Roots().empty() && slash != absl::string_view::npos && slash > 0 && IsName(parent.substr(slash + 1))) {
-    if (auto it = index_.find(parent.substr(0, slash)); it != index_.end()) {
-      return OpenAt2(cached_[it->second].fd, std::string(parent.substr(slash + 1)), O_PATH | O_DIRECTORY, 0, kBeneathNoSymlinks);
+    if (auto it = cached_.find(parent.substr(0, slash)); it != cached_.end()) {
+      return OpenAt2(it->second.fd, std::string(parent.substr(slash + 1)), O_PATH | O_DIRECTORY, 0, kBeneathNoSymlinks);
     }
   }
   return OpenWorkerDirectory(std::string(parent), O_PATH);
@@ -145,21 +145,15 @@ int ConfinedTree::OpenParent(absl::string_view parent) {
 void ConfinedTree::Remember(absl::string_view parent, int fd) {
   // Full (or the process half-way to its descriptor limit, which IO and other tasks need more):
   // the directory used longest ago makes room.
-  const bool full = cached_.size() >= kCachedDirectories || static_cast<rlim_t>(fd) >= DescriptorLimit() / 2;
-  if (full && !cached_.empty()) {
-    size_t oldest = 0;
-    for (size_t i = 1; i < cached_.size(); ++i) {
-      if (cached_[i].last_use < cached_[oldest].last_use) oldest = i;
+  if (!cached_.empty() && (cached_.size() >= kCachedDirectories || static_cast<rlim_t>(fd) >= DescriptorLimit() / 2)) {
+    auto oldest = cached_.begin();
+    for (auto it = cached_.begin(); it != cached_.end(); ++it) {
+      if (it->second.last_use < oldest->second.last_use) oldest = it;
     }
-    ::close(cached_[oldest].fd);
-    index_.erase(cached_[oldest].path);
-    cached_[oldest] = {std::string(parent), fd, uses_};
-    last_ = oldest;
-  } else {
-    cached_.push_back({std::string(parent), fd, uses_});
-    last_ = cached_.size() - 1;
+    ::close(oldest->second.fd);
+    cached_.erase(oldest);
   }
-  index_[cached_[last_].path] = last_;
+  last_ = &*cached_.try_emplace(std::string(parent), CachedDirectory{fd, uses_}).first;
 }
 
 int ConfinedTree::MakeDirectory(const std::string& path, mode_t mode) {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -76,19 +76,20 @@ class ConfinedTree {
 
  private:
   struct CachedDirectory {
-    std::string path;
     int fd;
     uint64_t last_use;
   };
+  // (node_hash_map: an entry stays where it is while others come and go, so `last_` holds.)
+  using Cache = absl::node_hash_map<std::string, CachedDirectory>;
   // A descriptor of the directory that holds `path` (cached), or -errno; `leaf` points at the
   // last component inside `path` (a suffix, so NUL-terminated; no copy per operation).
   int Parent(const std::string& path, const char** leaf);
   // Opens `parent` beneath the roots: one step from its own parent when that is cached.
   int OpenParent(absl::string_view parent);
+  // Keeps `fd` as `parent`'s, closing the directory used longest ago when the cache is full.
   void Remember(absl::string_view parent, int fd);
-  std::vector<CachedDirectory> cached_;
-  absl::flat_hash_map<std::string, size_t> index_;  // path -> its entry in cached_
-  size_t last_ = 0;  // the entry used last: the first one looked at
+  Cache cached_;
+  Cache::value_type* last_ = nullptr;  // the entry used last: the first one looked at
   uint64_t uses_ = 0;
 };
 

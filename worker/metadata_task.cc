@@ -102,16 +102,12 @@ class CpuPin {
     return std::nullopt;
   }
   explicit CpuPin(const cpu_set_t& allowed) : allowed_(allowed) {}
-  CpuPin(CpuPin&& other) noexcept : allowed_(other.allowed_) { other.moved_ = true; }
   CpuPin(const CpuPin&) = delete;
   CpuPin& operator=(const CpuPin&) = delete;
-  ~CpuPin() {
-    if (!moved_) ::sched_setaffinity(0, sizeof(allowed_), &allowed_);
-  }
+  ~CpuPin() { ::sched_setaffinity(0, sizeof(allowed_), &allowed_); }
 
  private:
   cpu_set_t allowed_;
-  bool moved_ = false;
 };
 
 // The operation `op` would do on `path`, done on a name beside it, so that the timed one
@@ -127,7 +123,8 @@ class CpuPin {
 void RehearseOperation(FileSystem& fs, v1::MetadataPhase::Op op, const std::string& path) {
   using Op = v1::MetadataPhase;
   const std::string missing = path + ".iofleet-rehearsal";
-  if (IsNfsUrl(path)) {
+  const bool nfs = IsNfsUrl(path);
+  if (nfs) {
     switch (op) {
       case Op::TREE_CREATE:
       case Op::DIR_CREATE: fs.MakeDirectory(path.substr(0, path.rfind('/'))); return;
@@ -136,7 +133,7 @@ void RehearseOperation(FileSystem& fs, v1::MetadataPhase::Op op, const std::stri
     }
   }
   if (fs.Stat(missing) != ENOENT) return;
-  if (IsNfsUrl(path)) {
+  if (nfs) {
     switch (op) {
       case Op::FILE_REMOVE: fs.Unlink(missing); return;
       case Op::DIR_REMOVE:
@@ -248,7 +245,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     }
   }
 
-  // The path step `step` of the timed loop below works on (a rename's first name).
+  // The path step `step` of the timed loop below works on (a rename's first name; a
+  // cleanup's leftovers are named by their listing instead).
   auto operation_path = [&](uint64_t step) -> std::string {
     switch (phase.op()) {
       case Op::TREE_CREATE:
@@ -319,8 +317,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     int rehearsals = 0;
     for (Clock::time_point now = Clock::now(); now < start && !stop.stopped(); now = Clock::now()) {
       if (!first_step.has_value() || now + 2 * rehearsal >= start) continue;  // one more might run past the instant
-      if (rehearsals >= 2 && rehearsal > kCheap) continue;
-      if (rehearsals >= kRehearsals) continue;
+      if (rehearsals >= kRehearsals || (rehearsals >= 2 && rehearsal > kCheap)) continue;
       ++rehearsals;
       RehearseOperation(fs, phase.op(), operation_path(*first_step));  // (the path made anew, as the timed one is)
       rehearsal = Clock::now() - now;
@@ -367,24 +364,23 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     bool mismatch = false;  // -X / --verify-write: the data read back is not what was written
     // The item phases' item (whose, which); tree phases and the listing count directories.
     const auto [whose, item] = item_of(step);
+    if (phase.op() == Op::DIR_RENAME) {
+      std::tie(path, other) = tree.RenameStep(owner, step);
+    } else {
+      path = leftovers.empty() ? operation_path(step) : leftovers[step];
+    }
     switch (phase.op()) {
-      case Op::TREE_CREATE: error = fs.MakeDirectory(path = tree.DirectoryPath(rank, step)); break;
-      case Op::TREE_REMOVE: error = fs.RemoveDirectory(path = tree.DirectoryPath(rank, step)); break;
+      case Op::TREE_CREATE: error = fs.MakeDirectory(path); break;
+      case Op::TREE_REMOVE: error = fs.RemoveDirectory(path); break;
       case Op::READDIR: {
-        const int64_t n = fs.ListDirectory(path = tree.OperationPath(rank, step), "");
+        const int64_t n = fs.ListDirectory(path, "");
         error = n < 0 ? static_cast<int>(-n) : 0;
         break;
       }
-      case Op::DIR_CREATE: error = fs.MakeDirectory(path = tree.ItemPath(whose, item, false)); break;
-      case Op::DIR_STAT: error = fs.Stat(path = tree.ItemPath(whose, item, false)); break;
-      case Op::DIR_RENAME: {
-        std::tie(path, other) = tree.RenameStep(owner, step);
-        error = fs.Rename(path, other);
-        break;
-      }
-      case Op::DIR_REMOVE:
-        error = fs.RemoveDirectory(path = leftovers.empty() ? tree.ItemPath(whose, item, false) : leftovers[step]);
-        break;
+      case Op::DIR_CREATE: error = fs.MakeDirectory(path); break;
+      case Op::DIR_STAT: error = fs.Stat(path); break;
+      case Op::DIR_RENAME: error = fs.Rename(path, other); break;
+      case Op::DIR_REMOVE: error = fs.RemoveDirectory(path); break;
       case Op::FILE_CREATE: {
         // -c: each file holds its owner's data, as in mdtest, where every task writes its own
         // files once task 0 has made them.
@@ -394,7 +390,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         }
         const std::vector<char>& data = writer->ForItem(tree.ItemNumber(item));
         bytes = data.size();
-        error = fs.CreateFile(path = tree.ItemPath(whose, item, true), data, phase.sync_writes(), phase.use_mknod(), phase.shared_file());
+        error = fs.CreateFile(path, data, phase.sync_writes(), phase.use_mknod(), phase.shared_file());
         if (error == 0 && phase.verify_write() && !data.empty()) {
           // --verify-write: read back at once (timed, as in mdtest) and checked.
           error = fs.ReadFile(path, absl::MakeSpan(read_buffer));
@@ -402,13 +398,13 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         }
         break;
       }
-      case Op::FILE_STAT: error = fs.Stat(path = tree.ItemPath(whose, item, true)); break;
+      case Op::FILE_STAT: error = fs.Stat(path); break;
       case Op::FILE_READ:
-        error = fs.ReadFile(path = tree.ItemPath(whose, item, true), absl::MakeSpan(read_buffer));
+        error = fs.ReadFile(path, absl::MakeSpan(read_buffer));
         bytes = read_buffer.size();
         mismatch = error == 0 && expected.has_value() && !expected->Matches(tree.ItemNumber(item), read_buffer);
         break;
-      case Op::FILE_REMOVE: error = fs.Unlink(path = leftovers.empty() ? tree.ItemPath(whose, item, true) : leftovers[step]); break;
+      case Op::FILE_REMOVE: error = fs.Unlink(path); break;
       default: error = EINVAL; break;
     }
     // Cleaning up after an interruption: what is already gone is fine.
