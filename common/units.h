@@ -12,8 +12,14 @@
 namespace iofleet {
 
 // fio's default kb_base=1024: k/K/KB/KiB = 2^10, m/M/MB/MiB = 2^20, g, t, p likewise.
-// A bare number is bytes.
+// A bare number is bytes. Sizes, durations and counts may be arithmetic, as fio's are in
+// parentheses: + - * / % ^ and ( ), units on the operands ("(2*1m+4k)", "(1m+30s)"). fio
+// evaluates arithmetic only when the value starts with '(' (it reads size=5*1024*1024 as 5
+// bytes); iofleet evaluates it either way.
 absl::StatusOr<uint64_t> ParseSize(absl::string_view text);
+
+// A whole number or an arithmetic expression over whole numbers (and sizes): "(16*2)".
+absl::StatusOr<uint64_t> EvaluateCount(absl::string_view text);
 
 // fio's time syntax: a bare number is in `default_unit_ns` (seconds for runtime); suffixes
 // ns, us, ms, s, m, h, d.

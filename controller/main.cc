@@ -35,6 +35,8 @@ const std::vector<OptionSpec> kRunOptions = WithSessionOptions({
     {"directory", true, false, "DIR", "where jobs without directory= put their files (a path on the workers)"},
     {"keep-files", false, false, "", "with no hosts: keep the temporary job directory"},
     {"ignore-unsupported", false, false, "", "skip fio options iofleet does not implement (listed in the report)"},
+    {"section", true, true, "NAME", "run only job section NAME (and [global]), as fio's --section; repeatable"},
+    {"parse-only", false, false, "", "parse, resolve and validate the job, print the resolved jobs and exit (0 valid, 2 not); no worker is contacted"},
     {"help", false, false, "", "show this help"},
 });
 
@@ -122,6 +124,8 @@ int Run(const std::vector<std::string>& args) {
   options.keep_files = cl->Has("keep-files");
   options.directory = cl->Get("directory");
   options.ignore_unsupported = cl->Has("ignore-unsupported");
+  options.sections = cl->GetAll("section");
+  if (cl->Has("parse-only")) return ParseJobOnly(options);
   return RunJob(options);
 }
 

@@ -34,6 +34,7 @@
 #include "controller/report_text.h"
 #include "controller/results_dir.h"
 #include "controller/run_aggregator.h"
+#include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/file_names.h"
 #include "job/fio_job_file.h"
@@ -95,9 +96,40 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
           {"hosts.json", hosts_json}};
 }
 
+int ParseJobOnly(const RunOptions& options) {
+  const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported, .sections = options.sections};
+  auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
+                                            : ParseFioCommandLine(options.job_options, parse_options);
+  if (!parsed.ok()) return Fail(parsed.status(), 2);
+  // The pattern ExecuteRun makes a local run's temporary directory from: shown, never made.
+  static constexpr char kTemporaryDirectory[] = "/tmp/iofleet-run-XXXXXX";
+  absl::StatusOr<ResolvedRun> resolved =
+      ResolveRunSpec(std::move(*parsed), RunPlacement{.default_directory = options.directory,
+                                                      .target = options.target,
+                                                      .local_workers = options.session.local(),
+                                                      .temporary_directory = []() -> absl::StatusOr<std::string> {
+                                                        return std::string(kTemporaryDirectory);
+                                                      }});
+  if (!resolved.ok()) return Fail(resolved.status(), 2);
+  for (const std::string& note : resolved->notes) std::cerr << "iofleet: " << note << "\n";
+  for (const std::string& ignored : resolved->spec.ignored_options()) {
+    std::cerr << "iofleet: ignoring unsupported fio option (--ignore-unsupported): " << ignored << "\n";
+  }
+  // Protobuf's text format of each job: every field the workers get, by its name in
+  // proto/job.proto, defaults left out.
+  google::protobuf::TextFormat::Printer printer;
+  std::cout << "# " << resolved->spec.source() << ": " << resolved->spec.jobs_size() << " job(s), valid\n";
+  for (const v1::JobSpec& job : resolved->spec.jobs()) {
+    std::string text;
+    printer.PrintToString(job, &text);
+    std::cout << "\n[" << job.name() << "]\n" << text;
+  }
+  return 0;
+}
+
 int RunJob(const RunOptions& options) {
   // The job, fully validated before any worker is touched.
-  const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported};
+  const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported, .sections = options.sections};
   auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
                                             : ParseFioCommandLine(options.job_options, parse_options);
   if (!parsed.ok()) return Fail(parsed.status(), 2);

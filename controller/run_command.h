@@ -24,6 +24,7 @@ struct RunOptions {
   std::string target;                    // compare: every job runs here (a path or nfs:// URL)
   bool keep_files = false;               // keep the temporary directory of a local run
   bool ignore_unsupported = false;       // skip fio options iofleet does not implement
+  std::vector<std::string> sections;     // fio's --section: only these jobs (empty: all)
   IntervalMetrics* metrics = nullptr;    // Prometheus, when served (CommandOutputs)
   std::string fio_log_directory = ".";   // where fio's write_*_log prefixes are resolved
 };
@@ -43,6 +44,12 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
 // verify_across_workers, validation), runs it on the cluster and fills `report`; errors that
 // stop it early are printed here.
 RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport* report);
+
+// --parse-only (as fio's): parses, resolves (placement as the run would do it) and validates
+// the job, prints the resolved jobs to stdout and returns 0, or prints the error and returns 2.
+// Contacts no worker and creates nothing: a local run's temporary directory is shown by the
+// pattern it would be made from.
+int ParseJobOnly(const RunOptions& options);
 
 // Exit codes: 0 success; 1 the run failed or was incomplete (IO errors, lost workers,
 // interrupted); 2 bad input (job file, options), before any worker was touched.

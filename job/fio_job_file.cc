@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/nearest_name.h"
 #include "common/printable.h"
@@ -24,13 +26,16 @@
 #include "job/fio_option_names.h"
 #include "job/fio_options.h"
 #include "common/units.h"
+#include "engines/engine_catalog.h"
+#include "job/fio_refusals.h"
 #include "job/job_validation.h"
 
 namespace iofleet {
 
 std::vector<std::string> KnownFioOptions() {
-  std::vector<std::string> names = {"readwrite", "blocksize"};
+  std::vector<std::string> names;
   for (const FioOption& o : FioOptions()) names.push_back(o.name);
+  for (const auto& [alias, name] : FioAliases()) names.emplace_back(alias);
   return names;
 }
 
@@ -94,6 +99,8 @@ absl::Status AppendLines(const std::string& text, const std::string& file_name, 
       return absl::InvalidArgumentError(absl::StrCat(file_name, ":", number, ": the line is ", raw.size(), " bytes long, above the maximum of ",
                                                      kMaxLineBytes));
     }
+    // fio ends a job-file line at its first ';' or '#': `runtime=3600  # an hour`.
+    raw = raw.substr(0, raw.find_first_of(";#"));
     absl::string_view stripped = absl::StripAsciiWhitespace(raw);
     if (absl::StartsWith(stripped, "include") && (stripped.size() == 7 || absl::ascii_isspace(stripped[7]))) {
       const std::string where = absl::StrCat(file_name, ":", number);
@@ -152,8 +159,63 @@ absl::StatusOr<std::string> ExpandVariables(absl::string_view text) {
   return out;
 }
 
+// A section header's name ("global" included), or nullopt for any other line.
+std::optional<std::string> SectionName(absl::string_view line) {
+  line = absl::StripAsciiWhitespace(line);
+  if (line.size() < 3 || line.front() != '[' || line.back() != ']') return std::nullopt;
+  return std::string(absl::StripAsciiWhitespace(line.substr(1, line.size() - 2)));
+}
+
+bool Selected(const std::string& section, const FioParseOptions& options) {
+  return section == "global" || options.sections.empty() ||
+         std::find(options.sections.begin(), options.sections.end(), section) != options.sections.end();
+}
+
+// Before any option is read: a job whose ioengine is one of fio's that iofleet does not have is
+// refused at its ioengine= line, naming the engine and what it does — the engine's own options
+// further down would otherwise be reported as unknown.
+absl::Status CheckEngines(const std::vector<SourceLine>& lines, const FioParseOptions& options) {
+  const SourceLine* global_engine = nullptr;
+  const SourceLine* job_engine = nullptr;
+  std::string section;
+  auto check = [&]() -> absl::Status {
+    if (section.empty() || section == "global" || !Selected(section, options)) return absl::OkStatus();
+    const SourceLine* where = job_engine != nullptr ? job_engine : global_engine;
+    if (where == nullptr) return absl::OkStatus();
+    const absl::string_view text = where->text;
+    std::string engine(absl::StripAsciiWhitespace(text.substr(text.find('=') + 1)));
+    if (engine.find('$') != std::string::npos || FindEngine(engine).ok()) return absl::OkStatus();
+    if (absl::StartsWith(engine, "external:")) engine = "external";
+    const char* why = FioEngineRefusal(engine);
+    if (why == nullptr) return absl::OkStatus();  // not fio's either: validation names the nearest engine
+    return absl::InvalidArgumentError(absl::StrCat(FileLine(*where), ": job '", Printable(section, 64), "': ioengine=", engine,
+                                                   " is one of fio's engines that iofleet does not have: ", why,
+                                                   ". iofleet's engines: ", absl::StrJoin(EngineNames(), ", ")));
+  };
+  for (const SourceLine& l : lines) {
+    if (std::optional<std::string> name = SectionName(l.text)) {
+      RETURN_IF_ERROR(check());
+      section = *name;
+      job_engine = nullptr;
+      continue;
+    }
+    const absl::string_view line = absl::StripAsciiWhitespace(l.text);
+    const size_t eq = line.find('=');
+    if (eq == absl::string_view::npos || absl::StripAsciiWhitespace(line.substr(0, eq)) != "ioengine") continue;
+    (section == "global" ? global_engine : job_engine) = &l;
+  }
+  return check();
+}
+
 absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const std::string& source,
                                    const FioParseOptions& parse_options) {
+  RETURN_IF_ERROR(CheckEngines(lines, parse_options));
+  for (const std::string& wanted : parse_options.sections) {
+    if (!std::any_of(lines.begin(), lines.end(), [&](const SourceLine& l) { return SectionName(l.text) == wanted; })) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": --section ", wanted, ": no job section [", wanted, "]"));
+    }
+  }
+  bool skipping = false;  // inside a section --section did not select
   RunSpec spec;
   spec.set_source(source);
   JobSpec global = DefaultJob();
@@ -163,12 +225,16 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       return absl::InvalidArgumentError(absl::StrCat(FileLine(source_line), ": ", Printable(message, 400)));
     };
     absl::string_view line = absl::StripAsciiWhitespace(source_line.text);
-    if (line.empty() || line[0] == ';' || line[0] == '#') continue;
+    if (line.empty()) continue;
     if (line[0] == '[') {
       if (line.back() != ']' || line.size() < 3) {
         return fail(absl::StrCat("malformed section header '", line, "' (expected [name])"));
       }
       std::string name(absl::StripAsciiWhitespace(line.substr(1, line.size() - 2)));
+      // fio's --section: the other jobs are not read at all (their options may need
+      // variables only the selected run sets).
+      skipping = !Selected(name, parse_options);
+      if (skipping) continue;
       if (name == "global") {
         current = &global;
         continue;
@@ -183,6 +249,7 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       current->mutable_location()->set_line(source_line.line);
       continue;
     }
+    if (skipping) continue;
     if (current == nullptr) {
       return fail(absl::StrCat("option '", line, "' outside of a section: start with [global] or [jobname]"));
     }
@@ -202,6 +269,9 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
     // Nothing in a job may run commands on a worker: refused outright, never skipped.
     if (name == "exec_prerun" || name == "exec_postrun" || (name == "ioengine" && absl::StrContains(raw_value, "exec"))) {
       return fail(absl::StrCat("'", line, "' is refused: iofleet never runs commands on workers"));
+    }
+    if (const char* why = FioHardwareOptionRefusal(name); option == nullptr && why != nullptr) {
+      return fail(absl::StrCat("fio option '", key, "' cannot run in iofleet: ", why, " (iofleet does IO through the kernel's file interfaces)"));
     }
     if (option == nullptr) {
       const auto& fio_names = FioOptionNames();
@@ -227,10 +297,20 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
   if (spec.jobs().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": no job sections (add [jobname] after [global])"));
   }
-  for (JobSpec& job : *spec.mutable_jobs()) {
+  for (int j = 0; j < spec.jobs_size(); ++j) {
+    JobSpec& job = *spec.mutable_jobs(j);
+    // wait_for names an earlier job (the controller turns it into phases; workers never see
+    // the job it names, so it is checked here).
+    if (!job.wait_for().empty() &&
+        std::none_of(spec.jobs().begin(), spec.jobs().begin() + j, [&](const JobSpec& earlier) { return earlier.name() == job.wait_for(); })) {
+      return absl::InvalidArgumentError(absl::StrCat(job.location().file(), ":", job.location().line(), ": job '", job.name(), "': wait_for=",
+                                                     Printable(job.wait_for(), 64), " names no job defined before this one"));
+    }
     // fio: filename=a:b:c names the job's files; size defaults to nrfiles x filesize.
     if (const size_t names = JobFileNames(job).size(); names > 1) job.set_nrfiles(static_cast<uint32_t>(names));
     if (job.size() == 0 && job.filesize() > 0) job.set_size(job.filesize() * std::max(1u, job.nrfiles()));
+    // fio: no size= for named files (filename=/dev/sdb) takes their size, as size=100% does.
+    if (job.size() == 0 && job.size_percent() == 0 && !job.filename().empty() && !job.has_metadata()) job.set_size_percent(100);
     if (!job.nfs_url().empty()) {
       // fio's nfs engine opens directory/filename inside the export nfs_url names.
       auto url = ParseNfsUrl(job.nfs_url());  // checked where the option was read

@@ -23,6 +23,8 @@ struct FioParseOptions {
   // A fio option iofleet does not implement is skipped and listed in RunSpec.ignored_options
   // instead of being an error. Options fio does not know are errors either way.
   bool ignore_unsupported = false;
+  // fio's --section: only these job sections (and [global]) are read; empty reads them all.
+  std::vector<std::string> sections;
 };
 
 // Parses job-file text; `file_name` is used in error messages ("quick.fio:12: ...").

@@ -232,6 +232,15 @@ const std::vector<std::string>& FioOptionNames() {
       "zonerange",
       "zonesize",
       "zoneskip",
+      // Newer than 3.33 (fio's examples at f5344384 use them).
+      "dedupe_working_set_percentage",
+      "random_sequence_stride",
+      "sprandom",
+      "spr_cs",
+      "spr_num_regions",
+      "spr_op",
+      "steadystate_check_interval",
+      "verify_write_sequence",
   };
   return kNames;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -50,8 +51,10 @@ OptionSetter StringOption(std::string* (JobSpec::*field)()) {
 OptionSetter UintOption(void (JobSpec::*set)(uint32_t), uint32_t min, uint32_t max,
                         uint32_t (*transform)(uint32_t) = nullptr) {
   return [=](absl::string_view v, JobSpec* j) {
-    uint32_t n;
-    if (!absl::SimpleAtoi(v, &n) || n < min || n > max) {
+    uint32_t n = 0;
+    absl::StatusOr<uint64_t> value = EvaluateCount(v);
+    if (value.ok() && *value <= UINT32_MAX) n = static_cast<uint32_t>(*value);
+    if (!value.ok() || *value > UINT32_MAX || n < min || n > max) {
       return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a whole number from ", min, " to ", max));
     }
     (j->*set)(transform ? transform(n) : n);
@@ -179,10 +182,79 @@ absl::Status SetFileService(absl::string_view v, JobSpec* j) {
   return absl::OkStatus();
 }
 
-// fio's random_distribution: random, zipf:THETA, pareto:H, normal:DEV (percent).
+// fio's random_distribution=zoned:50/5:30/15:20/ (IO percent / range percent, the last
+// entry's empty range taking the rest) or zoned_abs:60/20G:40/100G, optionally per direction
+// (READ,WRITE[,TRIM]) like bssplit.
+absl::Status SetZonedDistribution(absl::string_view kind, absl::string_view zones, JobSpec* j) {
+  const bool absolute = kind == "zoned_abs";
+  v1::RandomDistribution* d = j->mutable_random_distribution();
+  d->Clear();
+  d->set_kind(absolute ? v1::RandomDistribution::ZONED_ABS : v1::RandomDistribution::ZONED);
+  std::vector<absl::string_view> directions = absl::StrSplit(zones, ',');
+  if (directions.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", zones, "' has more than three parts (read,write,trim)"));
+  google::protobuf::RepeatedPtrField<v1::RandomDistribution::Zone>* targets[] = {d->mutable_read_zones(), d->mutable_write_zones()};
+  for (size_t dir = 0; dir < 2; ++dir) {
+    absl::string_view text = absl::StripAsciiWhitespace(directions.size() == 1 ? directions[0] : (dir < directions.size() ? directions[dir] : ""));
+    if (text.empty()) text = absl::StripAsciiWhitespace(directions[0]);  // a direction left out uses the first
+    uint32_t access = 0, size = 0, unsized = 0;
+    for (absl::string_view entry : absl::StrSplit(text, ':')) {
+      const size_t slash = entry.find('/');
+      if (slash == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat("zone '", entry, "' needs IO_PERCENT/", absolute ? "SIZE" : "RANGE_PERCENT"));
+      v1::RandomDistribution::Zone* zone = targets[dir]->Add();
+      uint32_t percent;
+      if (!absl::SimpleAtoi(entry.substr(0, slash), &percent) || percent > 100) {
+        return absl::InvalidArgumentError(absl::StrCat("zone '", entry, "': '", entry.substr(0, slash), "' is not a percentage of the IOs"));
+      }
+      zone->set_access_percent(percent);
+      access += percent;
+      const absl::string_view extent = absl::StripAsciiWhitespace(entry.substr(slash + 1));
+      if (extent.empty()) {
+        ++unsized;
+        continue;
+      }
+      if (absolute) {
+        auto bytes = ParseSize(extent);
+        if (!bytes.ok()) return bytes.status();
+        if (*bytes == 0) return absl::InvalidArgumentError(absl::StrCat("zone '", entry, "' has no size"));
+        zone->set_size_bytes(*bytes);
+      } else {
+        uint32_t range;
+        if (!absl::SimpleAtoi(extent, &range) || range == 0 || range > 100) {
+          return absl::InvalidArgumentError(absl::StrCat("zone '", entry, "': '", extent, "' is not a percentage of the range from 1 to 100"));
+        }
+        zone->set_size_percent(range);
+        size += range;
+      }
+    }
+    if (targets[dir]->size() > 256) return absl::InvalidArgumentError("more than 256 zones");
+    if (access != 100) return absl::InvalidArgumentError(absl::StrCat("the zones' IO percentages in '", text, "' add up to ", access, ", not 100"));
+    if (unsized > 1) return absl::InvalidArgumentError(absl::StrCat("'", text, "': only the last zone may leave its size out (it takes the rest)"));
+    if (unsized == 1 && targets[dir]->rbegin()->size_percent() + targets[dir]->rbegin()->size_bytes() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("'", text, "': only the last zone may leave its size out (it takes the rest)"));
+    }
+    if (!absolute) {
+      if (unsized == 1) {
+        if (size >= 100) return absl::InvalidArgumentError(absl::StrCat("'", text, "': the zones before the last cover the whole range"));
+        targets[dir]->rbegin()->set_size_percent(100 - size);
+        size = 100;
+      }
+      if (size != 100) return absl::InvalidArgumentError(absl::StrCat("the zones' range percentages in '", text, "' add up to ", size, ", not 100"));
+    }
+  }
+  j->set_norandommap(true);  // fio draws within a zone with repeats
+  return absl::OkStatus();
+}
+
+// fio's random_distribution: random, zipf:THETA, pareto:H, normal:DEV (percent), zoned and
+// zoned_abs.
 absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
   const size_t colon = v.find(':');
   const absl::string_view kind = v.substr(0, colon);
+  if (kind == "zoned" || kind == "zoned_abs") {
+    if (colon == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(kind, " needs zones, e.g. ", kind, ":50/5:30/15:20/"));
+    return SetZonedDistribution(kind, v.substr(colon + 1), j);
+  }
+  j->mutable_random_distribution()->Clear();
   double parameter = 0;
   if (colon != absl::string_view::npos && !absl::SimpleAtod(v.substr(colon + 1), &parameter)) {
     return absl::InvalidArgumentError(absl::StrCat("'", v.substr(colon + 1), "' is not a number"));
@@ -202,8 +274,8 @@ absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
     d->set_kind(v1::RandomDistribution::NORMAL);
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown distribution '", kind, "'",
-                                                   DidYouMean(kind, {"random", "zipf", "pareto", "normal"}),
-                                                   "; use random, zipf:THETA, pareto:H or normal:DEV"));
+                                                   DidYouMean(kind, {"random", "zipf", "pareto", "normal", "zoned", "zoned_abs"}),
+                                                   "; use random, zipf:THETA, pareto:H, normal:DEV, zoned:... or zoned_abs:..."));
   }
   if (d->kind() != v1::RandomDistribution::UNIFORM) j->set_norandommap(true);  // repeats are the point
   return absl::OkStatus();
@@ -228,10 +300,18 @@ absl::Status SetReadWrite(absl::string_view value, JobSpec* j) {
   const size_t colon = value.find(':');
   const absl::string_view v = value.substr(0, colon);
   j->set_rw_modifier(0);
+  j->set_rw_modifier_backwards(false);
   if (colon != absl::string_view::npos) {
-    auto modifier = ParseSize(value.substr(colon + 1));
+    // rw=read:-8k: a negative modifier goes backwards.
+    absl::string_view text = absl::StripAsciiWhitespace(value.substr(colon + 1));
+    const bool backwards = absl::ConsumePrefix(&text, "-");
+    auto modifier = ParseSize(text);
     if (!modifier.ok()) return modifier.status();
     j->set_rw_modifier(*modifier);
+    j->set_rw_modifier_backwards(backwards && *modifier > 0);
+  }
+  if (j->rw_modifier_backwards() && (v == "randread" || v == "randwrite" || v == "randrw")) {
+    return absl::InvalidArgumentError(absl::StrCat("'", value, "': a negative modifier (backwards) is for sequential IO only"));
   }
   static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
       {"read", v1::SEQ_READ},      {"write", v1::SEQ_WRITE}, {"randread", v1::RAND_READ},
@@ -363,7 +443,6 @@ const std::vector<FioOption>& FioOptions() {
       {"scramble_buffers", false, BoolOption(&JobSpec::set_scramble_buffers)},
       {"offset", true, SizeOption(&JobSpec::set_offset, UINT64_MAX)},
       {"io_size", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
-      {"io_limit", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
       {"unlink", false, BoolOption(&JobSpec::set_unlink)},
       {"bssplit", true, &SetBlockSizeSplit},
       {"nrfiles", true, UintOption(&JobSpec::set_nrfiles, 1, 65536)},
@@ -372,8 +451,14 @@ const std::vector<FioOption>& FioOptions() {
       {"create_on_open", false, BoolOption(&JobSpec::set_create_on_open)},
       {"overwrite", false, BoolOption(&JobSpec::set_overwrite)},
       {"stonewall", false, BoolOption(&JobSpec::set_stonewall)},
-      {"wait_for_previous", false, BoolOption(&JobSpec::set_stonewall)},
       {"new_group", false, BoolOption(&JobSpec::set_new_group)},
+      {"wait_for", true, StringOption(&JobSpec::mutable_wait_for)},
+      {"allow_file_create", false, [](absl::string_view v, JobSpec* j) {
+         bool allow = true;
+         absl::Status s = ParseBool(v, &allow);
+         if (s.ok()) j->set_no_file_create(!allow);
+         return s;
+       }},
       {"group_reporting", false, BoolOption(&JobSpec::set_group_reporting)},
       {"verify", true, [](absl::string_view v, JobSpec* j) {
          if (v == "crc32c" || v == "crc32c-intel") j->set_verify(v1::JobSpec::VERIFY_CRC32C);
@@ -414,12 +499,10 @@ const std::vector<FioOption>& FioOptions() {
          if (v == "native" || v == "posix" || v == "1") return absl::OkStatus();
          return absl::InvalidArgumentError(absl::StrCat("fallocate=", v, " is not implemented (layout uses posix_fallocate: native/posix)"));
        }},
-      {"blockalign", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
+      {"ba", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},
-      {"iodepth_batch_submit", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
       {"iodepth_batch", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
       {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
-      {"iodepth_batch_complete", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
       {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},
       {"percentile_list", true, &SetPercentileList},
       {"clat_percentiles", false, BoolOption(&JobSpec::set_clat_percentiles)},
@@ -428,11 +511,38 @@ const std::vector<FioOption>& FioOptions() {
   return kOptions;
 }
 
-// fio spells some options two ways.
+// fio spells some options two ways: its aliases (`fio --cmdhelp=NAME` lists them), and
+// `threads`, which fio takes for `thread`.
+const absl::flat_hash_map<absl::string_view, absl::string_view>& FioAliases() {
+  static const auto* const kAliases = new absl::flat_hash_map<absl::string_view, absl::string_view>{
+      {"readwrite", "rw"},
+      {"blocksize", "bs"},
+      {"blockalign", "ba"},
+      {"blocksize_range", "bsrange"},
+      {"blocksize_unaligned", "bs_unaligned"},
+      {"iodepth_batch_submit", "iodepth_batch"},
+      {"iodepth_batch_complete", "iodepth_batch_complete_min"},
+      {"io_limit", "io_size"},
+      {"fill_fs", "fill_device"},
+      {"fileoffset", "offset"},
+      {"nr_files", "nrfiles"},
+      {"timeout", "runtime"},
+      {"iomem", "mem"},
+      {"ratemin", "rate_min"},
+      {"ratecycle", "rate_cycle"},
+      {"wait_for_previous", "stonewall"},
+      {"disable_bw", "disable_bw_measurement"},
+      {"ss", "steadystate"},
+      {"ss_dur", "steadystate_duration"},
+      {"ss_ramp", "steadystate_ramp_time"},
+      {"threads", "thread"},
+  };
+  return *kAliases;
+}
+
 absl::string_view CanonicalFioName(absl::string_view name) {
-  if (name == "readwrite") return "rw";
-  if (name == "blocksize") return "bs";
-  return name;
+  auto it = FioAliases().find(name);
+  return it == FioAliases().end() ? name : it->second;
 }
 
 // fio's defaults for what the file does not say.

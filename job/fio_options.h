@@ -8,6 +8,7 @@
 #include <functional>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "proto/job.pb.h"
@@ -25,8 +26,11 @@ struct FioOption {
 
 // Every option iofleet implements.
 const std::vector<FioOption>& FioOptions();
-// fio spells some options two ways (readwrite=rw, blocksize=bs...): the one the table uses.
+// fio spells some options two ways (readwrite=rw, blocksize=bs, timeout=runtime...): the
+// name the table and fio's option list use.
 absl::string_view CanonicalFioName(absl::string_view name);
+// Every alias and the option it stands for.
+const absl::flat_hash_map<absl::string_view, absl::string_view>& FioAliases();
 // fio's defaults for what the job file does not say.
 v1::JobSpec DefaultJob();
 

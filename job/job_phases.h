@@ -1,6 +1,7 @@
 // How a job file's jobs are sequenced and grouped: fio's stonewall splits them into phases
 // that run one after another (on the cluster: each phase starts together on every worker once
-// the previous one has ended everywhere), and stonewall or new_group start reporting groups.
+// the previous one has ended everywhere), wait_for=NAME puts a job in a phase after NAME's,
+// and stonewall or new_group start reporting groups.
 #ifndef IOFLEET_JOB_JOB_PHASES_H_
 #define IOFLEET_JOB_JOB_PHASES_H_
 

@@ -169,6 +169,23 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     case v1::RandomDistribution::NORMAL:
       if (!std::isfinite(parameter) || parameter <= 0 || parameter > 100) return bad("normal needs a deviation in percent (e.g. normal:5)");
       break;
+    case v1::RandomDistribution::ZONED:
+    case v1::RandomDistribution::ZONED_ABS: {
+      const bool absolute = job.random_distribution().kind() == v1::RandomDistribution::ZONED_ABS;
+      for (const auto* zones : {&job.random_distribution().read_zones(), &job.random_distribution().write_zones()}) {
+        if (zones->empty() || zones->size() > 256) return bad("random_distribution=zoned needs from 1 to 256 zones per direction");
+        uint64_t access = 0, range = 0;
+        for (const v1::RandomDistribution::Zone& zone : *zones) {
+          access += zone.access_percent();
+          range += zone.size_percent();
+          if (!absolute && zone.size_percent() == 0) return bad("random_distribution=zoned: a zone without a range percentage");
+          if (absolute && zone.size_bytes() == 0 && &zone != &*zones->rbegin()) return bad("random_distribution=zoned_abs: only the last zone may leave its size out");
+        }
+        if (access != 100) return bad("random_distribution=zoned: the zones' IO percentages do not add up to 100");
+        if (!absolute && range != 100) return bad("random_distribution=zoned: the zones' range percentages do not add up to 100");
+      }
+      break;
+    }
     default: return bad("unknown random_distribution");
   }
   if (job.percentile_list_size() > 20) return bad("at most 20 percentiles (percentile_list)");

@@ -195,6 +195,26 @@ TEST_F(FioEquivalence, RandomWritesWithFsyncFromTwoJobs) {
   EXPECT_EQ(ifl_sizes.size(), 2u);
 }
 
+// fio's rw modifiers: rw=write:4k keeps going past the end from the start until size bytes were
+// written (size=2m bs=4k: 512 writes), rw=read:-8k reads backwards, rw=randread:8 runs of 8.
+TEST_F(FioEquivalence, RwModifiersIssueFiosIoCounts) {
+  const std::string job = "[w]\nioengine=psync\nbs=4k\nrw=write:4k\nsize=2m\n"
+                          "[b]\nioengine=psync\nbs=4k\nrw=read:-8k\nsize=1m\nstonewall\n"
+                          "[r]\nioengine=psync\nbs=4k\nrw=randread:8\nsize=1m\nstonewall\n";
+  Outcome fio = Run("fio", job, "fio");
+  Outcome ifl = Run("iofleet", job, "iofleet");
+  ASSERT_EQ(fio.exit_code, 0) << fio.err;
+  ASSERT_EQ(ifl.exit_code, 0) << ifl.err;
+  for (int j = 0; j < 3; ++j) {
+    for (const char* direction : {"read", "write"}) {
+      EXPECT_EQ(Number(ifl.json, {direction, "total_ios"}, j), Number(fio.json, {direction, "total_ios"}, j)) << "job " << j << " " << direction;
+      EXPECT_EQ(Number(ifl.json, {direction, "io_bytes"}, j), Number(fio.json, {direction, "io_bytes"}, j)) << "job " << j << " " << direction;
+    }
+  }
+  EXPECT_EQ(Number(ifl.json, {"write", "total_ios"}, 0), 512);
+  EXPECT_EQ(Number(ifl.json, {"read", "total_ios"}, 1), 256);
+}
+
 TEST_F(FioEquivalence, MixedReadWriteKeepsTheMix) {
   const std::string job = "[m]\nioengine=psync\nrw=randrw\nrwmixread=70\nbs=4k\nsize=8m\n";
   Outcome fio = Run("fio", job, "fio");

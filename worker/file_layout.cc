@@ -132,7 +132,13 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         auto path = path_of(name, shared_names.empty() ? jobnum : 0);
         if (!path.ok()) return in_job(path.status());
         thread_paths.push_back(*path);
-        if (!seen.insert(*path).second || job.create_on_open()) continue;
+        if (!seen.insert(*path).second) continue;
+        if (job.no_file_create()) {
+          if (const int error = fs_of(*path).Stat(*path); error != 0) {
+            return in_job(ErrnoStatus(error, absl::StrCat("allow_file_create=0, and ", *path, " cannot be used")));
+          }
+        }
+        if (job.create_on_open()) continue;
         if (peer_files) {
           if (const int error = fs_of(*path).Stat(*path); error != 0) {
             return in_job(ErrnoStatus(error, absl::StrCat("verify_across_workers: ", *path, " (written by worker ",

@@ -14,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "job/fio_job_file.h"
+#include "worker/work_generator.h"
 #include "job/block_sizes.h"
 #include "worker/block_verify.h"
 #include "worker/job_thread_test_util.h"
@@ -243,14 +246,63 @@ TEST(FioOptions, VerifyReadsBackWhatWasWrittenAndFindsTheCorruptBlock) {
   }
 }
 
+// fio's offsets for rw=read:-8k (examples/backwards-read.fio) with bs=4k over 64 KiB: block 0,
+// then from 8 KiB below the end downwards, 4 KiB at a time (get_next_seq_offset).
+TEST(FioOptions, BackwardsModifierFollowsFiosOffsets) {
+  v1::JobSpec job = Job(v1::SEQ_READ, 64 << 10, "psync");
+  job.set_rw_modifier(8192);
+  job.set_rw_modifier_backwards(true);
+  WorkGenerator generator(job, 1, 1);
+  generator.NewPass();
+  std::vector<uint64_t> offsets;
+  while (!generator.PassDone()) offsets.push_back(generator.Next(true).offset >> 10);
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0}));
+}
+
+// random_distribution=zoned:50/5:30/15:20/ (examples/rand-zones.fio): half the IOs in the first
+// 5% of the range, 30% in the next 15%, the rest in the last 80%; zoned_abs by bytes.
+TEST(FioOptions, ZonedDistributionsSendEachZoneItsShare) {
+  auto shares = [](const std::string& distribution, uint64_t size, std::vector<uint64_t> bounds) {
+    auto parsed = ParseFioJobText(absl::StrCat("[j]\nrw=randread\nsize=", size, "\nrandom_distribution=", distribution, "\n"), "zoned.fio");
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    WorkGenerator generator(parsed->jobs(0), 1, 7);
+    generator.NewPass();
+    std::vector<double> share(bounds.size(), 0);
+    constexpr int kDraws = 40000;
+    for (int i = 0; i < kDraws; ++i) {
+      const uint64_t offset = generator.Next(true).offset;
+      for (size_t z = 0; z < bounds.size(); ++z) {
+        if (offset < bounds[z]) {
+          share[z] += 1.0 / kDraws;
+          break;
+        }
+      }
+    }
+    return share;
+  };
+  const uint64_t mib = 1 << 20;
+  std::vector<double> zoned = shares("zoned:50/5:30/15:20/", 100 * mib, {5 * mib, 20 * mib, 100 * mib});
+  EXPECT_NEAR(zoned[0], 0.50, 0.02);
+  EXPECT_NEAR(zoned[1], 0.30, 0.02);
+  EXPECT_NEAR(zoned[2], 0.20, 0.02);
+  std::vector<double> absolute = shares("zoned_abs:60/1m:40/", 8 * mib, {1 * mib, 8 * mib});
+  EXPECT_NEAR(absolute[0], 0.60, 0.02);
+  EXPECT_NEAR(absolute[1], 0.40, 0.02);
+  for (const char* bad : {"zoned:50/5:30/15", "zoned:60/5:50/95", "zoned:50/:50/", "zoned_abs:100/0", "zoned"}) {
+    EXPECT_FALSE(ParseFioJobText(absl::StrCat("[j]\nrw=randread\nsize=1m\nrandom_distribution=", bad, "\n"), "bad.fio").ok()) << bad;
+  }
+}
+
 TEST(FioOptions, RwModifiersCompressibleBuffersAndSizePercent) {
-  // rw=write:4k: every other block, and the pass ends at the end of the file.
+  // rw=write:4k: every other block; past the end the pass goes on from the start until size
+  // bytes were written, as fio does (size=1m bs=4k: 256 writes, every other block twice).
   std::string path = FilledFile("holes", 1 << 20, 'x');
   v1::JobSpec job = Job(v1::SEQ_WRITE, 1 << 20, "psync");
   job.set_rw_modifier(4096);
   Ran ran = RunJob(job, path);
   ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
-  EXPECT_EQ(ran.writes, 128u);
+  EXPECT_EQ(ran.writes, 256u);
+  EXPECT_EQ(ran.bytes, 1u << 20);
   EXPECT_EQ(UntouchedBlocks(path, 0, 1 << 20, 'x'), 128);
 
   // rw=randwrite:8: runs of 8 consecutive blocks; still every block once over the pass.

@@ -21,12 +21,47 @@ WorkGenerator::WorkGenerator(const v1::JobSpec& job, size_t files, uint64_t seed
       writes_(job.rw() != v1::SEQ_READ && job.rw() != v1::RAND_READ),
       random_(IsRandom(job.rw())),
       mixed_(IsMixed(job.rw())),
-      holes_(!random_ && job.rw_modifier() > 0 && job.io_size() == 0),
       unit_(OffsetUnit(job)),
       file_size_(FileSize(job)),
       region_start_(job.offset()),
       pass_budget_(job.io_size() ? job.io_size() : job.size()) {
   for (File& f : files_) f.offsets = std::make_unique<RandomOffsets>(job_.random_distribution(), file_size_ / unit_, !job_.norandommap(), rng_());
+  read_zones_ = ZonesInUnits(job.random_distribution(), true, file_size_ / unit_, unit_);
+  write_zones_ = ZonesInUnits(job.random_distribution(), false, file_size_ / unit_, unit_);
+}
+
+std::vector<WorkGenerator::Zone> WorkGenerator::ZonesInUnits(const v1::RandomDistribution& distribution, bool reads, uint64_t units,
+                                                             uint64_t unit) {
+  const bool absolute = distribution.kind() == v1::RandomDistribution::ZONED_ABS;
+  if (!absolute && distribution.kind() != v1::RandomDistribution::ZONED) return {};
+  std::vector<Zone> zones;
+  uint32_t below = 0;
+  uint64_t first = 0;
+  const auto& spec = reads ? distribution.read_zones() : distribution.write_zones();
+  for (int i = 0; i < spec.size(); ++i) {
+    const bool last = i + 1 == spec.size();
+    // zoned: a share of the range (the last zone ends at the range's end, rounding included);
+    // zoned_abs: bytes, cut at the range's end, the last zone without a size taking the rest.
+    uint64_t count = absolute ? (spec[i].size_bytes() ? spec[i].size_bytes() / unit : units) : units * spec[i].size_percent() / 100;
+    if (last && !absolute) count = units - std::min(first, units);
+    count = std::min(count, units - std::min(first, units));
+    below += spec[i].access_percent();
+    if (spec[i].access_percent() > 0 && count > 0) zones.push_back({below, first, count});
+    first += count;
+  }
+  // Zones that fell beyond a short range: their IOs go to the zones that exist, as fio's draw
+  // falls through to the next zone.
+  if (!zones.empty()) zones.back().below_percent = 100;
+  return zones;
+}
+
+uint64_t WorkGenerator::ZonedUnit(bool is_read) {
+  const std::vector<Zone>& zones = is_read ? read_zones_ : write_zones_;
+  const uint32_t draw = static_cast<uint32_t>(rng_() % 100);
+  for (const Zone& zone : zones) {
+    if (draw < zone.below_percent) return zone.first + rng_() % zone.count;
+  }
+  return 0;  // no zone inside the range (validated against; a range of no whole unit)
 }
 
 void WorkGenerator::NewPass() {
@@ -36,9 +71,7 @@ void WorkGenerator::NewPass() {
     f.pass_bytes = 0;
     f.last_end = 0;
     f.run_length = 0;
-    f.exhausted = false;
   }
-  exhausted_files_ = 0;
   current_file_ = 0;
   ios_on_current_file_ = 0;
   pass_bytes_ = 0;
@@ -69,11 +102,20 @@ WorkGenerator::File& WorkGenerator::NextOfSeveralFiles() {
   return files_[current_file_];
 }
 
+// fio's rw=write:4k: a hole of that many bytes after each IO, and past the end the pass goes on
+// from the start (fio keeps going until the pass's bytes are done: size=2m bs=4k issues 512
+// writes, every other block twice). rw=read:-8k: that many bytes back from the end of each IO;
+// below the start it goes on from the end (fio's get_next_seq_offset).
+uint64_t WorkGenerator::NextSequentialPosition(uint64_t last_end) const {
+  const uint64_t step = job_.rw_modifier();
+  if (!job_.rw_modifier_backwards()) return last_end + step;  // >= file_size_ wraps in Next()
+  if (last_end >= step) return last_end - step;
+  return file_size_ >= step ? file_size_ - step : 0;
+}
+
 IoTarget WorkGenerator::Next(bool is_read) {
   const uint64_t size = PickBlockSize(job_, is_read, rng_());
-  File* chosen = &NextFile();
-  for (size_t i = 0; holes_ && chosen->exhausted && i < files_.size(); ++i) chosen = &files_[(current_file_ = (current_file_ + 1) % files_.size())];
-  File& file = *chosen;
+  File& file = NextFile();
   IoTarget target;
   target.file_index = static_cast<size_t>(&file - files_.data());
   uint64_t position;  // within the file's region
@@ -82,7 +124,7 @@ IoTarget WorkGenerator::Next(bool is_read) {
     if (job_.rw_modifier() > 1 && file.run_length % job_.rw_modifier() != 0 && file.last_end < file_size_) {
       position = file.last_end;
     } else {
-      position = file.offsets->Next(rng_) * unit_;
+      position = (read_zones_.empty() ? file.offsets->Next(rng_) : ZonedUnit(is_read)) * unit_;
       file.run_length = 0;
     }
     ++file.run_length;
@@ -93,12 +135,7 @@ IoTarget WorkGenerator::Next(bool is_read) {
   // Never past the end of the region, nor past the pass's bytes (fio trims the last IO).
   target.length = std::min({size, file_size_ - position, pass_budget_ - pass_bytes_});
   file.last_end = position + target.length;
-  // rw=write:4k: sequential with a hole of that many bytes after each IO.
-  if (!random_) file.cursor = position + target.length + job_.rw_modifier();
-  if (holes_ && file.cursor >= file_size_ && !file.exhausted) {
-    file.exhausted = true;
-    ++exhausted_files_;
-  }
+  if (!random_) file.cursor = NextSequentialPosition(file.last_end);
   target.offset = region_start_ + position;
   file.pass_bytes += target.length;
   pass_bytes_ += target.length;

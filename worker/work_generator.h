@@ -37,9 +37,8 @@ class WorkGenerator {
   IoTarget Next(bool is_read);
   // Starts a pass over the files: cursors back to the start, a fresh random map round.
   void NewPass();
-  // Whether the pass has issued its bytes (io_size, else size); with holes (rw=write:4k)
-  // also when every file reached its end, as in fio.
-  bool PassDone() const { return pass_bytes_ >= pass_budget_ || (holes_ && exhausted_files_ == files_.size()); }
+  // Whether the pass has issued its bytes (io_size, else size), as in fio (with rw=write:4k too).
+  bool PassDone() const { return pass_bytes_ >= pass_budget_; }
 
  private:
   // What the generator knows of one file during a pass.
@@ -48,21 +47,31 @@ class WorkGenerator {
     uint64_t pass_bytes = 0;  // issued to this file in the current pass
     uint64_t last_end = 0;    // where the previous IO to this file ended
     uint64_t run_length = 0;  // IOs in a row since the last random offset (rw=randread:N)
-    bool exhausted = false;   // sequential with holes: reached the end this pass
     std::unique_ptr<RandomOffsets> offsets;
   };
   // Picks the file for the next IO (fio's file_service_type); one file needs no choice.
   File& NextFile() { return files_.size() == 1 ? files_[0] : NextOfSeveralFiles(); }
   File& NextOfSeveralFiles();
+  // Where sequential IO goes after an IO that ended at `last_end` (fio's rw=...:N modifier).
+  uint64_t NextSequentialPosition(uint64_t last_end) const;
+
+  // fio's random_distribution=zoned/zoned_abs, in units of the job's offset unit: a draw of
+  // 0..99 below `below_percent` picks the zone [first, first + count).
+  struct Zone {
+    uint32_t below_percent;
+    uint64_t first, count;
+  };
+  static std::vector<Zone> ZonesInUnits(const v1::RandomDistribution& distribution, bool reads, uint64_t units, uint64_t unit);
+  uint64_t ZonedUnit(bool is_read);
 
   const v1::JobSpec& job_;
   std::mt19937_64 rng_;
   std::vector<File> files_;
-  const bool reads_, writes_, random_, mixed_, holes_;
+  const bool reads_, writes_, random_, mixed_;
   const uint64_t unit_, file_size_, region_start_, pass_budget_;
+  std::vector<Zone> read_zones_, write_zones_;  // empty unless zoned
   size_t current_file_ = 0;
   uint64_t ios_on_current_file_ = 0;
-  size_t exhausted_files_ = 0;
   uint64_t pass_bytes_ = 0;
 };
 

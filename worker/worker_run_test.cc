@@ -238,6 +238,17 @@ TEST(FileLayout, SizePercentIsOfTheExistingFile) {
   EXPECT_EQ(layout->jobs[0].size(), 2u << 20);
   job->set_filename("missing.img");
   EXPECT_EQ(LayOutRunFiles(request, *policy).status().code(), absl::StatusCode::kNotFound);
+  // allow_file_create=0: an existing file is used, a missing one is an error and is not made.
+  job->set_size_percent(0);
+  job->set_size(1 << 20);
+  job->set_no_file_create(true);
+  job->set_filename("dev.img");
+  EXPECT_TRUE(LayOutRunFiles(request, *policy).ok());
+  job->set_filename("missing.img");
+  absl::Status refused = LayOutRunFiles(request, *policy).status();
+  EXPECT_NE(refused.message().find("allow_file_create=0"), std::string::npos) << refused;
+  struct stat st;
+  EXPECT_NE(::stat((root + "/pct/missing.img").c_str(), &st), 0);
 }
 
 }  // namespace
