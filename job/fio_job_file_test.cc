@@ -297,6 +297,13 @@ TEST(FioJobFile, FioSyntaxOfItsOwnExamples) {
   spec = ParseFioJobText("[j]\nfilename=/dev/sdb\n", "d.fio");
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->jobs(0).size_percent(), 100u);
+  // fallocate=: fio's modes (none in examples/enospc-pressure.fio).
+  spec = ParseFioJobText("[a]\nsize=1m\nfallocate=none\n[b]\nsize=1m\nfallocate=keep\n[c]\nsize=1m\n", "f.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->jobs(0).fallocate(), v1::JobSpec::FALLOCATE_NONE);
+  EXPECT_EQ(spec->jobs(1).fallocate(), v1::JobSpec::FALLOCATE_KEEP_SIZE);
+  EXPECT_EQ(spec->jobs(2).fallocate(), v1::JobSpec::FALLOCATE_NATIVE);
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nfallocate=kep\n", "f.fio").status().message()), HasSubstr("(did you mean keep?)"));
   // --section: only the named job is read (the other may need variables that are not set).
   spec = ParseFioJobText("[global]\nsize=1m\n[default]\n[override]\nrw=${IOFLEET_SURELY_UNSET}\n", "s.fio", {.sections = {"default"}});
   ASSERT_TRUE(spec.ok()) << spec.status();

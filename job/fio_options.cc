@@ -494,10 +494,21 @@ const std::vector<FioOption>& FioOptions() {
          if (v == "1024") return absl::OkStatus();
          return absl::InvalidArgumentError("only kb_base=1024 (fio's default: k = 1024) is implemented");
        }},
-      {"fallocate", true, [](absl::string_view v, JobSpec*) {
-         // Layout allocates with posix_fallocate, which is fio's default (native/posix).
-         if (v == "native" || v == "posix" || v == "1") return absl::OkStatus();
-         return absl::InvalidArgumentError(absl::StrCat("fallocate=", v, " is not implemented (layout uses posix_fallocate: native/posix)"));
+      {"fallocate", true, [](absl::string_view v, JobSpec* j) {
+         // fio's values; 1 and 0 are its old spellings of posix and none, truncate is none here
+         // (layout sets the size with ftruncate after any allocation).
+         static const std::vector<std::pair<std::string, JobSpec::Fallocate>> kModes = {
+             {"native", JobSpec::FALLOCATE_NATIVE}, {"posix", JobSpec::FALLOCATE_POSIX}, {"1", JobSpec::FALLOCATE_POSIX},
+             {"keep", JobSpec::FALLOCATE_KEEP_SIZE}, {"none", JobSpec::FALLOCATE_NONE},  {"0", JobSpec::FALLOCATE_NONE},
+             {"truncate", JobSpec::FALLOCATE_NONE}};
+         for (const auto& [name, mode] : kModes) {
+           if (v == name) {
+             j->set_fallocate(mode);
+             return absl::OkStatus();
+           }
+         }
+         return absl::InvalidArgumentError(absl::StrCat("fallocate=", v, DidYouMean(v, {"native", "posix", "keep", "none", "truncate"}),
+                                                        " is not one of native, posix, keep, none or truncate"));
        }},
       {"ba", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},

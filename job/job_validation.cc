@@ -120,6 +120,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (!v1::JobSpec::RateProcess_IsValid(job.rate_process())) return bad("unknown rate_process value");
   if (!v1::JobSpec::FileService_IsValid(job.file_service())) return bad("unknown file_service_type value");
   if (!v1::JobSpec::Verify_IsValid(job.verify())) return bad("unknown verify value");
+  if (!v1::JobSpec::Fallocate_IsValid(job.fallocate())) return bad("unknown fallocate value");
   if (absl::Status s = CheckPath(job.directory(), "directory"); !s.ok()) return bad(s.message());
   if (absl::Status s = CheckPath(job.filename(), "filename"); !s.ok()) return bad(s.message());
   // Each name of a ':'-separated list must be a name (or an absolute path's last part).

@@ -146,7 +146,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
           }
           continue;
         }
-        auto changed = fs_of(*path).EnsureFile(*path, file_size, fill, job.direct(), cancelled);
+        auto changed = fs_of(*path).EnsureFile(*path, file_size, fill, job.direct(), cancelled, job.fallocate());
         if (!changed.ok()) return in_job(changed.status());
         if (job.invalidate()) {
           if (absl::Status dropped = fs_of(*path).DropCachedPages(*path); !dropped.ok()) return in_job(dropped);

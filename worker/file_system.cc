@@ -120,7 +120,7 @@ class PosixFileSystem final : public FileSystem {
   }
 
   absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
-                                  const std::function<bool()>& cancelled) override {
+                                  const std::function<bool()>& cancelled, v1::JobSpec::Fallocate allocation) override {
     struct stat existing;
     bool block_device = false;
     if (const int probe = OpenConfined(path, O_PATH); probe >= 0) {
@@ -162,9 +162,21 @@ class PosixFileSystem final : public FileSystem {
           else offset += static_cast<uint64_t>(w);
         }
       } else {
-        const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size));
-        if (rc != 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-          status = ErrnoStatus(errno, absl::StrCat("allocate ", path));
+        // fio's fallocate=: an allocation the filesystem does not support is skipped, as fio
+        // does (a full filesystem is not: ENOSPC fails the layout); the size comes from
+        // ftruncate either way.
+        int rc = 0;
+        switch (allocation) {
+          case v1::JobSpec::FALLOCATE_POSIX: rc = ::posix_fallocate(fd, 0, static_cast<off_t>(size)); break;
+          case v1::JobSpec::FALLOCATE_KEEP_SIZE: rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size)) == 0 ? 0 : errno; break;
+          case v1::JobSpec::FALLOCATE_NONE: break;
+          case v1::JobSpec::FALLOCATE_NATIVE:
+          default: rc = ::fallocate(fd, 0, 0, static_cast<off_t>(size)) == 0 ? 0 : errno; break;
+        }
+        if (rc == ENOSPC) {
+          status = ErrnoStatus(rc, absl::StrCat("allocate ", path));
+        } else if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+          status = ErrnoStatus(errno, absl::StrCat("size ", path));
         }
       }
     }
@@ -258,7 +270,7 @@ class NfsFileSystem final : public FileSystem {
   }
 
   absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
-                                  const std::function<bool()>& cancelled) override {
+                                  const std::function<bool()>& cancelled, v1::JobSpec::Fallocate) override {
     (void)direct;  // libnfs has no client cache: every IO goes to the server anyway
     Root* root = nullptr;
     std::string inside;

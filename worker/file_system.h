@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "proto/job.pb.h"
 #include "absl/types/span.h"
 
 namespace iofleet {
@@ -41,10 +42,12 @@ class FileSystem {
                                 size_t max_paths = SIZE_MAX) = 0;
 
   // Brings `path` to at least `size` bytes before a run: filled with data when `fill` (reads
-  // of holes measure nothing), else allocated. Returns whether anything changed. `cancelled`
+  // of holes measure nothing), else allocated as `allocation` says (fio's fallocate=; an NFS
+  // file is only truncated to size: NFSv3 has no allocation). Returns whether anything changed. `cancelled`
   // (may be empty) is asked between chunks: a layout whose caller went away stops (kCancelled).
   virtual absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
-                                          const std::function<bool()>& cancelled = nullptr) = 0;
+                                          const std::function<bool()>& cancelled = nullptr,
+                                          v1::JobSpec::Fallocate allocation = v1::JobSpec::FALLOCATE_NATIVE) = 0;
   // fio's invalidate=1: drop the file's cached pages on this host.
   virtual absl::Status DropCachedPages(const std::string& path) = 0;
 };

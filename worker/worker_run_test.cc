@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "job/block_sizes.h"
 #include "worker/file_layout.h"
@@ -256,6 +257,32 @@ TEST(FileLayout, SizePercentIsOfTheExistingFile) {
 
 namespace iofleet {
 namespace {
+
+// fio's fallocate= for a write-only job's files: allocated (native, posix, keep) or sparse
+// (none); every one of them the job's size.
+TEST(FileLayout, FallocateModes) {
+  const std::string root = std::getenv("TEST_TMPDIR");
+  auto policy = PathPolicy::Create({root});
+  ::mkdir((root + "/falloc").c_str(), 0755);
+  v1::PrepareRequest request = MakeRequest(root + "/falloc");
+  v1::JobSpec* job = request.mutable_spec()->mutable_jobs(0);
+  job->set_rw(v1::SEQ_WRITE);
+  job->set_size(4 << 20);
+  for (const auto mode : {v1::JobSpec::FALLOCATE_NATIVE, v1::JobSpec::FALLOCATE_POSIX, v1::JobSpec::FALLOCATE_KEEP_SIZE, v1::JobSpec::FALLOCATE_NONE}) {
+    const std::string name = absl::StrCat("f", static_cast<int>(mode));
+    job->set_filename(name);
+    job->set_fallocate(mode);
+    ASSERT_TRUE(LayOutRunFiles(request, *policy).ok()) << mode;
+    struct stat st;
+    ASSERT_EQ(::stat((root + "/falloc/" + name).c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 4 << 20) << mode;
+    if (mode == v1::JobSpec::FALLOCATE_NONE) {
+      EXPECT_EQ(st.st_blocks, 0) << "fallocate=none allocates nothing";
+    } else {
+      EXPECT_GE(st.st_blocks * 512, 4 << 20) << mode;
+    }
+  }
+}
 
 TEST(FileLayout, NamesTheFilesystemAndRefusesDirectIoWhereItIsRefused) {
   // ramfs has no O_DIRECT (tmpfs has had it since Linux 6.6). Mounting needs root.
