@@ -29,12 +29,13 @@ absl::Status ParseBool(absl::string_view value, bool* out) {
   return absl::OkStatus();
 }
 
-// Setters for the common kinds of option, each writing one JobSpec field.
-OptionSetter BoolOption(void (JobSpec::*set)(bool)) {
-  return [set](absl::string_view v, JobSpec* j) {
+// Setters for the common kinds of option, each writing one JobSpec field. `negated`: the
+// field is the option's opposite (buffered=1 is direct=0).
+OptionSetter BoolOption(void (JobSpec::*set)(bool), bool negated = false) {
+  return [set, negated](absl::string_view v, JobSpec* j) {
     bool b = false;
     absl::Status s = ParseBool(v, &b);
-    if (s.ok()) (j->*set)(b);
+    if (s.ok()) (j->*set)(b != negated);
     return s;
   };
 }
@@ -407,12 +408,7 @@ const std::vector<FioOption>& FioOptions() {
       {"fixedbufs", false, BoolOption(&JobSpec::set_fixedbufs)},
       {"registerfiles", false, BoolOption(&JobSpec::set_registerfiles)},
       {"sqthread_poll", false, BoolOption(&JobSpec::set_sqthread_poll)},
-      {"buffered", false, [](absl::string_view v, JobSpec* j) {
-         bool b = true;
-         absl::Status s = ParseBool(v, &b);
-         if (s.ok()) j->set_direct(!b);
-         return s;
-       }},
+      {"buffered", false, BoolOption(&JobSpec::set_direct, /*negated=*/true)},
       {"loops", true, UintOption(&JobSpec::set_loops, 1, UINT32_MAX)},
       {"startdelay", true, DurationOption(&JobSpec::set_startdelay_ns, 1'000'000'000)},
       {"verify_across_workers_delay", true, DurationOption(&JobSpec::set_verify_across_workers_delay_ns, 1'000'000'000)},
@@ -453,12 +449,7 @@ const std::vector<FioOption>& FioOptions() {
       {"stonewall", false, BoolOption(&JobSpec::set_stonewall)},
       {"new_group", false, BoolOption(&JobSpec::set_new_group)},
       {"wait_for", true, StringOption(&JobSpec::mutable_wait_for)},
-      {"allow_file_create", false, [](absl::string_view v, JobSpec* j) {
-         bool allow = true;
-         absl::Status s = ParseBool(v, &allow);
-         if (s.ok()) j->set_no_file_create(!allow);
-         return s;
-       }},
+      {"allow_file_create", false, BoolOption(&JobSpec::set_no_file_create, /*negated=*/true)},
       {"group_reporting", false, BoolOption(&JobSpec::set_group_reporting)},
       {"verify", true, [](absl::string_view v, JobSpec* j) {
          if (v == "crc32c" || v == "crc32c-intel") j->set_verify(v1::JobSpec::VERIFY_CRC32C);
