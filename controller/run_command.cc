@@ -96,10 +96,19 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
           {"hosts.json", hosts_json}};
 }
 
-int ParseJobOnly(const RunOptions& options) {
+namespace {
+
+// The job as given (a file, or fio's command-line form), parsed with the run's options.
+absl::StatusOr<v1::RunSpec> ParseJob(const RunOptions& options) {
   const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported, .sections = options.sections};
-  auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
-                                            : ParseFioCommandLine(options.job_options, parse_options);
+  return options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
+                                     : ParseFioCommandLine(options.job_options, parse_options);
+}
+
+}  // namespace
+
+int ParseJobOnly(const RunOptions& options) {
+  auto parsed = ParseJob(options);
   if (!parsed.ok()) return Fail(parsed.status(), 2);
   // The pattern ExecuteRun makes a local run's temporary directory from: shown, never made.
   static constexpr char kTemporaryDirectory[] = "/tmp/iofleet-run-XXXXXX";
@@ -129,9 +138,7 @@ int ParseJobOnly(const RunOptions& options) {
 
 int RunJob(const RunOptions& options) {
   // The job, fully validated before any worker is touched.
-  const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported, .sections = options.sections};
-  auto parsed = options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
-                                            : ParseFioCommandLine(options.job_options, parse_options);
+  auto parsed = ParseJob(options);
   if (!parsed.ok()) return Fail(parsed.status(), 2);
   if (options.output_format != "normal" && options.output_format != "json" && options.output_format != "json+" &&
       options.output_format != "iofleet-json") {

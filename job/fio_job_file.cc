@@ -227,10 +227,9 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
     absl::string_view line = absl::StripAsciiWhitespace(source_line.text);
     if (line.empty()) continue;
     if (line[0] == '[') {
-      if (line.back() != ']' || line.size() < 3) {
-        return fail(absl::StrCat("malformed section header '", line, "' (expected [name])"));
-      }
-      std::string name(absl::StripAsciiWhitespace(line.substr(1, line.size() - 2)));
+      std::optional<std::string> section = SectionName(line);
+      if (!section.has_value()) return fail(absl::StrCat("malformed section header '", line, "' (expected [name])"));
+      const std::string& name = *section;
       // fio's --section: the other jobs are not read at all (their options may need
       // variables only the selected run sets).
       skipping = !Selected(name, parse_options);

@@ -90,16 +90,15 @@ const Reasons& OptionReasons() {
   return *kReasons;
 }
 
+const char* Lookup(const Reasons& reasons, absl::string_view name) {
+  auto it = reasons.find(name);
+  return it == reasons.end() ? nullptr : it->second;
+}
+
 }  // namespace
 
-const char* FioEngineRefusal(absl::string_view name) {
-  auto it = EngineReasons().find(name);
-  return it == EngineReasons().end() ? nullptr : it->second;
-}
+const char* FioEngineRefusal(absl::string_view name) { return Lookup(EngineReasons(), name); }
 
-const char* FioHardwareOptionRefusal(absl::string_view name) {
-  auto it = OptionReasons().find(name);
-  return it == OptionReasons().end() ? nullptr : it->second;
-}
+const char* FioHardwareOptionRefusal(absl::string_view name) { return Lookup(OptionReasons(), name); }
 
 }  // namespace iofleet
