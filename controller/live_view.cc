@@ -343,7 +343,9 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
     if (!HasActivity(stats)) continue;
     absl::StrAppend(&line, " | ", DirectionName(d), " ", FormatCount(static_cast<double>(stats.ops()) / seconds), d == 4 ? " ops/s" : " IOPS");
     if (stats.bytes() > 0) absl::StrAppend(&line, " ", FormatBytes(static_cast<double>(stats.bytes()) / seconds), "/s");
-    absl::StrAppend(&line, " p99 ", FormatDurationNs(static_cast<double>(PercentileValue(SummarizeDirection(stats, 0, false, {99}).latency(), 99))));
+    if (stats.latency().count() > 0) {  // none when the jobs do not measure it (disable_lat)
+      absl::StrAppend(&line, " p99 ", FormatDurationNs(static_cast<double>(PercentileValue(SummarizeDirection(stats, 0, false, {99}).latency(), 99))));
+    }
   }
   absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
   // Stragglers: well below the median throughput in this interval, or late.

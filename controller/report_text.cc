@@ -41,6 +41,12 @@ const v1::LatencySummary& Clat(const v1::DirectionResult& d) {
   return d.has_completion_latency() ? d.completion_latency() : d.latency();
 }
 
+// A clat percentile for a table cell; "-" when the job measures no latency (disable_lat...).
+std::string ClatPercentileText(const v1::DirectionResult& d, double p) {
+  if (!d.has_latency() && !d.has_completion_latency()) return "-";
+  return FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), p)));
+}
+
 void RenderPercentiles(const char* name, const v1::LatencySummary& lat, uint64_t ops, const std::string& indent, std::string* out) {
   const LatencyUnit unit = UnitFor(lat.max_ns());
   absl::StrAppendFormat(out, "%s    %s percentiles (%s), %s ops:\n", indent, name, unit.name, FormatCount(static_cast<double>(ops)));
@@ -277,8 +283,7 @@ void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult
     for (const v1::DirectionResult& d : w.directions()) {
       absl::StrAppendFormat(out, "    %-28s %-6s %10s %12s %10s %10s %7d\n", w.worker(), d.direction(), FormatCount(d.iops()),
                             FormatBandwidth(d.bandwidth_bytes_per_sec()),
-                            FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 50))),
-                            FormatDurationNs(static_cast<double>(PercentileValue(Clat(d), 99))), d.errors());
+                            ClatPercentileText(d, 50), ClatPercentileText(d, 99), d.errors());
     }
     RenderWorkerRemarks(w, infos, out);
   }

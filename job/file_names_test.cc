@@ -26,5 +26,16 @@ TEST(FileNames, DirectoryListsButNotNfsUrls) {
   EXPECT_TRUE(JobFileNames(job).empty());
 }
 
+TEST(FileNames, FilenameFormatKeywords) {
+  const GeneratedFile file{.job_name = "write", .worker = 3, .jobnum = 1, .filenum = 7};
+  EXPECT_EQ(*GeneratedFileName("", file), "write.w3.1.7") << "iofleet's default keeps workers apart";
+  EXPECT_EQ(*GeneratedFileName("myfiles.$clientuid.$jobnum.$filenum", file), "myfiles.3.1.7") << "fio's nfs.fio example";
+  EXPECT_EQ(*GeneratedFileName("$jobname.$jobnum.$filenum", file), "write.1.7") << "fio's default: shared by workers";
+  EXPECT_EQ(*GeneratedFileName("shared", file), "shared");
+  absl::StatusOr<std::string> typo = GeneratedFileName("f.$jobnam.$filenum", file);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(std::string(typo.status().message()), ::testing::HasSubstr("unknown keyword '$jobnam' (did you mean jobname?)"));
+}
+
 }  // namespace
 }  // namespace iofleet

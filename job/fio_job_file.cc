@@ -123,8 +123,9 @@ absl::Status AppendLines(const std::string& text, const std::string& file_name, 
 
 // fio's variables: ${NAME} or $NAME from the environment, and fio's own $ncpus, $pagesize,
 // $mb_memory. An undefined variable is an error: running with an empty value would quietly
-// run another workload.
-absl::StatusOr<std::string> ExpandVariables(absl::string_view text) {
+// run another workload. `literal`: bare $names left as they are, for the option to read
+// (filename_format's $jobname...).
+absl::StatusOr<std::string> ExpandVariables(absl::string_view text, const std::vector<absl::string_view>& literal = {}) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     if (text[i] != '$') {
@@ -144,7 +145,9 @@ absl::StatusOr<std::string> ExpandVariables(absl::string_view text) {
       i = end;
     }
     if (name.empty()) return absl::InvalidArgumentError("'$' without a variable name");
-    if (name == "ncpus") {
+    if (text[i - name.size() - 1] == '$' && std::find(literal.begin(), literal.end(), name) != literal.end()) {
+      absl::StrAppend(&out, "$", name);
+    } else if (name == "ncpus") {
       out += absl::StrCat(::sysconf(_SC_NPROCESSORS_ONLN));
     } else if (name == "pagesize") {
       out += absl::StrCat(::sysconf(_SC_PAGESIZE));
@@ -284,7 +287,8 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       }
       return fail(absl::StrCat("unknown option '", key, "'", DidYouMean(key, KnownFioOptions())));
     }
-    auto value = ExpandVariables(raw_value);
+    auto value = key == "filename_format" ? ExpandVariables(raw_value, {"jobname", "jobnum", "filenum", "clientuid"})
+                                          : ExpandVariables(raw_value);
     if (!value.ok()) return fail(absl::StrCat("option '", key, "': ", value.status().message()));
     if (option->needs_value && (!has_value || value->empty())) {
       return fail(absl::StrCat("option '", key, "' needs a value (", key, "=...)"));

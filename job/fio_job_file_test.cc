@@ -168,6 +168,12 @@ TEST(FioJobFile, EnvironmentVariablesExpandAndUndefinedOnesAreErrors) {
   EXPECT_EQ(spec->jobs(0).numjobs(), static_cast<uint32_t>(::sysconf(_SC_NPROCESSORS_ONLN)));
   EXPECT_THAT(std::string(ParseFioJobText("[a]\n\ndirectory=${IOFLEET_NOT_SET_ANYWHERE}\n", "v.fio").status().message()),
               HasSubstr("v.fio:3: option 'directory': environment variable 'IOFLEET_NOT_SET_ANYWHERE' is not set"));
+  // filename_format's own keywords are the worker's to fill in; ${VAR} still expands there.
+  spec = ParseFioJobText("[a]\nfilename_format=${IOFLEET_TEST_BS}.$clientuid.$jobnum.$filenum.$jobname\n", "v.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->jobs(0).filename_format(), "16k.$clientuid.$jobnum.$filenum.$jobname");
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nfilename_format=f.$filenumber\n", "v.fio").status().message()),
+              HasSubstr("environment variable 'filenumber' is not set"));
 }
 
 TEST(FioJobFile, IncludesResolveRelativeToTheIncludingFile) {

@@ -398,6 +398,11 @@ const std::vector<FioOption>& FioOptions() {
          return absl::OkStatus();
        }},
       {"filename", true, StringOption(&JobSpec::mutable_filename)},
+      {"filename_format", true, [](absl::string_view v, JobSpec* j) {
+         if (absl::Status s = GeneratedFileName(v, GeneratedFile{}).status(); !s.ok()) return s;
+         j->set_filename_format(std::string(v));
+         return absl::OkStatus();
+       }},
       // Checked against the engine table in validation, where the worker's engines are known.
       {"ioengine", true, StringOption(&JobSpec::mutable_ioengine)},
       {"fsync", true, UintOption(&JobSpec::set_fsync_every, 0, UINT32_MAX)},
@@ -420,6 +425,9 @@ const std::vector<FioOption>& FioOptions() {
       {"thinktime_blocks", true, UintOption(&JobSpec::set_thinktime_blocks, 1, UINT32_MAX)},
       {"rate", true, PerDirectionRate(&JobSpec::mutable_rate_bytes, true)},
       {"rate_iops", true, PerDirectionRate(&JobSpec::mutable_rate_iops, false)},
+      {"rate_min", true, PerDirectionRate(&JobSpec::mutable_rate_min_bytes, true)},
+      {"rate_iops_min", true, PerDirectionRate(&JobSpec::mutable_rate_iops_min, false)},
+      {"rate_cycle", true, UintOption(&JobSpec::set_rate_cycle_ms, 1, 86'400'000)},
       {"rate_process", true, [](absl::string_view v, JobSpec* j) {
          if (v == "linear") j->set_rate_process(v1::JobSpec::RATE_LINEAR);
          else if (v == "poisson") j->set_rate_process(v1::JobSpec::RATE_POISSON);
@@ -507,6 +515,19 @@ const std::vector<FioOption>& FioOptions() {
       {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
       {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},
       {"percentile_list", true, &SetPercentileList},
+      {"disable_lat", false, BoolOption(&JobSpec::set_disable_lat)},
+      {"disable_clat", false, BoolOption(&JobSpec::set_disable_clat)},
+      {"disable_slat", false, BoolOption(&JobSpec::set_disable_slat)},
+      {"gtod_reduce", false, [](absl::string_view v, JobSpec* j) {
+         // fio: "enable all of the gettimeofday() reducing options (disable_clat, disable_slat,
+         // disable_bw)" — and disable_lat, as its help says.
+         bool b = false;
+         if (absl::Status s = ParseBool(v, &b); !s.ok()) return s;
+         j->set_disable_lat(b);
+         j->set_disable_clat(b);
+         j->set_disable_slat(b);
+         return absl::OkStatus();
+       }},
       {"clat_percentiles", false, BoolOption(&JobSpec::set_clat_percentiles)},
       {"lat_percentiles", false, BoolOption(&JobSpec::set_lat_percentiles)},
   };

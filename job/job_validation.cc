@@ -132,6 +132,13 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   for (const std::string& dir : JobDirectories(job)) {
     if (dir.empty()) return bad(absl::StrCat("directory '", job.directory(), "' has an empty entry in its ':'-separated list"));
   }
+  if (!job.filename_format().empty()) {
+    // Every name the format makes must be a name: checked with the widest numbers it can hold.
+    auto sample = GeneratedFileName(job.filename_format(), GeneratedFile{.job_name = job.name(), .worker = UINT32_MAX,
+                                                                         .jobnum = UINT32_MAX, .filenum = UINT32_MAX});
+    if (!sample.ok()) return bad(sample.status().message());
+    if (absl::Status s = CheckFileName(*sample, "a name filename_format makes"); !s.ok()) return bad(s.message());
+  }
   if (!job.files_of_job().empty()) {
     if (absl::Status s = CheckFileName(job.files_of_job(), "files_of_job"); !s.ok()) return bad(s.message());
   }
@@ -155,7 +162,12 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     if (range->max() > kMaxBlockSize) return bad(absl::StrCat("bs (", name, ") above the maximum of ", kMaxBlockSize));
   }
   if (job.blockalign() > kMaxBlockSize) return bad(absl::StrCat("blockalign above the maximum of ", kMaxBlockSize));
-  if (job.rate_bytes_size() > 3 || job.rate_iops_size() > 3) return bad("rate and rate_iops take at most three values (read,write,trim)");
+  if (job.rate_bytes_size() > 3 || job.rate_iops_size() > 3 || job.rate_min_bytes_size() > 3 || job.rate_iops_min_size() > 3) {
+    return bad("rate, rate_iops, rate_min and rate_iops_min take at most three values (read,write,trim)");
+  }
+  if ((job.rate_min_bytes_size() > 2 && job.rate_min_bytes(2) > 0) || (job.rate_iops_min_size() > 2 && job.rate_iops_min(2) > 0)) {
+    return bad("rate_min and rate_iops_min for trims are not supported (iofleet issues no trims)");
+  }
   if (job.rate_bytes_size() > 2 && job.rate_bytes(2) > 0) return bad("rate for trims is not supported (iofleet issues no trims)");
   if (job.rate_iops_size() > 2 && job.rate_iops(2) > 0) return bad("rate_iops for trims is not supported (iofleet issues no trims)");
   const double parameter = job.random_distribution().parameter();

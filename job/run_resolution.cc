@@ -1,8 +1,11 @@
 #include "job/run_resolution.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/nfs_url.h"
 #include "job/block_sizes.h"
+#include "job/file_names.h"
 #include "job/fio_job_file.h"
 #include "job/job_validation.h"
 
@@ -106,18 +109,46 @@ absl::StatusOr<ResolvedRun> ResolveRunSpec(v1::RunSpec spec, const RunPlacement&
     }
   }
   std::string temporary;  // made on first need
+  auto temporary_directory = [&]() -> absl::StatusOr<std::string> {
+    if (temporary.empty()) {
+      absl::StatusOr<std::string> made = placement.temporary_directory();
+      if (!made.ok()) return made.status();
+      temporary = *made;
+    }
+    return temporary;
+  };
+  const bool local_temporary = placement.local_workers && placement.temporary_directory;
   for (v1::JobSpec& job : *run.spec.mutable_jobs()) {
-    if (placement.local_workers && placement.temporary_directory && NamesNoPlaceForFiles(job)) {
-      if (temporary.empty()) {
-        absl::StatusOr<std::string> made = placement.temporary_directory();
-        if (!made.ok()) return made.status();
-        temporary = *made;
-      }
-      job.set_directory(temporary);
+    if (local_temporary && NamesNoPlaceForFiles(job)) {
+      absl::StatusOr<std::string> directory = temporary_directory();
+      if (!directory.ok()) return directory.status();
+      job.set_directory(*directory);
     } else if (NeedsDirectory(job)) {
       return absl::InvalidArgumentError(absl::StrCat("job '", job.name(), "': no directory= (where the job's files go); with --hosts ",
                                                      "every job needs directory= (a path on the workers)"));
     }
+    // fio takes a relative directory= beneath its working directory; a cluster has no common
+    // one, so iofleet takes it beneath the run's: --directory, or a local run's temporary one.
+    std::vector<std::string> directories = JobDirectories(job);
+    if (IsNfsUrl(job.directory()) ||
+        std::all_of(directories.begin(), directories.end(), [](const std::string& d) { return d.empty() || d[0] == '/'; })) {
+      continue;
+    }
+    std::string base = placement.default_directory;
+    if (base.empty() && local_temporary) {
+      absl::StatusOr<std::string> directory = temporary_directory();
+      if (!directory.ok()) return directory.status();
+      base = *directory;
+    }
+    if (base.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(job.location().file(), ":", job.location().line(), ": job '", job.name(),
+                                                     "': directory=", job.directory(), " is relative: give --directory, ",
+                                                     "the path on the workers it is taken beneath"));
+    }
+    for (std::string& d : directories) {
+      if (!d.empty() && d[0] != '/') d = absl::StrCat(base == "/" ? "" : base, "/", d);
+    }
+    job.set_directory(JoinFioList(directories));
   }
   if (absl::Status expanded = AddCrossWorkerVerifyJobs(&run.spec); !expanded.ok()) return expanded;
   if (absl::Status valid = ValidateRunSpec(run.spec); !valid.ok()) return valid;

@@ -124,5 +124,20 @@ TEST(ResolveRunSpec, ValidatesWhatEveryFrontEndHandsIn) {
   EXPECT_THAT(std::string(resolved.status().message()), HasSubstr("iodepth must be at least 1"));
 }
 
+// fio's 1mbs_clients.fio has directory=tmp: beneath --directory (or a local run's temporary
+// directory), never beneath the controller's working directory, which no worker shares.
+TEST(ResolveRunSpec, RelativeDirectoriesGoBeneathTheRunsDirectory) {
+  auto local = ResolveLocal("[j]\ndirectory=tmp:/abs:a\\:b\nrw=read\nsize=1m\n");
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_EQ(local->spec.jobs(0).directory(), "/tmp/t/tmp:/abs:/tmp/t/a\\:b");
+  auto spec = ParseFioJobText("[j]\ndirectory=tmp\nrw=read\nsize=1m\n", "x.fio");
+  ASSERT_TRUE(spec.ok());
+  auto placed = ResolveRunSpec(*spec, RunPlacement{.default_directory = "/mnt/nfs"});
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->spec.jobs(0).directory(), "/mnt/nfs/tmp");
+  auto remote = ResolveRunSpec(*spec, RunPlacement{});
+  EXPECT_THAT(std::string(remote.status().message()), HasSubstr("x.fio:1: job 'j': directory=tmp is relative: give --directory"));
+}
+
 }  // namespace
 }  // namespace iofleet

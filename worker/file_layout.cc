@@ -126,9 +126,15 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     for (uint32_t jobnum = 0; jobnum < job.numjobs(); ++jobnum) {
       auto& thread_paths = job_paths.emplace_back();
       for (uint32_t filenum = 0; filenum < nrfiles; ++filenum) {
-        const std::string name = shared_names.empty()
-                                     ? absl::StrCat(file_job, ".w", file_worker, ".", jobnum, ".", filenum)
-                                     : shared_names[filenum % shared_names.size()];
+        std::string name;
+        if (shared_names.empty()) {
+          auto generated = GeneratedFileName(job.filename_format(), GeneratedFile{.job_name = file_job, .worker = file_worker,
+                                                                                  .jobnum = jobnum, .filenum = filenum});
+          if (!generated.ok()) return in_job(generated.status());
+          name = *generated;
+        } else {
+          name = shared_names[filenum % shared_names.size()];
+        }
         auto path = path_of(name, shared_names.empty() ? jobnum : 0);
         if (!path.ok()) return in_job(path.status());
         thread_paths.push_back(*path);

@@ -87,6 +87,9 @@ class IoLoop {
   // Issues one sync request per file and waits for it (end_fsync, fsync_on_close).
   void SyncNow();
   const std::string& PathOf(const Slot& slot) const { return files_[slot.file_index].path; }
+  // The clock for a completion: read every time, or once per kUntimedClockStride requests when
+  // the job measures no latency at all (fio's gtod_reduce) and no rate limit needs it.
+  uint64_t CompletionClock();
 
   const JobThreadPlan& plan_;
   const v1::JobSpec& job_;
@@ -97,6 +100,7 @@ class IoLoop {
   WorkGenerator work_;
   WriteBufferFiller write_buffers_;
   RatePacer pacer_;
+  MinRateCheck min_rate_;
   ReadBack read_back_;
 
   std::unique_ptr<IoEngine> engine_;
@@ -114,11 +118,17 @@ class IoLoop {
   bool verifying_ = false;
   uint64_t continued_errors_ = 0;
   absl::Status first_continued_error_;
+  uint64_t start_ns_ = 0;         // the job's start (after startdelay)
   uint64_t record_from_ns_ = 0;   // after ramp_time
   uint64_t deadline_ns_ = UINT64_MAX;
   int pending_direction_ = -1;  // drawn but held back by the rate limit (0 read, 1 write)
   uint64_t completed_at_ns_ = 0;  // when Dispatch last saw a request complete at once
+  const bool timed_;              // some latency is measured
+  uint64_t untimed_completions_ = 0;
+  uint64_t last_clock_ns_ = 0;
 };
+
+constexpr uint64_t kUntimedClockStride = 64;
 
 // randrepeat=1 (fio's default): the same sequences every run, from randseed; otherwise new.
 // Each part draws from its own generator, seeded from this one in a fixed order.
@@ -136,8 +146,15 @@ IoLoop::IoLoop(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* s
       work_(job_, plan.paths.size(), seeds_()),
       write_buffers_(job_, BlockWriter{.job = plan.job_index, .worker = plan.worker_index, .thread = plan.jobnum, .seed = plan.seed}, seeds_()),
       pacer_(job_, seeds_()),
+      min_rate_(job_),
       read_back_(plan.paths.size()),
-      track_writes_(work_.writes() && job_.verify() != v1::JobSpec::VERIFY_NONE && job_.do_verify()) {}
+      track_writes_(work_.writes() && job_.verify() != v1::JobSpec::VERIFY_NONE && job_.do_verify()),
+      timed_(!(job_.disable_lat() && job_.disable_clat() && job_.disable_slat()) || pacer_.limited()) {}
+
+uint64_t IoLoop::CompletionClock() {
+  if (timed_ || untimed_completions_++ % kUntimedClockStride == 0) last_clock_ns_ = NowNs();
+  return last_clock_ns_;
+}
 
 absl::Status IoLoop::Setup() {
   const uint32_t depth = job_.iodepth();  // at least 1: validated (job/run_resolution.h)
@@ -195,7 +212,7 @@ void IoLoop::Fail(const Slot& slot, int error) {
 void IoLoop::Dispatch(Slot* slot) {
   while (queue_->Submit(slot)) {
     slot->submit_ns = slot->queued ? slot->submit_ns : slot->issue_ns;
-    completed_at_ns_ = NowNs();
+    completed_at_ns_ = CompletionClock();
     if (Complete(slot, completed_at_ns_) == Next::kDone) return;
   }
 }
@@ -236,6 +253,13 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
         RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .tracked = true});
   }
   if (error != 0) Fail(*slot, error);
+  if (data && error == 0 && min_rate_.active() && !verifying_ && slot->issue_ns >= record_from_ns_) {
+    min_rate_.Completed(r.op == IoOp::kRead ? 0 : 1, slot->done);
+    if (absl::Status met = min_rate_.Check(start_ns_, now_ns); !met.ok()) {
+      stopping_ = true;
+      if (outcome_.status.ok()) outcome_.status = met;
+    }
+  }
   if (now_ns >= deadline_ns_ && !verifying_) stopping_ = true;  // read-back is not cut short by runtime
   queue_->Release(slot);
   return Next::kDone;
@@ -356,7 +380,7 @@ void IoLoop::ReapSome() {
     stopping_ = true;
     return;
   }
-  const uint64_t now = NowNs();
+  const uint64_t now = CompletionClock();
   for (Slot* slot : *completed) {
     if (Complete(slot, now) == Next::kResubmit) Dispatch(slot);
   }
@@ -426,6 +450,7 @@ JobThreadOutcome IoLoop::Run() {
   const Clock::time_point job_start = *run_start + std::chrono::nanoseconds(job_.startdelay_ns());
   const uint64_t start_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
+  start_ns_ = start_ns;
   record_from_ns_ = start_ns + job_.ramp_time_ns();
   if (job_.runtime_ns()) deadline_ns_ = record_from_ns_ + job_.runtime_ns();
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.

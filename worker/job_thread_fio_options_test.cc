@@ -126,6 +126,31 @@ TEST(FioOptions, RateLimitsLinearPoissonAndBytes) {
   EXPECT_NEAR(static_cast<double>(ran.writes), 1024, 80);
 }
 
+// fio's rate_iops_min / rate_min: after the 2 s settle period, a rate below the minimum over a
+// rate_cycle fails the job and says by how much; a rate above it runs to the end.
+TEST(FioOptions, RateMinimumsFailAJobThatFallsBelow) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_runtime_ns(3'500'000'000);
+  job.set_time_based(true);
+  job.add_rate_iops(200);  // capped at 200 IOPS
+  job.set_rate_cycle_ms(500);
+  job.add_rate_iops_min(400);
+  Ran slow = RunJob(job, "(null)");
+  EXPECT_EQ(slow.outcome.status.code(), absl::StatusCode::kFailedPrecondition) << slow.outcome.status;
+  EXPECT_NE(std::string(slow.outcome.status.message()).find("rate_iops_min=400 not met for reads"), std::string::npos)
+      << slow.outcome.status;
+  EXPECT_LT(slow.seconds, 3.2) << "stopped at the first cycle after the settle period";
+  job.set_rate_iops_min(0, 100);
+  job.set_runtime_ns(2'800'000'000);
+  Ran fine = RunJob(job, "(null)");
+  EXPECT_TRUE(fine.outcome.status.ok()) << fine.outcome.status;
+  job.clear_rate_iops_min();
+  job.add_rate_min_bytes(1 << 20);  // 1 MiB/s, against 200 x 4 KiB = 800 KiB/s
+  Ran bytes = RunJob(job, "(null)");
+  EXPECT_NE(std::string(bytes.outcome.status.message()).find("rate_min=1048576B/s not met for reads"), std::string::npos)
+      << bytes.outcome.status;
+}
+
 TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {
   v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
   job.set_runtime_ns(400'000'000);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 
+#include "absl/status/status.h"
 #include "proto/job.pb.h"
 
 namespace iofleet {
@@ -34,6 +35,32 @@ class RatePacer {
   double ns_per_io_[2] = {0, 0}, ns_per_byte_[2] = {0, 0};
   std::mt19937_64 rng_;
   std::exponential_distribution<double> poisson_{1.0};
+};
+
+// fio's rate_min / rate_iops_min with rate_cycle: once the job has run 2 s (fio's settle
+// period), each completion at least rate_cycle after the last check measures what the thread
+// moved since that check; below the minimum in either direction, the job fails.
+class MinRateCheck {
+ public:
+  explicit MinRateCheck(const v1::JobSpec& job);
+
+  bool active() const { return active_; }
+  // A completed IO of `bytes` in `direction` (0 read, 1 write).
+  void Completed(int direction, uint64_t bytes) {
+    bytes_[direction] += bytes;
+    ++ios_[direction];
+  }
+  // At a completion at `now_ns` of a job that started at `start_ns`: an error naming the
+  // minimum and the rate when it was not met.
+  absl::Status Check(uint64_t start_ns, uint64_t now_ns);
+
+ private:
+  const v1::JobSpec& job_;
+  bool active_ = false;
+  uint64_t cycle_ns_;
+  uint64_t bytes_[2] = {0, 0}, ios_[2] = {0, 0};
+  uint64_t checked_bytes_[2] = {0, 0}, checked_ios_[2] = {0, 0};
+  uint64_t checked_at_ns_[2] = {0, 0};  // 0: no sample yet
 };
 
 }  // namespace iofleet

@@ -198,6 +198,7 @@ v1::IntervalReport WorkerRun::ReportInterval(size_t job_index, uint32_t interval
     }
     if (merged.count() == 0 && bytes == 0 && errors == 0) continue;
     v1::DirectionStats* stats = report.add_directions();
+    if (spec.disable_lat()) slowest.clear();  // ranked by a latency not measured
     std::sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.latency_ns() > b.latency_ns(); });
     if (slowest.size() > kSlowestPerReport) slowest.resize(kSlowestPerReport);
     for (v1::SlowRequest& request : slowest) *stats->add_slowest() = std::move(request);
@@ -205,9 +206,10 @@ v1::IntervalReport WorkerRun::ReportInterval(size_t job_index, uint32_t interval
     stats->set_ops(merged.count());
     stats->set_bytes(bytes);
     stats->set_errors(errors);
-    *stats->mutable_latency() = merged.ToProto();
-    if (submit.count() > 0) *stats->mutable_submit_latency() = submit.ToProto();
-    *stats->mutable_completion_latency() = completion.ToProto();
+    // A latency the job does not measure (disable_lat...) is left out; ops still count.
+    if (!spec.disable_lat()) *stats->mutable_latency() = merged.ToProto();
+    if (submit.count() > 0 && !spec.disable_slat()) *stats->mutable_submit_latency() = submit.ToProto();
+    if (!spec.disable_clat()) *stats->mutable_completion_latency() = completion.ToProto();
   }
   return report;
 }

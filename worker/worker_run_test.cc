@@ -79,6 +79,70 @@ TEST(FileLayout, DirectoryListsAndEscapedColonsAsFioReadsThem) {
   EXPECT_EQ(::stat((base + "/a/c:foo").c_str(), &st), 0);
 }
 
+// fio's filename_format names the generated files; $clientuid is the worker's index.
+TEST(FileLayout, FilenameFormat) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/format";
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  v1::PrepareRequest request = MakeRequest(dir);
+  request.mutable_spec()->mutable_jobs(0)->set_filename_format("myfiles.$clientuid.$jobnum.$filenum");
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->paths[0][0][0], dir + "/myfiles.3.0.0");
+  EXPECT_EQ(layout->paths[0][1][0], dir + "/myfiles.3.1.0");
+  struct stat st;
+  EXPECT_EQ(::stat((dir + "/myfiles.3.1.0").c_str(), &st), 0);
+}
+
+// Every report of a run, up to its final one (or 20 s).
+std::vector<v1::IntervalReport> RunToEnd(const v1::PrepareRequest& request, const PathPolicy& policy) {
+  std::vector<v1::IntervalReport> reports;
+  auto layout = LayOutRunFiles(request, policy);
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  if (!layout.ok()) return reports;
+  WorkerRun run(request, std::move(*layout));
+  EXPECT_TRUE(run.Start(WallNowNs() + 20'000'000).ok());
+  bool ended = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!ended && std::chrono::steady_clock::now() < give_up) {
+    v1::IntervalReport report;
+    if (run.NextReport(std::chrono::milliseconds(100), &report, &ended)) reports.push_back(report);
+  }
+  EXPECT_TRUE(ended);
+  return reports;
+}
+
+// fio's gtod_reduce / disable_lat / disable_clat / disable_slat: the latency is not measured and
+// not reported; every IO is still counted.
+TEST(WorkerRun, DisabledLatenciesAreLeftOutAndIosStillCounted) {
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  for (const bool all : {true, false}) {
+    v1::PrepareRequest request = MakeRequest(std::string(std::getenv("TEST_TMPDIR")) + "/untimed");
+    v1::JobSpec* job = request.mutable_spec()->mutable_jobs(0);
+    job->set_ioengine("null");
+    job->set_time_based(false);
+    job->set_runtime_ns(0);
+    job->set_size(64 << 20);  // 16,384 IOs of 4 KiB per thread
+    job->set_disable_lat(all);
+    job->set_disable_clat(all);
+    job->set_disable_slat(true);
+    uint64_t ops = 0, lat = 0, clat = 0, slowest = 0;
+    for (const v1::IntervalReport& r : RunToEnd(request, *policy)) {
+      for (const auto& d : r.directions()) {
+        ops += d.ops();
+        lat += d.latency().count();
+        clat += d.completion_latency().count();
+        slowest += d.slowest_size();
+      }
+    }
+    EXPECT_EQ(ops, 2u * 16384) << "two threads, every IO counted (all=" << all << ")";
+    EXPECT_EQ(lat, all ? 0 : ops);
+    EXPECT_EQ(clat, all ? 0 : ops);
+    if (all) {
+      EXPECT_EQ(slowest, 0) << "no slowest requests without a latency";
+    }
+  }
+}
+
 TEST(WorkerRun, IntervalsAreAlignedAndAddUpToTheFinalTotals) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/run";
   auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
