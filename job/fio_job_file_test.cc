@@ -344,13 +344,13 @@ namespace iofleet {
 namespace {
 
 TEST(FioJobFile, UnimplementedFioOptionsAreErrorsUnlessIgnored) {
-  const std::string text = "[a]\nsize=1m\ncpus_allowed=0-1\nszie=1m\n";
-  EXPECT_THAT(std::string(ParseFioJobText("[a]\nsize=1m\ncpus_allowed=0-1\n", "u.fio").status().message()),
-              HasSubstr("u.fio:3: fio option 'cpus_allowed' is not implemented by iofleet; --ignore-unsupported runs without it"));
-  auto spec = ParseFioJobText("[a]\nsize=1m\ncpus_allowed=0-1\n", "u.fio", {.ignore_unsupported = true});
+  const std::string text = "[a]\nsize=1m\ncpumask=3\nszie=1m\n";
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nsize=1m\ncpumask=3\n", "u.fio").status().message()),
+              HasSubstr("u.fio:3: fio option 'cpumask' is not implemented by iofleet; --ignore-unsupported runs without it"));
+  auto spec = ParseFioJobText("[a]\nsize=1m\ncpumask=3\n", "u.fio", {.ignore_unsupported = true});
   ASSERT_TRUE(spec.ok()) << spec.status();
   ASSERT_EQ(spec->ignored_options_size(), 1);
-  EXPECT_EQ(spec->ignored_options(0), "u.fio:3: cpus_allowed=0-1");
+  EXPECT_EQ(spec->ignored_options(0), "u.fio:3: cpumask=3");
   // Running commands on workers is refused even with --ignore-unsupported.
   EXPECT_THAT(std::string(ParseFioJobText("[a]\nexec_prerun=rm -rf /\n", "x.fio", {.ignore_unsupported = true}).status().message()),
               HasSubstr("x.fio:2: 'exec_prerun=rm -rf /' is refused: iofleet never runs commands on workers"));
@@ -400,6 +400,33 @@ TEST(FioJobFile, TrimPartsAreRefusedNotDropped) {
   ASSERT_TRUE(both.ok());
   EXPECT_EQ(both->jobs(0).rate_iops_size(), 2);
   EXPECT_EQ(both->jobs(0).rate_iops(1), 5u) << "one value limits reads and writes";
+}
+
+// fio's placement options: CPU and node lists as fio writes them, refused with the option's
+// syntax when malformed.
+TEST(FioJobFile, CpuAndNumaPlacement) {
+  auto spec = ParseFioJobText("[a]\nsize=1m\ncpus_allowed=0-2,5\ncpus_allowed_policy=split\nnuma_cpu_nodes=0-1\n"
+                              "numa_mem_policy=interleave:0-1\n[b]\nsize=1m\nnuma_mem_policy=local\n", "n.fio");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->jobs(0).cpus_allowed(), ::testing::ElementsAre(0, 1, 2, 5));
+  EXPECT_TRUE(spec->jobs(0).cpus_allowed_split());
+  EXPECT_THAT(spec->jobs(0).numa_cpu_nodes(), ::testing::ElementsAre(0, 1));
+  EXPECT_EQ(spec->jobs(0).numa_mem_policy(), v1::JobSpec::NUMA_MEM_INTERLEAVE);
+  EXPECT_THAT(spec->jobs(0).numa_mem_nodes(), ::testing::ElementsAre(0, 1));
+  EXPECT_EQ(spec->jobs(1).numa_mem_policy(), v1::JobSpec::NUMA_MEM_LOCAL);
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"cpus_allowed=3-1", "'3-1' is not a number or an ascending range"},
+      {"cpus_allowed=9000", "'9000' goes above 8191"},
+      {"numa_mem_policy=bnid:0", "unknown numa_mem_policy 'bnid' (did you mean bind?)"},
+      {"numa_mem_policy=prefer:0-1", "prefer takes one node"},
+      {"numa_mem_policy=bind", "bind needs nodes, e.g. bind:0"},
+      {"numa_mem_policy=local:0", "local takes no nodes"},
+      {"cpus_allowed_policy=spread", "'spread' is not shared or split"},
+  };
+  for (const auto& [option, message] : refused) {
+    auto bad = ParseFioJobText(absl::StrCat("[a]\nsize=1m\n", option, "\n"), "n.fio");
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr(message)) << option;
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "common/units.h"
 #include "job/block_sizes.h"
 #include "job/file_names.h"
+#include "job/run_limits.h"
 
 namespace iofleet {
 
@@ -282,6 +283,56 @@ absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
   return absl::OkStatus();
 }
 
+// fio's CPU and node lists: "0-3,8,10-11" (ascending ranges, comma-separated), each entry
+// below `limit`.
+absl::Status ParseIndexList(absl::string_view v, uint32_t limit, google::protobuf::RepeatedField<uint32_t>* out) {
+  out->Clear();
+  std::vector<bool> seen(limit, false);
+  for (absl::string_view part : absl::StrSplit(v, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    const size_t dash = part.find('-');
+    uint32_t first = 0, last = 0;
+    if (!absl::SimpleAtoi(part.substr(0, dash), &first) ||
+        !absl::SimpleAtoi(dash == absl::string_view::npos ? part : part.substr(dash + 1), &last) || last < first) {
+      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not a number or an ascending range like 0-3"));
+    }
+    if (last >= limit) return absl::InvalidArgumentError(absl::StrCat("'", part, "' goes above ", limit - 1));
+    for (uint32_t i = first; i <= last; ++i) seen[i] = true;
+  }
+  for (uint32_t i = 0; i < limit; ++i) {
+    if (seen[i]) out->Add(i);
+  }
+  return absl::OkStatus();
+}
+
+// fio's numa_mem_policy=MODE[:NODES]: default and local take no nodes, prefer one, bind and
+// interleave a list.
+absl::Status SetNumaMemPolicy(absl::string_view v, JobSpec* j) {
+  const size_t colon = v.find(':');
+  const absl::string_view mode = v.substr(0, colon);
+  static const std::vector<std::pair<std::string, JobSpec::NumaMemPolicy>> kModes = {
+      {"default", JobSpec::NUMA_MEM_DEFAULT}, {"prefer", JobSpec::NUMA_MEM_PREFER}, {"bind", JobSpec::NUMA_MEM_BIND},
+      {"interleave", JobSpec::NUMA_MEM_INTERLEAVE}, {"local", JobSpec::NUMA_MEM_LOCAL}};
+  std::vector<std::string> names;
+  for (const auto& [name, policy] : kModes) {
+    names.push_back(name);
+    if (mode != name) continue;
+    j->set_numa_mem_policy(policy);
+    j->clear_numa_mem_nodes();
+    const bool takes_nodes = policy == JobSpec::NUMA_MEM_PREFER || policy == JobSpec::NUMA_MEM_BIND || policy == JobSpec::NUMA_MEM_INTERLEAVE;
+    if (!takes_nodes) {
+      if (colon != absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(mode, " takes no nodes"));
+      return absl::OkStatus();
+    }
+    if (colon == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(mode, " needs nodes, e.g. ", mode, ":0"));
+    RETURN_IF_ERROR(ParseIndexList(v.substr(colon + 1), kMaxNumaNode, j->mutable_numa_mem_nodes()));
+    if (policy == JobSpec::NUMA_MEM_PREFER && j->numa_mem_nodes_size() != 1) return absl::InvalidArgumentError("prefer takes one node");
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown numa_mem_policy '", mode, "'", DidYouMean(mode, names),
+                                                 "; use default, prefer:NODE, bind:NODES, interleave:NODES or local"));
+}
+
 // fio's percentile_list=99:99.9:99.99 (up to 20 values in (0, 100]).
 absl::Status SetPercentileList(absl::string_view v, JobSpec* j) {
   j->clear_percentile_list();
@@ -515,6 +566,14 @@ const std::vector<FioOption>& FioOptions() {
       {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
       {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},
       {"percentile_list", true, &SetPercentileList},
+      {"cpus_allowed", true, [](absl::string_view v, JobSpec* j) { return ParseIndexList(v, kMaxCpu, j->mutable_cpus_allowed()); }},
+      {"cpus_allowed_policy", true, [](absl::string_view v, JobSpec* j) {
+         if (v != "shared" && v != "split") return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not shared or split"));
+         j->set_cpus_allowed_split(v == "split");
+         return absl::OkStatus();
+       }},
+      {"numa_cpu_nodes", true, [](absl::string_view v, JobSpec* j) { return ParseIndexList(v, kMaxNumaNode, j->mutable_numa_cpu_nodes()); }},
+      {"numa_mem_policy", true, &SetNumaMemPolicy},
       {"disable_lat", false, BoolOption(&JobSpec::set_disable_lat)},
       {"disable_clat", false, BoolOption(&JobSpec::set_disable_clat)},
       {"disable_slat", false, BoolOption(&JobSpec::set_disable_slat)},

@@ -1,6 +1,7 @@
 #include "job/job_validation.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -201,6 +202,27 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     }
     default: return bad("unknown random_distribution");
   }
+  for (const auto& [option, list, limit] : {std::tuple{"cpus_allowed", &job.cpus_allowed(), kMaxCpu},
+                                            std::tuple{"numa_cpu_nodes", &job.numa_cpu_nodes(), kMaxNumaNode},
+                                            std::tuple{"numa_mem_policy", &job.numa_mem_nodes(), kMaxNumaNode}}) {
+    if (list->size() > static_cast<int>(limit)) return bad(absl::StrCat(option, " lists more than ", limit, " entries"));
+    for (const uint32_t n : *list) {
+      if (n >= limit) return bad(absl::StrCat(option, ": ", n, " is above ", limit - 1));
+    }
+  }
+  if (!v1::JobSpec::NumaMemPolicy_IsValid(job.numa_mem_policy())) return bad("unknown numa_mem_policy value");
+  switch (job.numa_mem_policy()) {
+    case v1::JobSpec::NUMA_MEM_PREFER:
+      if (job.numa_mem_nodes_size() != 1) return bad("numa_mem_policy=prefer takes one node");
+      break;
+    case v1::JobSpec::NUMA_MEM_BIND:
+    case v1::JobSpec::NUMA_MEM_INTERLEAVE:
+      if (job.numa_mem_nodes().empty()) return bad("numa_mem_policy=bind and interleave need nodes");
+      break;
+    default:
+      if (!job.numa_mem_nodes().empty()) return bad("numa_mem_policy nodes need prefer, bind or interleave");
+  }
+  if (job.cpus_allowed_split() && job.cpus_allowed().empty()) return bad("cpus_allowed_policy=split needs cpus_allowed");
   if (job.percentile_list_size() > 20) return bad("at most 20 percentiles (percentile_list)");
   for (const double p : job.percentile_list()) {
     if (!std::isfinite(p) || p <= 0 || p > 100) return bad(absl::StrCat("percentile ", p, " is not in (0, 100] (percentile_list)"));

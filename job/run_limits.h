@@ -41,6 +41,10 @@ inline constexpr uint64_t kMaxDurationNs = 365ull * 24 * 3600 * 1'000'000'000;
 // limit on jobs.
 inline constexpr uint64_t kMaxThreadsPerRun = 4096;
 inline constexpr uint32_t kMaxFilesPerThread = 65536;
+// CPU and NUMA node numbers (cpus_allowed, numa_*): Linux's CONFIG_NR_CPUS and MAX_NUMNODES
+// ceilings.
+inline constexpr uint32_t kMaxCpu = 8192;
+inline constexpr uint32_t kMaxNumaNode = 1024;
 inline constexpr uint64_t kMaxBlockSize = 1ull << 30;
 inline constexpr size_t kMaxNameLength = 255;   // a file-name component
 inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX

@@ -174,7 +174,7 @@ const std::vector<Example>& Examples() {
       {"null.fio", true, "", "",
        ""},
       {"numa.fio", true, "", "",
-       "numa.fio:14: fio option 'numa_cpu_nodes' is not implemented by iofleet"},
+       ""},
       {"page_fault.fio", false, "", "",
        "page_fault.fio:3: job 'page_fault_write': ioengine=page_fault is one of fio's engines that iofleet does not have: it measures page faults of an anonymous mapping, not file IO"},
       {"poisson-rate-submission.fio", true, "", "",

@@ -19,6 +19,7 @@
 #include "worker/file_system.h"
 #include "worker/rate_pacer.h"
 #include "worker/read_back.h"
+#include "worker/thread_placement.h"
 #include "worker/work_generator.h"
 #include "worker/write_buffers.h"
 
@@ -435,7 +436,9 @@ void IoLoop::SyncNow() {
 
 JobThreadOutcome IoLoop::Run() {
   StartGate::Ticket armed(plan_.start_gate);
-  if (absl::Status s = Setup(); !s.ok()) {
+  // Placed before Setup allocates the buffers, so they follow numa_mem_policy.
+  absl::Status placed = PlaceThisThread(job_, plan_.jobnum);
+  if (absl::Status s = placed.ok() ? Setup() : placed; !s.ok()) {
     if (engine_) {
       for (const File& f : files_) (void)engine_->Close(f.handle);
     }
