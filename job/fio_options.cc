@@ -252,6 +252,22 @@ absl::Status SetZonedDistribution(absl::string_view kind, absl::string_view zone
 absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
   const size_t colon = v.find(':');
   const absl::string_view kind = v.substr(0, colon);
+  if (kind == "sequence") {
+    v1::RandomDistribution* d = j->mutable_random_distribution();
+    d->Clear();
+    d->set_kind(v1::RandomDistribution::SEQUENCE);
+    if (colon == absl::string_view::npos) return absl::InvalidArgumentError("sequence needs block indices, e.g. sequence:2,0,1");
+    for (absl::string_view entry : absl::StrSplit(v.substr(colon + 1), ',')) {
+      uint64_t block;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(entry), &block)) {
+        return absl::InvalidArgumentError(absl::StrCat("'", entry, "' is not a block index"));
+      }
+      d->add_sequence(block);
+    }
+    if (d->sequence_size() > kMaxSequenceLength) return absl::InvalidArgumentError(absl::StrCat("a sequence of more than ", kMaxSequenceLength, " blocks"));
+    j->set_norandommap(true);  // blocks repeat by design
+    return absl::OkStatus();
+  }
   if (kind == "zoned" || kind == "zoned_abs") {
     if (colon == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(kind, " needs zones, e.g. ", kind, ":50/5:30/15:20/"));
     return SetZonedDistribution(kind, v.substr(colon + 1), j);
@@ -276,8 +292,8 @@ absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
     d->set_kind(v1::RandomDistribution::NORMAL);
   } else {
     return absl::InvalidArgumentError(absl::StrCat("unknown distribution '", kind, "'",
-                                                   DidYouMean(kind, {"random", "zipf", "pareto", "normal", "zoned", "zoned_abs"}),
-                                                   "; use random, zipf:THETA, pareto:H, normal:DEV, zoned:... or zoned_abs:..."));
+                                                   DidYouMean(kind, {"random", "zipf", "pareto", "normal", "zoned", "zoned_abs", "sequence"}),
+                                                   "; use random, zipf:THETA, pareto:H, normal:DEV, zoned:..., zoned_abs:... or sequence:..."));
   }
   if (d->kind() != v1::RandomDistribution::UNIFORM) j->set_norandommap(true);  // repeats are the point
   return absl::OkStatus();
@@ -562,6 +578,7 @@ const std::vector<FioOption>& FioOptions() {
        }},
       {"ba", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},
+      {"random_sequence_stride", true, BoolOption(&JobSpec::set_random_sequence_stride)},
       {"iodepth_batch", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},
       {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
       {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},

@@ -200,6 +200,11 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
       }
       break;
     }
+    case v1::RandomDistribution::SEQUENCE:
+      if (job.random_distribution().sequence().empty() || job.random_distribution().sequence_size() > kMaxSequenceLength) {
+        return bad(absl::StrCat("random_distribution=sequence needs from 1 to ", kMaxSequenceLength, " block indices"));
+      }
+      break;
     default: return bad("unknown random_distribution");
   }
   for (const auto& [option, list, limit] : {std::tuple{"cpus_allowed", &job.cpus_allowed(), kMaxCpu},

@@ -45,6 +45,8 @@ inline constexpr uint32_t kMaxFilesPerThread = 65536;
 // ceilings.
 inline constexpr uint32_t kMaxCpu = 8192;
 inline constexpr uint32_t kMaxNumaNode = 1024;
+// Block indices in random_distribution=sequence:...
+inline constexpr int kMaxSequenceLength = 65536;
 inline constexpr uint64_t kMaxBlockSize = 1ull << 30;
 inline constexpr size_t kMaxNameLength = 255;   // a file-name component
 inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX

@@ -190,7 +190,7 @@ const std::vector<Example>& Examples() {
       {"rdmaio-server.fio", false, "", "",
        "rdmaio-server.fio:3: job 'receiver': ioengine=rdma is one of fio's engines that iofleet does not have: it does RDMA transfers between hosts, not file IO"},
       {"sequence-distribution.fio", true, "", "",
-       "sequence-distribution.fio:22: bad value for random_distribution: '2,0,1' is not a number"},
+       ""},
       {"sg_verify-fail.fio", false, "", "",
        "sg_verify-fail.fio:24: job 'precon': ioengine=sg is one of fio's engines that iofleet does not have: it sends SCSI commands through the sg driver"},
       {"sg_verify.fio", false, "", "",

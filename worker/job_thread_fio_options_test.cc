@@ -286,6 +286,32 @@ TEST(FioOptions, BackwardsModifierFollowsFiosOffsets) {
 
 // random_distribution=zoned:50/5:30/15:20/ (examples/rand-zones.fio): half the IOs in the first
 // 5% of the range, 30% in the next 15%, the rest in the last 80%; zoned_abs by bytes.
+// fio's sequence-distribution.fio: sequence:2,0,1 over 48k with io_size=24k reads blocks
+// 2,0,1,2,0,1; with random_sequence_stride=1, 2,0,1,5,3,4 (fio's t/sequence.py expectations).
+TEST(FioOptions, SequenceDistributionWithAndWithoutStride) {
+  for (const bool stride : {false, true}) {
+    v1::JobSpec job = Job(v1::RAND_READ, 48 << 10, "null");
+    job.set_io_size(24 << 10);
+    job.set_norandommap(true);
+    job.mutable_random_distribution()->set_kind(v1::RandomDistribution::SEQUENCE);
+    for (const uint64_t block : {2, 0, 1}) job.mutable_random_distribution()->add_sequence(block);
+    job.set_random_sequence_stride(stride);
+    WorkGenerator generator(job, 1, 1);
+    generator.NewPass();
+    std::vector<uint64_t> blocks;
+    while (!generator.PassDone()) blocks.push_back(generator.Next(true).offset / 4096);
+    EXPECT_EQ(blocks, stride ? (std::vector<uint64_t>{2, 0, 1, 5, 3, 4}) : (std::vector<uint64_t>{2, 0, 1, 2, 0, 1}));
+  }
+  // Indices past the file wrap: block 13 of a 12-block file is block 1.
+  v1::JobSpec job = Job(v1::RAND_READ, 48 << 10, "null");
+  job.set_io_size(8 << 10);
+  job.mutable_random_distribution()->set_kind(v1::RandomDistribution::SEQUENCE);
+  job.mutable_random_distribution()->add_sequence(13);
+  WorkGenerator generator(job, 1, 1);
+  generator.NewPass();
+  EXPECT_EQ(generator.Next(true).offset, 4096u);
+}
+
 TEST(FioOptions, ZonedDistributionsSendEachZoneItsShare) {
   auto shares = [](const std::string& distribution, uint64_t size, std::vector<uint64_t> bounds) {
     auto parsed = ParseFioJobText(absl::StrCat("[j]\nrw=randread\nsize=", size, "\nrandom_distribution=", distribution, "\n"), "zoned.fio");

@@ -22,9 +22,11 @@ double Uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) *
 
 }  // namespace
 
-RandomOffsets::RandomOffsets(const v1::RandomDistribution& distribution, uint64_t units, bool use_map, uint64_t seed)
+RandomOffsets::RandomOffsets(const v1::RandomDistribution& distribution, uint64_t units, bool use_map, uint64_t seed, bool sequence_stride)
     : kind_(distribution.kind()), parameter_(distribution.parameter()), units_(std::max<uint64_t>(units, 1)),
-      use_map_(use_map && distribution.kind() == v1::RandomDistribution::UNIFORM), seed_(seed), spread_offset_(Mix(seed)) {
+      use_map_(use_map && distribution.kind() == v1::RandomDistribution::UNIFORM),
+      sequence_(distribution.sequence().begin(), distribution.sequence().end()), sequence_stride_(sequence_stride),
+      seed_(seed), spread_offset_(Mix(seed)) {
   if (kind_ == v1::RandomDistribution::ZIPF) {
     zeta2_ = 1.0 + std::pow(0.5, parameter_);
     const uint64_t terms = std::min(units_, kZipfMaxTerms);
@@ -58,6 +60,14 @@ uint64_t RandomOffsets::Next(std::mt19937_64& rng) {
       std::normal_distribution<double> normal(static_cast<double>(units_) / 2, static_cast<double>(units_) * parameter_ / 100.0);
       const double x = std::clamp(normal(rng), 0.0, static_cast<double>(units_ - 1));
       return Spread(static_cast<uint64_t>(x));
+    }
+    case v1::RandomDistribution::SEQUENCE: {
+      if (sequence_.empty()) return 0;  // validated against
+      // fio's sequence:2,0,1 — 2,0,1,2,0,1...; with random_sequence_stride 2,0,1,5,3,4...
+      const uint64_t cycle = sequence_position_ / sequence_.size();
+      const uint64_t block = sequence_[sequence_position_ % sequence_.size()] + (sequence_stride_ ? cycle * sequence_.size() : 0);
+      ++sequence_position_;
+      return block % units_;
     }
     case v1::RandomDistribution::UNIFORM:
     default:

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <vector>
 
 #include "proto/job.pb.h"
 #include "worker/block_permutation.h"
@@ -16,11 +17,15 @@ namespace iofleet {
 class RandomOffsets {
  public:
   // `units` offsets of the job's unit size; `use_map` gives fio's random map for uniform draws.
-  RandomOffsets(const v1::RandomDistribution& distribution, uint64_t units, bool use_map, uint64_t seed);
+  // `sequence_stride`: fio's random_sequence_stride (SEQUENCE only).
+  RandomOffsets(const v1::RandomDistribution& distribution, uint64_t units, bool use_map, uint64_t seed, bool sequence_stride = false);
   // The next unit index in [0, units).
   uint64_t Next(std::mt19937_64& rng);
-  // A new pass over the file: the random map starts a fresh round.
-  void NewPass() { map_used_ = units_; }
+  // A new pass over the file: the random map starts a fresh round, a sequence from its start.
+  void NewPass() {
+    map_used_ = units_;
+    sequence_position_ = 0;
+  }
 
  private:
   uint64_t Spread(uint64_t value) const;  // hash a rank onto the file
@@ -30,6 +35,9 @@ class RandomOffsets {
   const uint64_t units_;
   const bool use_map_;
   std::unique_ptr<BlockPermutation> map_;
+  std::vector<uint64_t> sequence_;
+  const bool sequence_stride_;
+  uint64_t sequence_position_ = 0;  // IOs drawn from the sequence this pass
   uint64_t map_used_ = 0;
   uint64_t seed_, spread_offset_;
   // zipf constants (fio lib/zipf.c).
