@@ -489,6 +489,9 @@ const std::vector<FioOption>& FioOptions() {
       {"end_fsync", false, BoolOption(&JobSpec::set_end_fsync)},
       {"fsync_on_close", false, BoolOption(&JobSpec::set_fsync_on_close)},
       {"thinktime", true, DurationOption(&JobSpec::set_thinktime_ns, 1'000)},  // fio: microseconds
+      {"flow", true, UintOption(&JobSpec::set_flow, 0, 1000)},
+      {"flow_id", true, UintOption(&JobSpec::set_flow_id, 0, UINT32_MAX)},
+      {"flow_sleep", true, DurationOption(&JobSpec::set_flow_sleep_ns, 1'000)},  // fio: microseconds
       {"thinktime_blocks", true, UintOption(&JobSpec::set_thinktime_blocks, 1, UINT32_MAX)},
       {"rate", true, PerDirectionRate(&JobSpec::mutable_rate_bytes, true)},
       {"rate_iops", true, PerDirectionRate(&JobSpec::mutable_rate_iops, false)},

@@ -111,7 +111,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.numjobs() == 0) return bad("numjobs must be at least 1");
   if (job.numjobs() > kMaxThreadsPerRun) return bad(absl::StrCat("numjobs above ", kMaxThreadsPerRun, " per worker is not supported"));
   for (const auto& [option, ns] : {std::pair{"runtime", job.runtime_ns()}, std::pair{"startdelay", job.startdelay_ns()},
-                                   std::pair{"ramp_time", job.ramp_time_ns()}, std::pair{"thinktime", job.thinktime_ns()},
+                                   std::pair{"ramp_time", job.ramp_time_ns()}, std::pair{"thinktime", job.thinktime_ns()}, std::pair{"flow_sleep", job.flow_sleep_ns()},
                                    std::pair{"verify_across_workers_delay", job.verify_across_workers_delay_ns()}}) {
     if (absl::Status s = CheckDuration(ns, option); !s.ok()) return bad(s.message());
   }
@@ -228,6 +228,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
       if (!job.numa_mem_nodes().empty()) return bad("numa_mem_policy nodes need prefer, bind or interleave");
   }
   if (job.cpus_allowed_split() && job.cpus_allowed().empty()) return bad("cpus_allowed_policy=split needs cpus_allowed");
+  if (job.flow() > 1000) return bad("flow (a weight) must be from 0 to 1000");
   if (job.percentile_list_size() > 20) return bad("at most 20 percentiles (percentile_list)");
   for (const double p : job.percentile_list()) {
     if (!std::isfinite(p) || p <= 0 || p > 100) return bad(absl::StrCat("percentile ", p, " is not in (0, 100] (percentile_list)"));

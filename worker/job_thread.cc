@@ -1,5 +1,6 @@
 #include "worker/job_thread.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -113,6 +114,10 @@ class IoLoop {
   Sync sync_due_ = Sync::kNone;
   uint64_t ios_since_think_ = 0;
   bool think_due_ = false;
+  Flow* flow_ = nullptr;       // fio flow=: the flow this thread shares IOs in
+  uint64_t flow_issued_ = 0;   // data IOs issued under it
+  bool flow_credit_ = false;   // the flow counted an IO not issued yet (held by the rate limit)
+  bool flow_held_ = false;     // ahead of its share: wait before the next IO
   bool stopping_ = false;
   const bool track_writes_;  // do_verify of a writing job: its writes are read back
   uint64_t generation_ = 0;  // the write pass, written into verify headers
@@ -269,7 +274,7 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
 void IoLoop::FillAndSubmit() {
   uint64_t now = NowNs();
   // As in fio, a sync due after the pass's last write is not issued (end_fsync is for that).
-  while (queue_->HasFree() && !stopping_ && !think_due_ && (verifying_ || !work_.PassDone())) {
+  while (queue_->HasFree() && !stopping_ && !think_due_ && !flow_held_ && (verifying_ || !work_.PassDone())) {
     if (stop_.stopped()) {
       stopping_ = true;
       break;
@@ -283,8 +288,19 @@ void IoLoop::FillAndSubmit() {
       sync_due_ = Sync::kNone;
       queue_->Take();
       IssueSync(slot, op, last_write_file_, now);
-    } else if (!IssueData(slot, now)) {
-      break;  // not due yet: the loop waits
+    } else {
+      if (flow_ && !flow_credit_) {
+        if (flow_->Ahead(flow_issued_, job_.flow())) {
+          flow_held_ = true;
+          break;
+        }
+        flow_credit_ = true;
+      }
+      if (!IssueData(slot, now)) break;  // not due yet: the loop waits
+      if (flow_credit_) {
+        flow_credit_ = false;
+        ++flow_issued_;
+      }
     }
     // A request completed at once: its completion's clock reading is the next one's issue
     // time (one clock read per request; the bookkeeping between counts as the next request's
@@ -459,6 +475,11 @@ JobThreadOutcome IoLoop::Run() {
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
   bool go = (!job_.invalidate() || InvalidateFiles()) && stop_.SleepUntil(job_start);
   if (go) outcome_.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - job_start).count();
+  // A flow counts its threads from their start (a later phase's job joins when it starts).
+  if (go && plan_.flows && job_.flow() > 0) {
+    flow_ = plan_.flows->Get(job_.flow_id());
+    flow_->Join(job_.flow());
+  }
   const uint32_t loops = std::max(1u, job_.loops());
   for (uint32_t pass = 0; go; ++pass) {  // one pass over the file each
     if (pass > 0 && job_.invalidate() && !InvalidateFiles()) break;
@@ -470,6 +491,19 @@ JobThreadOutcome IoLoop::Run() {
         Drain();
         think_due_ = false;
         if (!stopping_ && !stop_.SleepUntil(Clock::now() + std::chrono::nanoseconds(job_.thinktime_ns()))) stopping_ = true;
+        continue;
+      }
+      if (flow_held_) {
+        // fio's flow: ahead of its share. With flow_sleep, let what is in flight finish and
+        // sleep; without, give the others the CPU and look again.
+        flow_held_ = false;
+        if (job_.flow_sleep_ns() > 0) {
+          Drain();
+          if (!stopping_ && !stop_.SleepUntil(Clock::now() + std::chrono::nanoseconds(job_.flow_sleep_ns()))) stopping_ = true;
+        } else {
+          ::sched_yield();
+        }
+        if (NowNs() >= deadline_ns_ || stop_.stopped()) stopping_ = true;
         continue;
       }
       if (queue_->in_flight() == 0) {
@@ -500,6 +534,7 @@ JobThreadOutcome IoLoop::Run() {
   }
   if (outcome_.status.ok()) outcome_.status = read_back_.Verdict();
   if (job_.end_fsync() && work_.writes() && outcome_.status.ok()) SyncNow();
+  if (flow_) flow_->Leave(flow_issued_, job_.flow());
   outcome_.end = Clock::now();
   outcome_.notes = engine_->notes();
   for (const File& f : files_) {

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "proto/job.pb.h"
+#include "worker/flow_control.h"
 #include "worker/stop_signal.h"
 #include "worker/thread_stats.h"
 
@@ -101,6 +102,8 @@ struct JobThreadPlan {
   std::chrono::steady_clock::time_point start;  // the run's common start instant (when no gate)
   // When set, the start instant comes through it (the thread arms first, then waits).
   StartGate* start_gate = nullptr;
+  // The run's flows on this worker (fio flow=); none when the job has no flow weight.
+  FlowRegistry* flows = nullptr;
 };
 
 // How a job thread ended.

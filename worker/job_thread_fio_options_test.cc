@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -149,6 +150,35 @@ TEST(FioOptions, RateMinimumsFailAJobThatFallsBelow) {
   Ran bytes = RunJob(job, "(null)");
   EXPECT_NE(std::string(bytes.outcome.status.message()).find("rate_min=1048576B/s not met for reads"), std::string::npos)
       << bytes.outcome.status;
+}
+
+// fio's flow.fio: two jobs of one flow with weights 1 and 8 issue about 1 IO to 8, whatever
+// their own speeds (a write job beside a read job, as the example has), with and without
+// flow_sleep.
+TEST(FioOptions, FlowWeightsShareIosBetweenJobs) {
+  for (const uint64_t sleep_ns : {uint64_t{0}, uint64_t{100'000}}) {
+    FlowRegistry flows;
+    v1::JobSpec light = Job(v1::SEQ_WRITE, 64 << 20, "null");
+    v1::JobSpec heavy = Job(v1::RAND_READ, 64 << 20, "null");
+    for (v1::JobSpec* job : {&light, &heavy}) {
+      job->set_time_based(true);
+      job->set_runtime_ns(400'000'000);
+      job->set_flow_sleep_ns(sleep_ns);
+    }
+    light.set_flow(1);
+    heavy.set_flow(8);
+    auto light_stats = std::make_unique<ThreadStats>(), heavy_stats = std::make_unique<ThreadStats>();
+    StopSignal stop;
+    const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    std::thread a([&] { RunJobThread({.job = &light, .paths = {"(null)"}, .seed = 1, .start = start, .flows = &flows}, stop, light_stats.get()); });
+    std::thread b([&] { RunJobThread({.job = &heavy, .paths = {"(null)"}, .seed = 2, .start = start, .flows = &flows}, stop, heavy_stats.get()); });
+    a.join();
+    b.join();
+    const double writes = static_cast<double>(Of(light_stats->directions[kWriteIndex]).ops);
+    const double reads = static_cast<double>(Of(heavy_stats->directions[kReadIndex]).ops);
+    ASSERT_GT(writes, 50) << "sleep " << sleep_ns;
+    EXPECT_NEAR(reads / writes, 8.0, 1.0) << reads << " reads, " << writes << " writes, sleep " << sleep_ns;
+  }
 }
 
 TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {

@@ -92,7 +92,8 @@ void WorkerRun::Arm() {
                          .job_index = static_cast<uint32_t>(j),
                          .worker_index = request_.worker_index(),
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
-                         .start_gate = &start_gate_};
+                         .start_gate = &start_gate_,
+                         .flows = &flows_};
       ThreadStats* stats = jobs_[j].threads[t].get();
       io_threads_.emplace_back([this, plan, stats, j] {
         // Named for top -H, perf and ps: which threads are the job's (15 characters at most).

@@ -121,6 +121,7 @@ class WorkerRun final : public SessionRun {
   uint64_t dropped_reports_ = 0;  // past kMaxQueuedReports (nobody reads them)
   std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
   StartGate start_gate_;
+  FlowRegistry flows_;  // fio flow=: shared by the run's job threads
   std::vector<std::thread> io_threads_;
   std::thread collector_;
 };
