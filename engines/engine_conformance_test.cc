@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -180,6 +181,39 @@ TEST(NullEngine, CompletesEverythingWithoutTouchingFiles) {
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 4);
   for (auto& r : requests) EXPECT_EQ(r.result, 65536);
+}
+
+// Reap with a timeout (io_submit_mode=offload waits for completions only until the next IO is
+// due): a read of a FIFO nobody writes completes nothing, and Reap returns after the timeout
+// with none; once data arrives the read completes.
+TEST(IoUringEngine, ReapTimesOutAndThenCompletes) {
+  const std::string fifo = std::string(std::getenv("TEST_TMPDIR")) + "/reap-fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto engine = CreateEngine("io_uring", {.iodepth = 2});
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto fd = (*engine)->Open(fifo, {.read = true, .write = true});  // O_RDWR: opening a FIFO so never blocks
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::vector<char> buffer(4096);
+  IoRequest read{.op = IoOp::kRead, .file = *fd, .buffer = buffer.data(), .length = 4096};
+  ASSERT_EQ((*engine)->Submit(&read), SubmitResult::kQueued);
+  ASSERT_TRUE((*engine)->Commit().ok());
+  std::vector<IoRequest*> out(2);
+  const auto before = std::chrono::steady_clock::now();
+  auto none = (*engine)->Reap(1, absl::MakeSpan(out), 30'000'000);
+  const auto waited = std::chrono::steady_clock::now() - before;
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(*none, 0);
+  EXPECT_GE(waited, std::chrono::milliseconds(25));
+  EXPECT_LT(waited, std::chrono::seconds(2));
+  const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+  ASSERT_GE(writer, 0);
+  ASSERT_EQ(::write(writer, buffer.data(), 4096), 4096);
+  auto one = (*engine)->Reap(1, absl::MakeSpan(out), 2'000'000'000);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(*one, 1);
+  EXPECT_EQ(read.result, 4096);
+  ::close(writer);
+  EXPECT_TRUE((*engine)->Close(*fd).ok());
 }
 
 TEST(EngineRegistry, UnknownEngineSuggestsNearest) {

@@ -91,10 +91,13 @@ class IoEngine {
   virtual absl::Status Commit() { return absl::OkStatus(); }
 
   // Waits until at least `min_complete` queued requests have completed and stores up to
-  // out.size() of them in `out`; returns how many. Required only for engines that queue.
-  virtual absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out) {
+  // out.size() of them in `out`; returns how many. With `timeout_ns` >= 0 it waits no longer
+  // than that and may return fewer (a rate-limited loop with IO due: fio's
+  // io_submit_mode=offload). Required only for engines that queue.
+  virtual absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out, int64_t timeout_ns = -1) {
     (void)min_complete;
     (void)out;
+    (void)timeout_ns;
     return 0;
   }
 

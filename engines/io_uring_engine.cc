@@ -158,8 +158,16 @@ class IoUringEngine final : public PosixFileEngine {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out) override {
-    if (min_complete > 0) {
+  absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out, int64_t timeout_ns) override {
+    if (min_complete > 0 && timeout_ns >= 0) {
+      struct io_uring_cqe* cqe = nullptr;
+      __kernel_timespec timeout{.tv_sec = timeout_ns / 1'000'000'000, .tv_nsec = timeout_ns % 1'000'000'000};
+      int rc;
+      do {
+        rc = io_uring_wait_cqes(&ring_, &cqe, static_cast<unsigned>(min_complete), &timeout, nullptr);
+      } while (rc == -EINTR || rc == -EAGAIN);
+      if (rc < 0 && rc != -ETIME) return ErrnoStatus(-rc, "io_uring_wait_cqes");
+    } else if (min_complete > 0) {
       struct io_uring_cqe* cqe = nullptr;
       int rc;
       do {

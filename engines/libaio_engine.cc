@@ -70,7 +70,7 @@ class LibaioEngine final : public PosixFileEngine {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out) override {
+  absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out, int64_t timeout_ns) override {
     int n = 0;
     while (!failed_.empty() && n < static_cast<int>(out.size())) {
       out[n++] = failed_.back();
@@ -78,9 +78,10 @@ class LibaioEngine final : public PosixFileEngine {
     }
     if (n >= min_complete && n > 0) return n;
     const long max = std::min<long>(static_cast<long>(out.size()) - n, static_cast<long>(events_.size()));
+    struct timespec timeout{.tv_sec = timeout_ns / 1'000'000'000, .tv_nsec = timeout_ns % 1'000'000'000};
     int got;
     do {
-      got = io_getevents(context_, std::max(0, min_complete - n), max, events_.data(), nullptr);
+      got = io_getevents(context_, std::max(0, min_complete - n), max, events_.data(), timeout_ns >= 0 ? &timeout : nullptr);
     } while (got == -EINTR);
     if (got < 0) return ErrnoStatus(-got, "io_getevents");
     for (int i = 0; i < got; ++i) {

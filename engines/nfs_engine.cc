@@ -10,6 +10,7 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -130,10 +131,16 @@ class NfsEngine final : public IoEngine {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out) override {
+  absl::StatusOr<int> Reap(int min_complete, absl::Span<IoRequest*> out, int64_t timeout_ns) override {
+    const auto give_up = timeout_ns >= 0 ? std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns)
+                                         : std::chrono::steady_clock::time_point::max();
     while (static_cast<int>(completed_.size()) < min_complete) {
       const auto before = std::chrono::steady_clock::now();
-      if (absl::Status serviced = ServiceOnce(1000); !serviced.ok()) return serviced;
+      if (before >= give_up) break;
+      const int wait_ms = timeout_ns >= 0 ? static_cast<int>(std::clamp<int64_t>(
+                                                std::chrono::duration_cast<std::chrono::milliseconds>(give_up - before).count(), 0, 1000))
+                                          : 1000;
+      if (absl::Status serviced = ServiceOnce(wait_ms); !serviced.ok()) return serviced;
       const auto after = std::chrono::steady_clock::now();
       if (static_cast<int>(completed_.size()) >= min_complete) break;
       if (after - last_reply_ > kNoReplyLimit) {

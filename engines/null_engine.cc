@@ -23,7 +23,7 @@ class NullEngine final : public IoEngine {
     return SubmitResult::kQueued;
   }
 
-  absl::StatusOr<int> Reap(int, absl::Span<IoRequest*> out) override {
+  absl::StatusOr<int> Reap(int, absl::Span<IoRequest*> out, int64_t) override {
     const size_t n = std::min(out.size(), queued_.size());
     for (size_t i = 0; i < n; ++i) out[i] = queued_[i];
     queued_.erase(queued_.begin(), queued_.begin() + static_cast<long>(n));

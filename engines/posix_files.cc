@@ -30,7 +30,8 @@ absl::StatusOr<int> PosixFileEngine::Open(const std::string& path, const OpenOpt
   // into cache hits), aggressive readahead for sequential access.
   if (options.pattern != AccessPattern::kNormal) {
     const int advice = options.pattern == AccessPattern::kRandom ? POSIX_FADV_RANDOM : POSIX_FADV_SEQUENTIAL;
-    if (const int rc = ::posix_fadvise(fd, 0, 0, advice); rc != 0) {
+    // ESPIPE: a FIFO or socket, which has no page cache for the hint to be about.
+    if (const int rc = ::posix_fadvise(fd, 0, 0, advice); rc != 0 && rc != ESPIPE) {
       ::close(fd);
       return ErrnoStatus(rc, absl::StrCat("posix_fadvise ", path));
     }

@@ -498,6 +498,11 @@ const std::vector<FioOption>& FioOptions() {
       {"rate_min", true, PerDirectionRate(&JobSpec::mutable_rate_min_bytes, true)},
       {"rate_iops_min", true, PerDirectionRate(&JobSpec::mutable_rate_iops_min, false)},
       {"rate_cycle", true, UintOption(&JobSpec::set_rate_cycle_ms, 1, 86'400'000)},
+      {"io_submit_mode", true, [](absl::string_view v, JobSpec* j) {
+         if (v != "inline" && v != "offload") return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not inline or offload"));
+         j->set_io_submit_offload(v == "offload");
+         return absl::OkStatus();
+       }},
       {"rate_process", true, [](absl::string_view v, JobSpec* j) {
          if (v == "linear") j->set_rate_process(v1::JobSpec::RATE_LINEAR);
          else if (v == "poisson") j->set_rate_process(v1::JobSpec::RATE_POISSON);

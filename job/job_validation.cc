@@ -304,6 +304,10 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     return bad("filename with a '/' cannot be combined with directory");
   }
   if (NeedsDirectory(job)) return bad("no directory= (where the job's files go)");
+  if (job.io_submit_offload() && (*engine)->synchronous) {
+    return bad(absl::StrCat("io_submit_mode=offload needs an engine that queues (libaio, io_uring, nfs); ioengine=", job.ioengine(),
+                            " completes each IO before the next is sent"));
+  }
   if (job.hipri() && job.ioengine() == "io_uring" && !job.direct()) {
     return bad("hipri=1 with io_uring polls for completions, which needs direct=1");
   }

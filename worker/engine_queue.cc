@@ -46,14 +46,14 @@ absl::Status EngineQueue::CommitQueued() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<absl::Span<Slot* const>> EngineQueue::Reap() {
+absl::StatusOr<absl::Span<Slot* const>> EngineQueue::Reap(int64_t timeout_ns) {
   const int min = static_cast<int>(std::min(complete_min_, in_flight_));
-  absl::StatusOr<int> reaped = engine_->Reap(min, absl::MakeSpan(reaped_.data(), complete_max_));
+  absl::StatusOr<int> reaped = engine_->Reap(min, absl::MakeSpan(reaped_.data(), complete_max_), timeout_ns);
   if (!reaped.ok()) {
     in_flight_ = 0;  // the engine is broken: nothing more can be reaped
     return reaped.status();
   }
-  ThreadStats::Add(stats_->complete[BatchBucket(static_cast<uint32_t>(*reaped))], 1);
+  if (*reaped > 0 || timeout_ns < 0) ThreadStats::Add(stats_->complete[BatchBucket(static_cast<uint32_t>(*reaped))], 1);
   for (int i = 0; i < *reaped; ++i) completed_[i] = &slots_[reaped_[i]->tag];
   in_flight_ -= static_cast<uint32_t>(*reaped);
   return absl::Span<Slot* const>(completed_.data(), static_cast<size_t>(*reaped));

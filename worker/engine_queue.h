@@ -65,7 +65,8 @@ class EngineQueue {
   // Waits for at least iodepth_batch_complete_min of what is in flight (fewer if fewer are)
   // and returns at most iodepth_batch_complete_max completed slots. On failure the engine is
   // broken and nothing counts as in flight any more.
-  absl::StatusOr<absl::Span<Slot* const>> Reap();
+  // `timeout_ns` >= 0: wait no longer, returning fewer (even none).
+  absl::StatusOr<absl::Span<Slot* const>> Reap(int64_t timeout_ns = -1);
 
   uint32_t in_flight() const { return in_flight_; }
 

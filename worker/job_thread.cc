@@ -77,7 +77,8 @@ class IoLoop {
   void Send(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint64_t length);
   void Dispatch(Slot* slot);
   void CommitBatch();
-  void ReapSome();
+  // Reaps what completed, waiting for at least one (no longer than `timeout_ns` when >= 0).
+  void ReapSome(int64_t timeout_ns = -1);
   // Waits for everything in flight (thinktime, end of pass).
   void Drain();
   Next Complete(Slot* slot, uint64_t now_ns);
@@ -390,8 +391,8 @@ void IoLoop::CommitBatch() {
   }
 }
 
-void IoLoop::ReapSome() {
-  absl::StatusOr<absl::Span<Slot* const>> completed = queue_->Reap();
+void IoLoop::ReapSome(int64_t timeout_ns) {
+  absl::StatusOr<absl::Span<Slot* const>> completed = queue_->Reap(timeout_ns);
   if (!completed.ok()) {
     if (outcome_.status.ok()) outcome_.status = completed.status();
     stopping_ = true;
@@ -515,6 +516,14 @@ JobThreadOutcome IoLoop::Run() {
           if (wake > now && !stop_.SleepUntil(Clock::now() + std::chrono::nanoseconds(wake - now))) stopping_ = true;
           if (NowNs() >= deadline_ns_) stopping_ = true;
         }
+        continue;
+      }
+      if (job_.io_submit_offload() && pacer_.limited() && pending_direction_ >= 0 && queue_->HasFree()) {
+        // io_submit_mode=offload: the held-back IO goes out when due, not after a completion.
+        const uint64_t now = NowNs();
+        const uint64_t due = std::min(pacer_.Due(pending_direction_, now), deadline_ns_);
+        ReapSome(due > now ? static_cast<int64_t>(due - now) : 0);
+        if (NowNs() >= deadline_ns_) stopping_ = true;
         continue;
       }
       ReapSome();

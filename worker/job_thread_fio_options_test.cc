@@ -181,6 +181,52 @@ TEST(FioOptions, FlowWeightsShareIosBetweenJobs) {
   }
 }
 
+// fio's io_submit_mode=offload: a rate-limited job sends each IO when it is due even with
+// earlier ones in flight. Reads of a FIFO that a feeder fills with 4 reads' worth every 100 ms
+// complete in bursts; at 40 IOPS, inline submission waits for each burst and sends three of every
+// four IOs up to 75 ms late (their slat), offload sends them on time.
+TEST(FioOptions, OffloadSubmitsOnTimeWhileIoIsInFlight) {
+  const std::string fifo = TempFile("offload-fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int writer = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);  // keeps the FIFO open; never blocks
+  ASSERT_GE(writer, 0);
+  for (const bool offload : {false, true}) {
+    v1::JobSpec job = Job(v1::SEQ_READ, 64 << 20, "io_uring");
+    job.set_iodepth(8);
+    job.set_time_based(true);
+    job.set_runtime_ns(600'000'000);
+    job.add_rate_iops(40);
+    job.set_io_submit_offload(offload);
+    std::atomic<bool> done{false};
+    std::thread feeder([&] {
+      const std::vector<char> data(4 * 4096, 'f');
+      while (!done) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (::write(writer, data.data(), data.size()) < 0) {
+        }  // full: the reads have stopped
+      }
+    });
+    auto stats = std::make_unique<ThreadStats>();
+    StopSignal stop;
+    JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {fifo}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get());
+    done = true;
+    feeder.join();
+    ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+    uint64_t slat_max = 0, reads = 0;
+    for (const IntervalBuffer& b : stats->directions[kReadIndex].buffers) {
+      slat_max = std::max(slat_max, b.submit_latency.Snapshot().max_ns());
+      reads += b.latency.Snapshot().count();
+    }
+    EXPECT_GE(reads, 16u) << "offload " << offload;
+    if (offload) {
+      EXPECT_LT(slat_max, 15'000'000u) << "sent when due";
+    } else {
+      EXPECT_GT(slat_max, 40'000'000u) << "inline waits for the burst";
+    }
+  }
+  ::close(writer);
+}
+
 TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {
   v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
   job.set_runtime_ns(400'000'000);
