@@ -333,6 +333,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
     for (const std::string& d : w.differs()) absl::StrAppend(&out, "    DIFFERS: ", d, "\n");
   }
   if (hosts_alike > 0) absl::StrAppendFormat(&out, "  (%d other workers' hosts are like the first: no differences found)\n", hosts_alike);
+  for (const std::string& note : report.notes()) absl::StrAppend(&out, "note: ", note, "\n");
   if (!report.ignored_options().empty()) {
     absl::StrAppend(&out, "WARNING: these fio options were ignored (--ignore-unsupported), so this is not exactly the job file's workload:\n");
     for (const std::string& o : report.ignored_options()) absl::StrAppend(&out, "  - ", o, "\n");

@@ -272,6 +272,15 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
     if (stopped_early && phase + 1 < phases.phases) {
       report.add_problems(absl::StrCat("stonewall phases ", phase + 1, " to ", phases.phases - 1, " were not run"));
     }
+    // fio's exitall with exit_what=all: once that job ends nothing else runs, later phases
+    // included. As the job file asks, so a note rather than a problem.
+    for (const v1::JobSpec& job : phase_spec.jobs()) {
+      if (stopped_early || phase + 1 >= phases.phases || !job.exitall() || job.exit_what() != v1::JobSpec::EXIT_ALL) continue;
+      report.add_notes(absl::StrCat("stonewall phases ", phase + 1, " to ", phases.phases - 1, " were not run: job '", job.name(),
+                                    "' has exitall=1 with exit_what=all"));
+      stopped_early = true;
+      break;
+    }
   }
 
   // 7. Report.

@@ -90,13 +90,11 @@ OptionSetter PerDirectionRate(google::protobuf::RepeatedField<uint64_t>* (JobSpe
   return [=](absl::string_view v, JobSpec* j) {
     std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
     if (parts.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts"));
-    // fio's third part limits trims, which iofleet never issues: refused, not dropped.
-    if (parts.size() == 3 && !absl::StripAsciiWhitespace(parts[2]).empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("'", v, "': a rate for trims (the third part) is not supported (iofleet issues no trims)"));
-    }
+    // fio's third part limits trims. iofleet issues none, so it limits nothing — as in fio for
+    // a job that issues no trims (fio's exitwhat.fio gives rate=300,300,300 to randrw jobs).
     google::protobuf::RepeatedField<uint64_t>* rates = (j->*field)();
-    rates->Resize(2, 0);
-    for (size_t i = 0; i < 2; ++i) {
+    rates->Resize(parts.size() == 3 ? 3 : 2, 0);
+    for (size_t i = 0; i < static_cast<size_t>(rates->size()); ++i) {
       const absl::string_view part = absl::StripAsciiWhitespace(parts.size() == 1 ? parts[0] : (i < parts.size() ? parts[i] : ""));
       if (part.empty()) continue;
       uint64_t value = 0;
@@ -533,6 +531,21 @@ const std::vector<FioOption>& FioOptions() {
       {"new_group", false, BoolOption(&JobSpec::set_new_group)},
       {"wait_for", true, StringOption(&JobSpec::mutable_wait_for)},
       {"allow_file_create", false, BoolOption(&JobSpec::set_no_file_create, /*negated=*/true)},
+      {"exitall", false, BoolOption(&JobSpec::set_exitall)},
+      {"exit_what", true, [](absl::string_view v, JobSpec* j) {
+         static const std::vector<std::pair<std::string, JobSpec::ExitWhat>> kKinds = {
+             {"group", JobSpec::EXIT_GROUP}, {"stonewall", JobSpec::EXIT_STONEWALL}, {"all", JobSpec::EXIT_ALL}};
+         std::vector<std::string> names;
+         for (const auto& [name, kind] : kKinds) {
+           if (v == name) {
+             j->set_exit_what(kind);
+             return absl::OkStatus();
+           }
+           names.push_back(name);
+         }
+         return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, names), " is not group, stonewall or all"));
+       }},
+      {"number_ios", true, SizeOption(&JobSpec::set_number_ios, UINT64_MAX)},
       {"group_reporting", false, BoolOption(&JobSpec::set_group_reporting)},
       {"verify", true, [](absl::string_view v, JobSpec* j) {
          if (v == "crc32c" || v == "crc32c-intel") j->set_verify(v1::JobSpec::VERIFY_CRC32C);

@@ -122,6 +122,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (!v1::JobSpec::FileService_IsValid(job.file_service())) return bad("unknown file_service_type value");
   if (!v1::JobSpec::Verify_IsValid(job.verify())) return bad("unknown verify value");
   if (!v1::JobSpec::Fallocate_IsValid(job.fallocate())) return bad("unknown fallocate value");
+  if (!v1::JobSpec::ExitWhat_IsValid(job.exit_what())) return bad("unknown exit_what value");
   if (absl::Status s = CheckPath(job.directory(), "directory"); !s.ok()) return bad(s.message());
   if (absl::Status s = CheckPath(job.filename(), "filename"); !s.ok()) return bad(s.message());
   // Each name of a ':'-separated list must be a name (or an absolute path's last part).
@@ -169,8 +170,6 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if ((job.rate_min_bytes_size() > 2 && job.rate_min_bytes(2) > 0) || (job.rate_iops_min_size() > 2 && job.rate_iops_min(2) > 0)) {
     return bad("rate_min and rate_iops_min for trims are not supported (iofleet issues no trims)");
   }
-  if (job.rate_bytes_size() > 2 && job.rate_bytes(2) > 0) return bad("rate for trims is not supported (iofleet issues no trims)");
-  if (job.rate_iops_size() > 2 && job.rate_iops(2) > 0) return bad("rate_iops for trims is not supported (iofleet issues no trims)");
   const double parameter = job.random_distribution().parameter();
   switch (job.random_distribution().kind()) {
     case v1::RandomDistribution::UNIFORM: break;

@@ -114,6 +114,7 @@ class IoLoop {
   uint64_t writes_since_fsync_ = 0, writes_since_fdatasync_ = 0;
   Sync sync_due_ = Sync::kNone;
   uint64_t ios_since_think_ = 0;
+  uint64_t data_ios_issued_ = 0;  // for number_ios
   bool think_due_ = false;
   Flow* flow_ = nullptr;       // fio flow=: the flow this thread shares IOs in
   uint64_t flow_issued_ = 0;   // data IOs issued under it
@@ -324,16 +325,24 @@ bool IoLoop::IssueReadBack(Slot* slot, uint64_t now) {
 }
 
 bool IoLoop::IssueData(Slot* slot, uint64_t now) {
-  // The direction decides the rate limit; one held back stays drawn, so the mix is unbiased.
+  // The direction decides the rate limit. As fio's rate_ddir: a mixed job whose drawn direction
+  // is not due yet takes the other one if that is due, or is due sooner.
   if (pending_direction_ < 0) pending_direction_ = work_.DrawIsRead() ? 0 : 1;
-  const int direction = pending_direction_;
   if (pacer_.limited()) {
-    const uint64_t due = pacer_.Due(direction, now);
+    uint64_t due = pacer_.Due(pending_direction_, now);
+    if (due > now && work_.mixes_both()) {
+      const uint64_t other_due = pacer_.Due(1 - pending_direction_, now);
+      if (other_due < due) {
+        pending_direction_ = 1 - pending_direction_;
+        due = other_due;
+      }
+    }
     if (due > now) return false;
     slot->issue_ns = due;  // latency counts from when the IO was due
   } else {
     slot->issue_ns = now;
   }
+  const int direction = pending_direction_;
   pending_direction_ = -1;
   const bool is_read = direction == 0;
   const IoTarget target = work_.Next(is_read);
@@ -353,6 +362,8 @@ bool IoLoop::IssueData(Slot* slot, uint64_t now) {
     ios_since_think_ = 0;
     think_due_ = true;
   }
+  // fio's number_ios: the thread ends after that many data IOs.
+  if (job_.number_ios() > 0 && ++data_ios_issued_ >= job_.number_ios()) stopping_ = true;
   queue_->Take();
   slot->verify_read = false;
   const uint32_t in_flight = queue_->in_flight();

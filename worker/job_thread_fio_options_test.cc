@@ -227,6 +227,25 @@ TEST(FioOptions, OffloadSubmitsOnTimeWhileIoIsInFlight) {
   ::close(writer);
 }
 
+// fio's rate_ddir: a mixed job whose drawn direction is not due takes the other if it is due
+// sooner. At rate=300,300 (one 4 KiB IO per 13.6 s each way) a 0.5 s randrw job issues exactly
+// one read and one write, whichever it draws first (fio's exitwhat.fio fast jobs: 1 and 1).
+TEST(FioOptions, MixedRateLimitedJobTakesTheDueDirection) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    v1::JobSpec job = Job(v1::RAND_MIXED, 64 << 20, "null");
+    job.set_rwmix_read(50);
+    job.set_time_based(true);
+    job.set_runtime_ns(500'000'000);
+    job.add_rate_bytes(300);
+    job.add_rate_bytes(300);
+    job.set_randseed(seed);
+    Ran ran = RunJob(job, "(null)", seed);
+    ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+    EXPECT_EQ(ran.reads, 1u) << "seed " << seed;
+    EXPECT_EQ(ran.writes, 1u) << "seed " << seed;
+  }
+}
+
 TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {
   v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
   job.set_runtime_ns(400'000'000);

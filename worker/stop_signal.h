@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <vector>
 
 namespace iofleet {
 
@@ -17,15 +18,31 @@ class StopSignal {
  public:
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
 
-  // Any thread; wakes every sleeper. Returns whether this call stopped it (false: it already was).
+  // Any thread; wakes every sleeper, and stops the signals this one adopted. Returns whether
+  // this call stopped it (false: it already was).
   bool Stop() {
+    std::vector<StopSignal*> children;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopped_.load(std::memory_order_relaxed)) return false;
       stopped_.store(true, std::memory_order_relaxed);
+      children = children_;
     }
     woken_.notify_all();
+    for (StopSignal* child : children) child->Stop();
     return true;
+  }
+
+  // `child` (which must outlive this) stops whenever this does, and can also be stopped alone:
+  // one job of a run (fio's exitall) without the others.
+  void Adopt(StopSignal* child) {
+    bool stopped;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      children_.push_back(child);
+      stopped = stopped_.load(std::memory_order_relaxed);
+    }
+    if (stopped) child->Stop();
   }
 
   // Sleeps until `when` (steady clock); false when stopped before or meanwhile.
@@ -38,6 +55,7 @@ class StopSignal {
   std::atomic<bool> stopped_{false};
   mutable std::mutex mu_;
   mutable std::condition_variable woken_;
+  std::vector<StopSignal*> children_;
 };
 
 }  // namespace iofleet

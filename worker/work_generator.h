@@ -30,6 +30,8 @@ class WorkGenerator {
   bool reads() const { return reads_; }
   bool writes() const { return writes_; }
   bool random() const { return random_; }
+  // A mix of reads and writes (rw/randrw) with some of each (rwmixread strictly inside 0..100).
+  bool mixes_both() const { return mixed_ && job_.rwmix_read() > 0 && job_.rwmix_read() < 100; }
 
   // The direction of the next request: the job's, or drawn by rwmixread for a mixed job.
   bool DrawIsRead() { return mixed_ ? rng_() % 100 < job_.rwmix_read() : reads_; }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "job/job_phases.h"
 #include "job/mdtest_tree.h"
 #include "job/run_limits.h"
 #include "worker/interval_cut.h"
@@ -74,6 +75,10 @@ void WorkerRun::Arm() {
   const auto& specs = request_.spec().jobs();
   jobs_.resize(specs.size());
   for (int j = 0; j < specs.size(); ++j) {
+    job_stops_.push_back(std::make_unique<StopSignal>());
+    stop_.Adopt(job_stops_.back().get());
+  }
+  for (int j = 0; j < specs.size(); ++j) {
     JobState& state = jobs_[j];
     const uint32_t numjobs = specs[j].numjobs();
     state.task_items.assign(numjobs, 0);
@@ -95,10 +100,11 @@ void WorkerRun::Arm() {
                          .start_gate = &start_gate_,
                          .flows = &flows_};
       ThreadStats* stats = jobs_[j].threads[t].get();
-      io_threads_.emplace_back([this, plan, stats, j] {
+      const StopSignal* job_stop = job_stops_[j].get();
+      io_threads_.emplace_back([this, plan, stats, j, job_stop] {
         // Named for top -H, perf and ps: which threads are the job's (15 characters at most).
         pthread_setname_np(pthread_self(), plan.job->has_metadata() ? "mdtest-task" : "io-job");
-        JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, stop_, stats) : RunJobThread(plan, stop_, stats);
+        JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, *job_stop, stats) : RunJobThread(plan, *job_stop, stats);
         AddThreadUsage(&outcome);  // IO threads and mdtest tasks alike
         std::lock_guard<std::mutex> inner(mu_);
         JobState& state = jobs_[j];
@@ -117,9 +123,23 @@ void WorkerRun::Arm() {
         for (const std::string& note : outcome.notes) {
           if (std::find(state.notes.begin(), state.notes.end(), note) == state.notes.end()) state.notes.push_back(note);
         }
+        if (plan.job->exitall() && started_) ExitAll(static_cast<size_t>(j));
         changed_.notify_all();
       });
     }
+  }
+}
+
+void WorkerRun::ExitAll(size_t j) {
+  const auto& specs = request_.spec().jobs();
+  const v1::JobSpec& ended = specs[static_cast<int>(j)];
+  const JobPhases phases = SplitIntoPhases(request_.spec());  // a run is one phase: groups differ
+  static const char* const kWhat[] = {"group", "stonewall", "all"};
+  for (size_t k = 0; k < job_stops_.size(); ++k) {
+    if (ended.exit_what() == v1::JobSpec::EXIT_GROUP && phases.group_of[k] != phases.group_of[j]) continue;
+    if (!job_stops_[k]->Stop() || k == j || jobs_[k].threads_finished == jobs_[k].threads.size()) continue;
+    jobs_[k].notes.push_back(absl::StrCat("stopped when job '", ended.name(), "' ended (exitall, exit_what=",
+                                          kWhat[std::clamp<int>(ended.exit_what(), 0, 2)], ")"));
   }
 }
 

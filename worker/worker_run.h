@@ -91,6 +91,8 @@ class WorkerRun final : public SessionRun {
 
   // Starts the threads, which set themselves up and wait at start_gate_ (from the constructor).
   void Arm();
+  // fio's exitall: a thread of job `j` ended; stops the jobs its exit_what names. mu_ held.
+  void ExitAll(size_t j);
   void CollectorLoop();
   // The report of `job` over [from, to) from what its counters recorded (`cuts`: the job's
   // share of CutIntervals, thread-major, direction-minor).
@@ -107,6 +109,8 @@ class WorkerRun final : public SessionRun {
   const std::chrono::nanoseconds lease_;
 
   StopSignal stop_;
+  // One per job, adopted by stop_: fio's exitall stops some jobs of the run and not others.
+  std::vector<std::unique_ptr<StopSignal>> job_stops_;
   std::atomic<AwakeClock::time_point> last_heartbeat_;  // on the awake clock
 
   mutable std::mutex mu_;

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "job/block_sizes.h"
@@ -139,6 +141,48 @@ TEST(WorkerRun, DisabledLatenciesAreLeftOutAndIosStillCounted) {
     EXPECT_EQ(clat, all ? 0 : ops);
     if (all) {
       EXPECT_EQ(slowest, 0) << "no slowest requests without a latency";
+    }
+  }
+}
+
+// fio's exitwhat.fio: a job with number_ios stops after that many IOs, and with exitall its
+// end stops the other jobs — of its reporting group (exit_what=group), or all of the run
+// (stonewall, all) — which say why in their final reports.
+TEST(WorkerRun, NumberIosAndExitall) {
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  for (const auto what : {v1::JobSpec::EXIT_GROUP, v1::JobSpec::EXIT_STONEWALL}) {
+    v1::PrepareRequest request = MakeRequest(std::string(std::getenv("TEST_TMPDIR")) + "/exitall");
+    v1::JobSpec* slow = request.mutable_spec()->mutable_jobs(0);
+    slow->set_name("slow");
+    slow->set_ioengine("null");
+    slow->set_numjobs(1);
+    slow->set_runtime_ns(2'000'000'000);
+    slow->add_rate_iops(100);
+    slow->set_number_ios(50);
+    slow->set_exitall(true);
+    slow->set_exit_what(what);
+    v1::JobSpec* fast = request.mutable_spec()->add_jobs();
+    *fast = *slow;
+    fast->set_name("fast");
+    fast->set_exitall(false);
+    fast->set_number_ios(0);
+    fast->clear_rate_iops();
+    fast->set_new_group(true);  // its own reporting group
+    const auto began = std::chrono::steady_clock::now();
+    std::map<std::string, uint64_t> ops;
+    std::map<std::string, std::string> notes;
+    for (const v1::IntervalReport& r : RunToEnd(request, *policy)) {
+      const std::string name = request.spec().jobs(static_cast<int>(r.job_index())).name();
+      for (const auto& d : r.directions()) ops[name] += d.ops();
+      for (const std::string& note : r.notes()) notes[name] += note;
+    }
+    EXPECT_EQ(ops["slow"], 50u) << "number_ios";
+    if (what == v1::JobSpec::EXIT_GROUP) {
+      EXPECT_EQ(notes["fast"], "") << "another group runs on";
+      EXPECT_GE(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(1900));
+    } else {
+      EXPECT_EQ(notes["fast"], "stopped when job 'slow' ended (exitall, exit_what=stonewall)");
+      EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::milliseconds(1500)) << "fast stopped after ~0.5 s, not 2 s";
     }
   }
 }
