@@ -1,6 +1,7 @@
 #include "job/fio_options.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -347,6 +348,35 @@ absl::Status SetNumaMemPolicy(absl::string_view v, JobSpec* j) {
                                                  "; use default, prefer:NODE, bind:NODES, interleave:NODES or local"));
 }
 
+// fio's steadystate=iops:10% (or iops_slope, bw, bw_slope, lat, lat_slope; a limit in units of
+// the criterion, or a percentage of the mean).
+absl::Status SetSteadyState(absl::string_view v, JobSpec* j) {
+  const size_t colon = v.find(':');
+  const absl::string_view kind = v.substr(0, colon);
+  static const std::vector<std::pair<std::string, v1::SteadyState::Criterion>> kCriteria = {
+      {"iops", v1::SteadyState::IOPS}, {"iops_slope", v1::SteadyState::IOPS_SLOPE}, {"bw", v1::SteadyState::BW},
+      {"bw_slope", v1::SteadyState::BW_SLOPE}, {"lat", v1::SteadyState::LAT}, {"lat_slope", v1::SteadyState::LAT_SLOPE}};
+  std::vector<std::string> names;
+  for (const auto& [name, criterion] : kCriteria) {
+    names.push_back(name);
+    if (kind != name) continue;
+    if (colon == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(kind, " needs a limit, e.g. ", kind, ":1%"));
+    absl::string_view limit = absl::StripAsciiWhitespace(v.substr(colon + 1));
+    const bool percent = absl::ConsumeSuffix(&limit, "%");
+    double value;
+    if (!absl::SimpleAtod(limit, &value) || !std::isfinite(value) || value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("'", v.substr(colon + 1), "' is not a limit (a number, or a percentage like 1%)"));
+    }
+    v1::SteadyState* ss = j->mutable_steadystate();
+    ss->set_criterion(criterion);
+    ss->set_limit(value);
+    ss->set_percent(percent);
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown steadystate criterion '", kind, "'", DidYouMean(kind, names),
+                                                 "; use iops, iops_slope, bw, bw_slope, lat or lat_slope"));
+}
+
 // fio's percentile_list=99:99.9:99.99 (up to 20 values in (0, 100]).
 absl::Status SetPercentileList(absl::string_view v, JobSpec* j) {
   j->clear_percentile_list();
@@ -604,6 +634,23 @@ const std::vector<FioOption>& FioOptions() {
       {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
       {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},
       {"percentile_list", true, &SetPercentileList},
+      {"steadystate", true, &SetSteadyState},
+      {"steadystate_duration", true, [](absl::string_view v, JobSpec* j) {
+         auto ns = ParseDurationNs(v, 1'000'000'000);
+         if (ns.ok()) j->mutable_steadystate()->set_duration_ns(*ns);
+         return ns.status();
+       }},
+      {"steadystate_ramp_time", true, [](absl::string_view v, JobSpec* j) {
+         auto ns = ParseDurationNs(v, 1'000'000'000);
+         if (ns.ok()) j->mutable_steadystate()->set_ramp_ns(*ns);
+         return ns.status();
+       }},
+      {"steadystate_check_interval", true, [](absl::string_view v, JobSpec* j) {
+         auto ns = ParseDurationNs(v, 1'000'000'000);
+         if (ns.ok() && *ns == 0) return absl::InvalidArgumentError("the check interval must be above 0");
+         if (ns.ok()) j->mutable_steadystate()->set_check_interval_ns(*ns);
+         return ns.status();
+       }},
       {"cpus_allowed", true, [](absl::string_view v, JobSpec* j) { return ParseIndexList(v, kMaxCpu, j->mutable_cpus_allowed()); }},
       {"cpus_allowed_policy", true, [](absl::string_view v, JobSpec* j) {
          if (v != "shared" && v != "split") return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not shared or split"));

@@ -228,6 +228,21 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   }
   if (job.cpus_allowed_split() && job.cpus_allowed().empty()) return bad("cpus_allowed_policy=split needs cpus_allowed");
   if (job.flow() > 1000) return bad("flow (a weight) must be from 0 to 1000");
+  if (job.has_steadystate()) {
+    const v1::SteadyState& ss = job.steadystate();
+    if (!v1::SteadyState::Criterion_IsValid(ss.criterion())) return bad("unknown steadystate criterion");
+    if (!std::isfinite(ss.limit()) || ss.limit() < 0) return bad("the steadystate limit must be a number of at least 0");
+    for (const auto& [option, ns] : {std::pair{"steadystate_duration", ss.duration_ns()}, std::pair{"steadystate_ramp_time", ss.ramp_ns()},
+                                     std::pair{"steadystate_check_interval", ss.check_interval_ns()}}) {
+      if (absl::Status s = CheckDuration(ns, option); !s.ok()) return bad(s.message());
+    }
+    const uint64_t check = ss.check_interval_ns() ? ss.check_interval_ns() : 1'000'000'000;
+    if (ss.duration_ns() > 0 && ss.duration_ns() < check) return bad("steadystate_duration is shorter than one check interval");
+    if (ss.duration_ns() / check > 1'000'000) return bad("steadystate_duration holds more than 1,000,000 check intervals");
+    if ((ss.criterion() == v1::SteadyState::LAT || ss.criterion() == v1::SteadyState::LAT_SLOPE) && job.disable_clat()) {
+      return bad("steadystate=lat judges completion latency, which disable_clat (or gtod_reduce) leaves unmeasured");
+    }
+  }
   if (job.percentile_list_size() > 20) return bad("at most 20 percentiles (percentile_list)");
   for (const double p : job.percentile_list()) {
     if (!std::isfinite(p) || p <= 0 || p > 100) return bad(absl::StrCat("percentile ", p, " is not in (0, 100] (percentile_list)"));

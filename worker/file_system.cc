@@ -122,11 +122,15 @@ class PosixFileSystem final : public FileSystem {
   absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
                                   const std::function<bool()>& cancelled, v1::JobSpec::Fallocate allocation) override {
     struct stat existing;
-    bool block_device = false;
+    bool block_device = false, character_device = false;
     if (const int probe = OpenConfined(path, O_PATH); probe >= 0) {
       block_device = ::fstat(probe, &existing) == 0 && S_ISBLK(existing.st_mode);
+      character_device = !block_device && S_ISCHR(existing.st_mode);
       ::close(probe);
     }
+    // A character device (fio's steadystate.fio writes /dev/null and reads /dev/zero): nothing to
+    // lay out and no size to check; it takes IO at any offset.
+    if (character_device) return false;
     if (block_device) {
       // A block device (filename=/dev/...): never written by layout; it must be big enough.
       const int fd = OpenConfined(path, O_RDONLY | (direct ? O_DIRECT : 0));

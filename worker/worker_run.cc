@@ -74,9 +74,11 @@ void WorkerRun::Arm() {
   std::lock_guard<std::mutex> lock(mu_);
   const auto& specs = request_.spec().jobs();
   jobs_.resize(specs.size());
+  group_of_ = SplitIntoPhases(request_.spec()).group_of;  // a run is one phase: groups differ
   for (int j = 0; j < specs.size(); ++j) {
     job_stops_.push_back(std::make_unique<StopSignal>());
     stop_.Adopt(job_stops_.back().get());
+    if (SteadyState::Wanted(specs[j])) steady_states_.try_emplace(SteadyStateKey(static_cast<size_t>(j)), specs[j].steadystate());
   }
   for (int j = 0; j < specs.size(); ++j) {
     JobState& state = jobs_[j];
@@ -133,13 +135,51 @@ void WorkerRun::Arm() {
 void WorkerRun::ExitAll(size_t j) {
   const auto& specs = request_.spec().jobs();
   const v1::JobSpec& ended = specs[static_cast<int>(j)];
-  const JobPhases phases = SplitIntoPhases(request_.spec());  // a run is one phase: groups differ
   static const char* const kWhat[] = {"group", "stonewall", "all"};
   for (size_t k = 0; k < job_stops_.size(); ++k) {
-    if (ended.exit_what() == v1::JobSpec::EXIT_GROUP && phases.group_of[k] != phases.group_of[j]) continue;
+    if (ended.exit_what() == v1::JobSpec::EXIT_GROUP && group_of_[k] != group_of_[j]) continue;
     if (!job_stops_[k]->Stop() || k == j || jobs_[k].threads_finished == jobs_[k].threads.size()) continue;
     jobs_[k].notes.push_back(absl::StrCat("stopped when job '", ended.name(), "' ended (exitall, exit_what=",
                                           kWhat[std::clamp<int>(ended.exit_what(), 0, 2)], ")"));
+  }
+}
+
+size_t WorkerRun::SteadyStateKey(size_t job) const {
+  return request_.spec().jobs(static_cast<int>(job)).group_reporting() ? jobs_.size() + group_of_[job] : job;
+}
+
+void WorkerRun::JudgeSteadyState(const std::vector<v1::IntervalReport>& reports, const std::vector<size_t>& jobs,
+                                 const std::vector<std::chrono::nanoseconds>& spans) {
+  // This pass's figures per key (a group's jobs are summed, as fio judges a reported group).
+  struct Sum {
+    uint64_t ops = 0, bytes = 0, latency_sum_ns = 0, latency_count = 0, span_ns = 0, since_start_ns = 0;
+  };
+  std::map<size_t, Sum> sums;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const size_t key = SteadyStateKey(jobs[i]);
+    if (!steady_states_.count(key)) continue;
+    Sum& sum = sums[key];
+    for (const v1::DirectionStats& d : reports[i].directions()) {
+      if (d.direction() == v1::SYNC) continue;
+      sum.ops += d.ops();
+      sum.bytes += d.bytes();
+      // fio's lat criterion judges completion latency.
+      sum.latency_sum_ns += static_cast<uint64_t>(d.completion_latency().sum_ns());
+      sum.latency_count += d.completion_latency().count();
+    }
+    const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(jobs[i]));
+    sum.span_ns = static_cast<uint64_t>(spans[i].count());
+    const int64_t since = reports[i].end_unix_ns() - start_unix_ns_ - static_cast<int64_t>(spec.startdelay_ns());
+    sum.since_start_ns = static_cast<uint64_t>(std::max<int64_t>(0, since));
+  }
+  for (const auto& [key, sum] : sums) {
+    SteadyState& ss = steady_states_.at(key);
+    if (!ss.Add(sum.ops, sum.bytes, sum.latency_sum_ns, sum.latency_count, sum.span_ns, sum.since_start_ns)) continue;
+    for (size_t k = 0; k < jobs_.size(); ++k) {
+      if (SteadyStateKey(k) != key) continue;
+      job_stops_[k]->Stop();
+      jobs_[k].notes.push_back(ss.Describe());
+    }
   }
 }
 
@@ -308,6 +348,18 @@ void WorkerRun::CollectorLoop() {
       offset += n;
     }
     lock.lock();
+    if (!steady_states_.empty()) {
+      std::vector<v1::IntervalReport> running;
+      std::vector<size_t> running_jobs;
+      std::vector<std::chrono::nanoseconds> spans;
+      for (size_t i = 0; i < due.size(); ++i) {
+        if (due[i].final) continue;
+        running.push_back(cut[i]);
+        running_jobs.push_back(due[i].job);
+        spans.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(due[i].to - due[i].from));
+      }
+      JudgeSteadyState(running, running_jobs, spans);
+    }
     for (size_t i = 0; i < due.size(); ++i) {
       if (!due[i].final) continue;
       JobState& state = jobs_[due[i].job];
@@ -321,6 +373,9 @@ void WorkerRun::CollectorLoop() {
       if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
       if (stop_.stopped()) report.set_stop_reason(stop_reason_);
       for (const std::string& note : state.notes) report.add_notes(note);
+      if (auto ss = steady_states_.find(SteadyStateKey(due[i].job)); ss != steady_states_.end() && !ss->second.attained()) {
+        report.add_notes(ss->second.Describe());
+      }
       report.set_cpu_user_ns(state.cpu_user_ns);
       report.set_cpu_system_ns(state.cpu_system_ns);
       report.set_context_switches(state.context_switches);

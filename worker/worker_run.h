@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +23,7 @@
 #include "worker/file_layout.h"
 #include "worker/interval_cut.h"
 #include "worker/job_thread.h"
+#include "worker/steady_state.h"
 #include "worker/session_run.h"
 #include "worker/thread_stats.h"
 
@@ -93,6 +95,11 @@ class WorkerRun final : public SessionRun {
   void Arm();
   // fio's exitall: a thread of job `j` ended; stops the jobs its exit_what names. mu_ held.
   void ExitAll(size_t j);
+  // fio steadystate: feeds this pass's reports; stops the jobs whose steady state is attained.
+  // mu_ held.
+  void JudgeSteadyState(const std::vector<v1::IntervalReport>& reports, const std::vector<size_t>& jobs,
+                        const std::vector<std::chrono::nanoseconds>& spans);
+  size_t SteadyStateKey(size_t job) const;
   void CollectorLoop();
   // The report of `job` over [from, to) from what its counters recorded (`cuts`: the job's
   // share of CutIntervals, thread-major, direction-minor).
@@ -111,6 +118,9 @@ class WorkerRun final : public SessionRun {
   StopSignal stop_;
   // One per job, adopted by stop_: fio's exitall stops some jobs of the run and not others.
   std::vector<std::unique_ptr<StopSignal>> job_stops_;
+  std::vector<uint32_t> group_of_;  // each job's reporting group (new_group) in this run
+  // fio steadystate, per job or (group_reporting) per group: key is the job, or jobs + group.
+  std::map<size_t, SteadyState> steady_states_;
   std::atomic<AwakeClock::time_point> last_heartbeat_;  // on the awake clock
 
   mutable std::mutex mu_;

@@ -187,6 +187,42 @@ TEST(WorkerRun, NumberIosAndExitall) {
   }
 }
 
+// fio's steadystate.fio: a time_based job at a steady 2000 IOPS ends once iops:10% holds over
+// its window (after the ramp), long before its runtime, and says so; one whose criterion cannot
+// hold (a limit of 0) runs its time and says it was not attained.
+TEST(WorkerRun, SteadyStateEndsTheJob) {
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  for (const double limit : {10.0, 0.0}) {
+    v1::PrepareRequest request = MakeRequest(std::string(std::getenv("TEST_TMPDIR")) + "/steady");
+    v1::JobSpec* job = request.mutable_spec()->mutable_jobs(0);
+    job->set_ioengine("null");
+    job->set_runtime_ns(limit > 0 ? 8'000'000'000 : 1'500'000'000);
+    job->add_rate_iops(1000);
+    job->set_group_reporting(true);
+    v1::SteadyState* ss = job->mutable_steadystate();
+    ss->set_criterion(v1::SteadyState::IOPS);
+    ss->set_limit(limit);
+    ss->set_percent(true);
+    ss->set_duration_ns(600'000'000);
+    ss->set_ramp_ns(300'000'000);
+    ss->set_check_interval_ns(200'000'000);
+    const auto began = std::chrono::steady_clock::now();
+    std::string notes;
+    for (const v1::IntervalReport& r : RunToEnd(request, *policy)) {
+      for (const std::string& note : r.notes()) notes += note + "\n";
+    }
+    const auto took = std::chrono::steady_clock::now() - began;
+    if (limit > 0) {
+      EXPECT_LT(took, std::chrono::seconds(4)) << notes;
+      EXPECT_NE(notes.find("steady state (iops:10%) attained: largest deviation from the mean"), std::string::npos) << notes;
+      EXPECT_NE(notes.find("over 3 samples of 0.2s, mean 2000"), std::string::npos) << "two threads of 1000 IOPS, judged together: " << notes;
+    } else {
+      EXPECT_GE(took, std::chrono::milliseconds(1400));
+      EXPECT_NE(notes.find("steady state (iops:0%) not attained"), std::string::npos) << notes;
+    }
+  }
+}
+
 TEST(WorkerRun, IntervalsAreAlignedAndAddUpToTheFinalTotals) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/run";
   auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
@@ -368,6 +404,22 @@ namespace {
 
 // fio's fallocate= for a write-only job's files: allocated (native, posix, keep) or sparse
 // (none); every one of them the job's size.
+// fio's steadystate.fio writes /dev/null and reads /dev/zero: a character device has nothing
+// to lay out and no size, and is left as it is.
+TEST(FileLayout, CharacterDevicesNeedNoLayout) {
+  auto policy = PathPolicy::Create({"/dev"});
+  ASSERT_TRUE(policy.ok()) << policy.status();
+  v1::PrepareRequest request = MakeRequest("");
+  v1::JobSpec* job = request.mutable_spec()->mutable_jobs(0);
+  job->clear_directory();
+  job->set_filename("/dev/zero");
+  job->set_size(128 << 20);
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->paths[0][0][0], "/dev/zero");
+  EXPECT_FALSE(layout->response.files(0).laid_out());
+}
+
 TEST(FileLayout, FallocateModes) {
   const std::string root = std::getenv("TEST_TMPDIR");
   auto policy = PathPolicy::Create({root});
