@@ -587,6 +587,15 @@ const std::vector<FioOption>& FioOptions() {
       {"do_verify", false, BoolOption(&JobSpec::set_do_verify)},
       {"verify_across_workers", false, BoolOption(&JobSpec::set_verify_across_workers)},
       {"buffer_compress_percentage", true, UintOption(&JobSpec::set_buffer_compress_percentage, 0, 100)},
+      {"dedupe_percentage", true, UintOption(&JobSpec::set_dedupe_percentage, 0, 100)},
+      {"dedupe_mode", true, [](absl::string_view v, JobSpec* j) {
+         if (v == "repeat") j->set_dedupe_mode(JobSpec::DEDUPE_REPEAT);
+         else if (v == "working_set") j->set_dedupe_mode(JobSpec::DEDUPE_WORKING_SET);
+         else return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, {"repeat", "working_set"}), " is not repeat or working_set"));
+         return absl::OkStatus();
+       }},
+      {"dedupe_working_set_percentage", true, UintOption(&JobSpec::set_dedupe_working_set_percentage, 1, 100)},
+      {"dedupe_global", false, BoolOption(&JobSpec::set_dedupe_global)},
       {"buffer_compress_chunk", true, UintOption(&JobSpec::set_buffer_compress_chunk, 16, 1u << 30)},
       {"verify_fatal", false, BoolOption(&JobSpec::set_verify_fatal)},
       {"description", true, StringOption(&JobSpec::mutable_description)},

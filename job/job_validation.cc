@@ -248,6 +248,15 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     if (!std::isfinite(p) || p <= 0 || p > 100) return bad(absl::StrCat("percentile ", p, " is not in (0, 100] (percentile_list)"));
   }
   if (job.buffer_compress_percentage() > 100) return bad("buffer_compress_percentage must be between 0 and 100");
+  if (job.dedupe_percentage() > 100 || job.dedupe_working_set_percentage() > 100) return bad("dedupe percentages must be between 0 and 100");
+  if (!v1::JobSpec::DedupeMode_IsValid(job.dedupe_mode())) return bad("unknown dedupe_mode value");
+  if (job.dedupe_percentage() > 0 && job.verify() != v1::JobSpec::VERIFY_NONE) {
+    return bad("dedupe_percentage with verify: every verified block carries a header that makes it unique");
+  }
+  if (job.dedupe_percentage() > 0 && job.zero_buffers()) return bad("dedupe_percentage with zero_buffers: every block is the same already");
+  if (job.dedupe_global() && job.dedupe_mode() != v1::JobSpec::DEDUPE_WORKING_SET) {
+    return bad("dedupe_global shares a working set: it needs dedupe_mode=working_set");
+  }
   if (job.buffer_compress_chunk() > kMaxBlockSize) return bad("buffer_compress_chunk is too large");
   if (job.iodepth_batch_complete_min() > 0 && job.iodepth_batch_complete_max() > 0 &&
       job.iodepth_batch_complete_min() > job.iodepth_batch_complete_max()) {

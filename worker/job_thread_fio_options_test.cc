@@ -246,6 +246,43 @@ TEST(FioOptions, MixedRateLimitedJobTakesTheDueDirection) {
   }
 }
 
+// The distinct 4 KiB blocks of some files.
+std::set<std::string> DistinctBlocks(const std::vector<std::string>& paths) {
+  std::set<std::string> blocks;
+  for (const std::string& path : paths) {
+    std::vector<char> block(4096);
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    for (off_t off = 0; ::pread(fd, block.data(), 4096, off) == 4096; off += 4096) blocks.emplace(block.begin(), block.end());
+    ::close(fd);
+  }
+  return blocks;
+}
+
+// fio's dedupe-global.fio: dedupe_percentage=50 makes about half the written blocks repeats —
+// of the last new block (repeat), or of a working set of dedupe_working_set_percentage of the
+// file (working_set), which dedupe_global shares between jobs.
+TEST(FioOptions, DedupePercentageModesAndGlobalWorkingSet) {
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 4 << 20, "psync");  // 1024 blocks
+  job.set_dedupe_percentage(50);
+  Ran repeat = RunJob(job, TempFile("dedupe-repeat"));
+  ASSERT_TRUE(repeat.outcome.status.ok()) << repeat.outcome.status;
+  const size_t repeat_distinct = DistinctBlocks({TempFile("dedupe-repeat")}).size();
+  EXPECT_NEAR(static_cast<double>(repeat_distinct), 512, 60) << "half new, half the last new one again";
+
+  job.set_dedupe_mode(v1::JobSpec::DEDUPE_WORKING_SET);
+  job.set_dedupe_working_set_percentage(10);  // 102 blocks
+  for (const bool global : {false, true}) {
+    job.set_dedupe_global(global);
+    const std::string a = TempFile(global ? "dedupe-ga" : "dedupe-la"), b = TempFile(global ? "dedupe-gb" : "dedupe-lb");
+    ASSERT_TRUE(RunJob(job, a, 1).outcome.status.ok());
+    ASSERT_TRUE(RunJob(job, b, 2).outcome.status.ok());  // another thread: another seed
+    const double each = static_cast<double>(DistinctBlocks({a}).size());
+    EXPECT_NEAR(each, 512 + 102, 60) << "new blocks plus the working set's (global " << global << ")";
+    const double both = static_cast<double>(DistinctBlocks({a, b}).size());
+    EXPECT_NEAR(both, global ? 2 * 512 + 102 : 2 * (512 + 102), 80) << "global " << global << ": one working set or two";
+  }
+}
+
 TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {
   v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
   job.set_runtime_ns(400'000'000);

@@ -25,9 +25,19 @@ class WriteBufferFiller {
   void Prepare(char* buffer, uint64_t length, uint64_t offset, uint64_t issue_ns, uint64_t generation);
 
  private:
+  // Random (or compressible, buffer_compress_percentage) contents drawn from `rng`.
+  void FillWith(std::mt19937_64& rng, char* buffer, uint64_t length) const;
+  // dedupe_percentage: the seed of the next write's contents — a new one, or a repeated one.
+  uint64_t NextDedupeSeed();
+
   const v1::JobSpec& job_;
   BlockWriter writer_;
   std::mt19937_64 rng_;
+  std::mt19937_64 dedupe_rng_;            // draws duplicates and working-set entries
+  uint64_t last_unique_seed_ = 0;         // dedupe_mode=repeat
+  bool has_unique_ = false;
+  uint64_t working_set_blocks_ = 1;       // dedupe_mode=working_set
+  uint64_t working_set_seed_ = 0;         // the working set's base (shared with dedupe_global)
 };
 
 }  // namespace iofleet
