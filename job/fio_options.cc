@@ -643,6 +643,24 @@ const std::vector<FioOption>& FioOptions() {
       {"iodepth_batch_complete_min", true, UintOption(&JobSpec::set_iodepth_batch_complete_min, 0, 4096)},
       {"iodepth_batch_complete_max", true, UintOption(&JobSpec::set_iodepth_batch_complete_max, 0, 4096)},
       {"percentile_list", true, &SetPercentileList},
+      {"random_generator", true, [](absl::string_view v, JobSpec* j) {
+         if (v != "tausworthe" && v != "lfsr" && v != "tausworthe64") {
+           return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, {"tausworthe", "lfsr", "tausworthe64"}),
+                                                          " is not tausworthe, lfsr or tausworthe64"));
+         }
+         j->set_random_generator_lfsr(v == "lfsr");
+         return absl::OkStatus();
+       }},
+      {"latency_target", true, DurationOption(&JobSpec::set_latency_target_ns, 1'000)},  // fio: microseconds
+      {"latency_window", true, DurationOption(&JobSpec::set_latency_window_ns, 1'000)},
+      {"latency_percentile", true, [](absl::string_view v, JobSpec* j) {
+         double p;
+         if (!absl::SimpleAtod(absl::StripSuffix(v, "%"), &p) || !(p > 0 && p <= 100)) {
+           return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a percentage in (0, 100]"));
+         }
+         j->set_latency_percentile(p);
+         return absl::OkStatus();
+       }},
       {"steadystate", true, &SetSteadyState},
       {"steadystate_duration", true, [](absl::string_view v, JobSpec* j) {
          auto ns = ParseDurationNs(v, 1'000'000'000);

@@ -112,6 +112,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.numjobs() > kMaxThreadsPerRun) return bad(absl::StrCat("numjobs above ", kMaxThreadsPerRun, " per worker is not supported"));
   for (const auto& [option, ns] : {std::pair{"runtime", job.runtime_ns()}, std::pair{"startdelay", job.startdelay_ns()},
                                    std::pair{"ramp_time", job.ramp_time_ns()}, std::pair{"thinktime", job.thinktime_ns()}, std::pair{"flow_sleep", job.flow_sleep_ns()},
+                                   std::pair{"latency_target", job.latency_target_ns()}, std::pair{"latency_window", job.latency_window_ns()},
                                    std::pair{"verify_across_workers_delay", job.verify_across_workers_delay_ns()}}) {
     if (absl::Status s = CheckDuration(ns, option); !s.ok()) return bad(s.message());
   }
@@ -228,6 +229,10 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   }
   if (job.cpus_allowed_split() && job.cpus_allowed().empty()) return bad("cpus_allowed_policy=split needs cpus_allowed");
   if (job.flow() > 1000) return bad("flow (a weight) must be from 0 to 1000");
+  if (!std::isfinite(job.latency_percentile()) || job.latency_percentile() < 0 || job.latency_percentile() > 100) {
+    return bad("latency_percentile must be in (0, 100]");
+  }
+  if (job.latency_target_ns() > 0 && job.disable_lat()) return bad("latency_target judges latency, which disable_lat (or gtod_reduce) leaves unmeasured");
   if (job.has_steadystate()) {
     const v1::SteadyState& ss = job.steadystate();
     if (!v1::SteadyState::Criterion_IsValid(ss.criterion())) return bad("unknown steadystate criterion");

@@ -132,7 +132,7 @@ const std::vector<Example>& Examples() {
       {"jesd219.fio", true, "", "",
        ""},
       {"latency-profile.fio", true, "", "",
-       "latency-profile.fio:9: fio option 'random_generator' is not implemented by iofleet"},
+       ""},
       {"libblkio-io_uring.fio", false, "", "",
        "libblkio-io_uring.fio:13: job 'job-A': ioengine=libblkio is one of fio's engines that iofleet does not have: it drives virtio-blk and NVMe devices through libblkio"},
       {"libblkio-virtio-blk-vfio-pci.fio", false, "", "",

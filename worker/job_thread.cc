@@ -17,6 +17,7 @@
 #include "job/block_sizes.h"
 #include "worker/block_verify.h"
 #include "worker/engine_queue.h"
+#include "worker/latency_target.h"
 #include "worker/file_system.h"
 #include "worker/rate_pacer.h"
 #include "worker/read_back.h"
@@ -84,6 +85,10 @@ class IoLoop {
   Next Complete(Slot* slot, uint64_t now_ns);
   void Fail(const Slot& slot, int error);
   void RecordVerifyFailure(const absl::Status& failure);
+  // Carries out what the latency_target search asks (the IOs in flight finish first where it
+  // changes the depth; see LatencyTargetSearch::Action).
+  void OnLatencySearch(LatencyTargetSearch::Action action, uint64_t now_ns);
+  bool latency_quiesce_ = false;  // the search lowered the depth or starts its final window
   bool InvalidateFiles();
   // do_verify: reads back every block this pass wrote and checks it.
   void VerifyPass();
@@ -120,6 +125,7 @@ class IoLoop {
   uint64_t flow_issued_ = 0;   // data IOs issued under it
   bool flow_credit_ = false;   // the flow counted an IO not issued yet (held by the rate limit)
   bool flow_held_ = false;     // ahead of its share: wait before the next IO
+  std::optional<LatencyTargetSearch> latency_search_;  // fio latency_target
   bool stopping_ = false;
   const bool track_writes_;  // do_verify of a writing job: its writes are read back
   uint64_t generation_ = 0;  // the write pass, written into verify headers
@@ -261,6 +267,11 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
         RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .tracked = true});
   }
   if (error != 0) Fail(*slot, error);
+  if (latency_search_ && data && error == 0 && !verifying_) {
+    // fio counts total latency (issue to completion) against the target.
+    OnLatencySearch(latency_search_->Completed(now_ns - slot->issue_ns, now_ns), now_ns);
+    OnLatencySearch(latency_search_->Check(now_ns), now_ns);
+  }
   if (data && error == 0 && min_rate_.active() && !verifying_ && slot->issue_ns >= record_from_ns_) {
     min_rate_.Completed(r.op == IoOp::kRead ? 0 : 1, slot->done);
     if (absl::Status met = min_rate_.Check(start_ns_, now_ns); !met.ok()) {
@@ -276,7 +287,8 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
 void IoLoop::FillAndSubmit() {
   uint64_t now = NowNs();
   // As in fio, a sync due after the pass's last write is not issued (end_fsync is for that).
-  while (queue_->HasFree() && !stopping_ && !think_due_ && !flow_held_ && (verifying_ || !work_.PassDone())) {
+  while (queue_->HasFree() && !stopping_ && !think_due_ && !flow_held_ && !latency_quiesce_ && (verifying_ || !work_.PassDone()) &&
+         (!latency_search_ || queue_->in_flight() < latency_search_->depth())) {
     if (stop_.stopped()) {
       stopping_ = true;
       break;
@@ -430,6 +442,26 @@ void IoLoop::RecordVerifyFailure(const absl::Status& failure) {
   }
 }
 
+void IoLoop::OnLatencySearch(LatencyTargetSearch::Action action, uint64_t now_ns) {
+  switch (action) {
+    case LatencyTargetSearch::Action::kNone: return;
+    case LatencyTargetSearch::Action::kQuiesce: latency_quiesce_ = true; return;
+    case LatencyTargetSearch::Action::kStartFinalRun:
+      // fio resets its stats for the final window: only its IOs are recorded.
+      latency_quiesce_ = true;
+      record_from_ns_ = now_ns;
+      return;
+    case LatencyTargetSearch::Action::kDone: stopping_ = true; return;
+    case LatencyTargetSearch::Action::kFatal:
+      stopping_ = true;
+      if (outcome_.status.ok()) {
+        outcome_.status = absl::DeadlineExceededError(absl::StrCat("an IO took longer than latency_target=",
+                                                                   job_.latency_target_ns() / 1000, "us at queue depth 1 (latency_percentile=100)"));
+      }
+      return;
+  }
+}
+
 void IoLoop::VerifyPass() {
   Drain();
   think_due_ = false;
@@ -487,6 +519,12 @@ JobThreadOutcome IoLoop::Run() {
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
   bool go = (!job_.invalidate() || InvalidateFiles()) && stop_.SleepUntil(job_start);
   if (go) outcome_.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - job_start).count();
+  if (go && LatencyTargetSearch::Wanted(job_)) {
+    latency_search_.emplace(job_, NowNs());
+    // The search's IOs are not recorded (fio resets its stats when it has found the depth):
+    // the report is the final window's, at that depth.
+    record_from_ns_ = UINT64_MAX;
+  }
   // A flow counts its threads from their start (a later phase's job joins when it starts).
   if (go && plan_.flows && job_.flow() > 0) {
     flow_ = plan_.flows->Get(job_.flow_id());
@@ -503,6 +541,11 @@ JobThreadOutcome IoLoop::Run() {
         Drain();
         think_due_ = false;
         if (!stopping_ && !stop_.SleepUntil(Clock::now() + std::chrono::nanoseconds(job_.thinktime_ns()))) stopping_ = true;
+        continue;
+      }
+      if (latency_quiesce_) {
+        Drain();
+        latency_quiesce_ = false;
         continue;
       }
       if (flow_held_) {
@@ -557,6 +600,7 @@ JobThreadOutcome IoLoop::Run() {
   if (flow_) flow_->Leave(flow_issued_, job_.flow());
   outcome_.end = Clock::now();
   outcome_.notes = engine_->notes();
+  if (latency_search_) outcome_.notes.push_back(latency_search_->Describe());
   for (const File& f : files_) {
     if (absl::Status closed = engine_->Close(f.handle); !closed.ok() && outcome_.status.ok()) outcome_.status = closed;
     if (job_.unlink() && !(*FindEngine(job_.ioengine()))->diskless) {

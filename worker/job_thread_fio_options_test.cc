@@ -283,6 +283,28 @@ TEST(FioOptions, DedupePercentageModesAndGlobalWorkingSet) {
   }
 }
 
+// fio's latency-profile.fio on a device that always meets the target (the null engine): the
+// search doubles the depth up to iodepth, measures a final window there and ends the job long
+// before its runtime, saying which depth it found; only the final window is recorded.
+TEST(FioOptions, LatencyTargetSearchEndsAtTheDepthFound) {
+  v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
+  job.set_iodepth(16);
+  job.set_time_based(true);
+  job.set_runtime_ns(20'000'000'000);
+  job.set_latency_target_ns(1'000'000'000);
+  job.set_latency_window_ns(30'000'000);
+  job.set_latency_percentile(99.9);
+  job.add_rate_iops(20'000);  // 600 IOs per window
+  job.add_rate_iops(0);
+  job.set_random_generator_lfsr(true);
+  Ran ran = RunJob(job, "(null)");
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_LT(ran.seconds, 2.0) << "1, 2, 4, 8, 16, 16 and the final window: about 7 windows of 30 ms";
+  ASSERT_FALSE(ran.outcome.notes.empty());
+  EXPECT_EQ(ran.outcome.notes.back(), "latency_target: depth 16 (99.9% of IOs within 1e+06us over windows of 30ms)");
+  EXPECT_NEAR(static_cast<double>(ran.reads), 600, 120) << "only the final window is recorded";
+}
+
 TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {
   v1::JobSpec job = Job(v1::RAND_READ, 64 << 20, "null");
   job.set_runtime_ns(400'000'000);

@@ -25,7 +25,7 @@ WorkGenerator::WorkGenerator(const v1::JobSpec& job, size_t files, uint64_t seed
       file_size_(FileSize(job)),
       region_start_(job.offset()),
       pass_budget_(job.io_size() ? job.io_size() : job.size()) {
-  for (File& f : files_) f.offsets = std::make_unique<RandomOffsets>(job_.random_distribution(), file_size_ / unit_, !job_.norandommap(), rng_(),
+  for (File& f : files_) f.offsets = std::make_unique<RandomOffsets>(job_.random_distribution(), file_size_ / unit_, !job_.norandommap() || job_.random_generator_lfsr(), rng_(),
                                                                   job_.random_sequence_stride());
   read_zones_ = ZonesInUnits(job.random_distribution(), true, file_size_ / unit_, unit_);
   write_zones_ = ZonesInUnits(job.random_distribution(), false, file_size_ / unit_, unit_);
