@@ -355,6 +355,14 @@ std::string RenderTextReport(const v1::RunReport& report) {
       absl::StrAppendFormat(&out, "\ngroup %d (%s): on %d workers\n", group.group(), absl::StrJoin(group.jobs(), ", "), report.workers_size());
       for (const v1::DirectionResult& d : group.directions()) RenderDirection(d, group.elapsed_ns(), true, false, "  ", &out);
       RenderWorkerTable(group.workers(), &out, &report.workers());
+      // The group's jobs' own notes (steady state, exitall, latency_target...): the group's
+      // table sums workers and has none.
+      for (const v1::JobResult& job : report.jobs()) {
+        if (job.group() != group.group()) continue;
+        for (const v1::WorkerResult& w : job.workers()) {
+          for (const std::string& note : w.notes()) absl::StrAppend(&out, "    ", job.name(), " on ", w.worker(), ": ", note, "\n");
+        }
+      }
     }
   } else {
     for (const v1::JobResult& job : report.jobs()) {

@@ -193,6 +193,25 @@ TEST(RunAggregator, JobsPercentileListIsUsed) {
 // With many workers the text report gives each job's spread over the workers and names the
 // ones at either end instead of a line per worker; a worker with an error still gets its own
 // lines, and the header names a few workers, not all.
+// With group_reporting the text shows groups, whose worker table sums jobs; a job's own notes
+// (steady state attained, stopped by exitall...) are still printed, under their group.
+TEST(TextReport, GroupReportingKeepsTheJobsNotes) {
+  v1::RunSpec spec = RandomWriteSpec();
+  spec.mutable_jobs(0)->set_group_reporting(true);
+  RunAggregator aggregator(spec, {"a:1"});
+  LatencyHistogram h;
+  for (int i = 0; i < 100; ++i) h.Record(100'000);
+  v1::IntervalReport r = MakeReport(0, h, 100 * 4096, true);
+  r.add_notes("steady state (iops:10%) attained: largest deviation from the mean 8.98% over 30 samples of 1s, mean 3.778e+06");
+  aggregator.Add(0, {r});
+  v1::RunReport report;
+  report.add_workers()->set_address("a:1");
+  report.set_group_reporting(true);
+  aggregator.FillReport(&report);
+  const std::string text = RenderTextReport(report);
+  EXPECT_NE(text.find("    j on a:1: steady state (iops:10%) attained: largest deviation"), std::string::npos) << text;
+}
+
 TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
   constexpr int kWorkers = 40;
   std::vector<std::string> names;
