@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/nearest_name.h"
 #include "common/nfs_url.h"
@@ -47,6 +48,23 @@ OptionSetter StringOption(std::string* (JobSpec::*field)()) {
   return [field](absl::string_view v, JobSpec* j) {
     *(j->*field)() = std::string(v);
     return absl::OkStatus();
+  };
+}
+
+// One of a fixed list of names, each setting one enumerator (several names may share one: fio's
+// old spellings); an unknown name is an error naming the nearest and the list.
+template <typename Enum>
+OptionSetter NamedOption(void (JobSpec::*set)(Enum), std::vector<std::pair<std::string, Enum>> names) {
+  return [set, names = std::move(names)](absl::string_view v, JobSpec* j) {
+    std::vector<std::string> known;
+    for (const auto& [name, value] : names) {
+      if (v == name) {
+        (j->*set)(value);
+        return absl::OkStatus();
+      }
+      known.push_back(name);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, known), " is not one of ", absl::StrJoin(known, ", ")));
   };
 }
 
@@ -531,12 +549,7 @@ const std::vector<FioOption>& FioOptions() {
          j->set_io_submit_offload(v == "offload");
          return absl::OkStatus();
        }},
-      {"rate_process", true, [](absl::string_view v, JobSpec* j) {
-         if (v == "linear") j->set_rate_process(v1::JobSpec::RATE_LINEAR);
-         else if (v == "poisson") j->set_rate_process(v1::JobSpec::RATE_POISSON);
-         else return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not linear or poisson"));
-         return absl::OkStatus();
-       }},
+      {"rate_process", true, NamedOption(&JobSpec::set_rate_process, {{"linear", JobSpec::RATE_LINEAR}, {"poisson", JobSpec::RATE_POISSON}})},
       {"norandommap", false, BoolOption(&JobSpec::set_norandommap)},
       {"randrepeat", false, BoolOption(&JobSpec::set_randrepeat)},
       {"randseed", true, [](absl::string_view v, JobSpec* j) {
@@ -562,19 +575,8 @@ const std::vector<FioOption>& FioOptions() {
       {"wait_for", true, StringOption(&JobSpec::mutable_wait_for)},
       {"allow_file_create", false, BoolOption(&JobSpec::set_no_file_create, /*negated=*/true)},
       {"exitall", false, BoolOption(&JobSpec::set_exitall)},
-      {"exit_what", true, [](absl::string_view v, JobSpec* j) {
-         static const std::vector<std::pair<std::string, JobSpec::ExitWhat>> kKinds = {
-             {"group", JobSpec::EXIT_GROUP}, {"stonewall", JobSpec::EXIT_STONEWALL}, {"all", JobSpec::EXIT_ALL}};
-         std::vector<std::string> names;
-         for (const auto& [name, kind] : kKinds) {
-           if (v == name) {
-             j->set_exit_what(kind);
-             return absl::OkStatus();
-           }
-           names.push_back(name);
-         }
-         return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, names), " is not group, stonewall or all"));
-       }},
+      {"exit_what", true, NamedOption(&JobSpec::set_exit_what, {{"group", JobSpec::EXIT_GROUP}, {"stonewall", JobSpec::EXIT_STONEWALL},
+                                                               {"all", JobSpec::EXIT_ALL}})},
       {"number_ios", true, SizeOption(&JobSpec::set_number_ios, UINT64_MAX)},
       {"group_reporting", false, BoolOption(&JobSpec::set_group_reporting)},
       {"verify", true, [](absl::string_view v, JobSpec* j) {
@@ -588,12 +590,7 @@ const std::vector<FioOption>& FioOptions() {
       {"verify_across_workers", false, BoolOption(&JobSpec::set_verify_across_workers)},
       {"buffer_compress_percentage", true, UintOption(&JobSpec::set_buffer_compress_percentage, 0, 100)},
       {"dedupe_percentage", true, UintOption(&JobSpec::set_dedupe_percentage, 0, 100)},
-      {"dedupe_mode", true, [](absl::string_view v, JobSpec* j) {
-         if (v == "repeat") j->set_dedupe_mode(JobSpec::DEDUPE_REPEAT);
-         else if (v == "working_set") j->set_dedupe_mode(JobSpec::DEDUPE_WORKING_SET);
-         else return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, {"repeat", "working_set"}), " is not repeat or working_set"));
-         return absl::OkStatus();
-       }},
+      {"dedupe_mode", true, NamedOption(&JobSpec::set_dedupe_mode, {{"repeat", JobSpec::DEDUPE_REPEAT}, {"working_set", JobSpec::DEDUPE_WORKING_SET}})},
       {"dedupe_working_set_percentage", true, UintOption(&JobSpec::set_dedupe_working_set_percentage, 1, 100)},
       {"dedupe_global", false, BoolOption(&JobSpec::set_dedupe_global)},
       {"buffer_compress_chunk", true, UintOption(&JobSpec::set_buffer_compress_chunk, 16, 1u << 30)},
@@ -620,22 +617,12 @@ const std::vector<FioOption>& FioOptions() {
          if (v == "1024") return absl::OkStatus();
          return absl::InvalidArgumentError("only kb_base=1024 (fio's default: k = 1024) is implemented");
        }},
-      {"fallocate", true, [](absl::string_view v, JobSpec* j) {
-         // fio's values; 1 and 0 are its old spellings of posix and none, truncate is none here
-         // (layout sets the size with ftruncate after any allocation).
-         static const std::vector<std::pair<std::string, JobSpec::Fallocate>> kModes = {
-             {"native", JobSpec::FALLOCATE_NATIVE}, {"posix", JobSpec::FALLOCATE_POSIX}, {"1", JobSpec::FALLOCATE_POSIX},
-             {"keep", JobSpec::FALLOCATE_KEEP_SIZE}, {"none", JobSpec::FALLOCATE_NONE},  {"0", JobSpec::FALLOCATE_NONE},
-             {"truncate", JobSpec::FALLOCATE_NONE}};
-         for (const auto& [name, mode] : kModes) {
-           if (v == name) {
-             j->set_fallocate(mode);
-             return absl::OkStatus();
-           }
-         }
-         return absl::InvalidArgumentError(absl::StrCat("fallocate=", v, DidYouMean(v, {"native", "posix", "keep", "none", "truncate"}),
-                                                        " is not one of native, posix, keep, none or truncate"));
-       }},
+      // fio's values; 1 and 0 are its old spellings of posix and none, truncate is none here
+      // (layout sets the size with ftruncate after any allocation).
+      {"fallocate", true, NamedOption(&JobSpec::set_fallocate, {{"native", JobSpec::FALLOCATE_NATIVE}, {"posix", JobSpec::FALLOCATE_POSIX},
+                                                                {"keep", JobSpec::FALLOCATE_KEEP_SIZE}, {"none", JobSpec::FALLOCATE_NONE},
+                                                                {"truncate", JobSpec::FALLOCATE_NONE}, {"1", JobSpec::FALLOCATE_POSIX},
+                                                                {"0", JobSpec::FALLOCATE_NONE}})},
       {"ba", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
       {"random_distribution", true, &SetRandomDistribution},
       {"random_sequence_stride", true, BoolOption(&JobSpec::set_random_sequence_stride)},

@@ -53,18 +53,18 @@ std::vector<BadInput> Cases() {
       {"zipf_theta_one", "[j]\nrandom_distribution=zipf:1\n", "zipf needs a theta above 0 other than 1"},
       {"unset_variable", "[j]\ndirectory=${IOFLEET_SURELY_UNSET_VARIABLE}\n", "environment variable 'IOFLEET_SURELY_UNSET_VARIABLE' is not set"},
       {"exec_prerun", "[j]\nsize=1m\nexec_prerun=touch /tmp/x\n", "is refused: iofleet never runs commands on workers"},
-      {"unimplemented_fio_option", "[j]\nsize=1m\ncpus_allowed=0\n", "fio option 'cpus_allowed' is not implemented by iofleet"},
+      {"unimplemented_fio_option", "[j]\nsize=1m\ncpumask=3\n", "fio option 'cpumask' is not implemented by iofleet"},
       {"verify_sha", "[j]\nverify=sha512\n", "use crc32c or md5"},
       {"hipri_buffered_uring", "[j]\nioengine=io_uring\nhipri=1\nsize=1m\ndirectory=DIR\n", "hipri=1 with io_uring polls for completions, which needs direct=1"},
       {"percent_size_no_file", "[j]\nsize=50%\ndirectory=DIR\n", "size=N% needs filename="},
-      {"relative_directory", "[j]\nsize=1m\ndirectory=relative/dir\n", "must be an absolute path"},
+      {"relative_directory", "[j]\nsize=1m\ndirectory=relative/dir\n", "directory=relative/dir is relative: give --directory"},
       {"nfs_v4", "[j]\nioengine=nfs\nnfs_url=nfs://server/export?version=4\nsize=1m\n",
        ":3: bad value for nfs_url: NFS URL 'nfs://server/export?version=4': NFSv4 is not supported: libnfs 4.0 (Debian 12) fails NFSv4 writes; use NFSv3"},
       {"nfs_dotdot", "[j]\nioengine=nfs\nnfs_url=nfs://server/export/../etc\nsize=1m\n", ":3: bad value for nfs_url: NFS URL 'nfs://server/export/../etc': '..' is not allowed"},
       {"nfs_engine_no_url", "[j]\nioengine=nfs\nsize=1m\ndirectory=DIR\n", "ioengine=nfs needs nfs_url=nfs://server/export[/path]"},
       {"nfs_url_other_engine", "[j]\nioengine=psync\nnfs_url=nfs://server/export\nsize=1m\n", "is an NFS URL: use ioengine=nfs"},
       {"verify_delay_alone", "[j]\nsize=1m\nverify_across_workers_delay=2s\ndirectory=DIR\n", "verify_across_workers_delay has no effect without verify_across_workers=1"},
-      {"rate_process_bad", "[j]\nrate_process=burst\n", "'burst' is not linear or poisson"},
+      {"rate_process_bad", "[j]\nrate_process=burst\n", "'burst' is not one of linear, poisson"},
       {"thinktime_blocks_alone", "[j]\nthinktime_blocks=4\nsize=1m\ndirectory=DIR\n", "thinktime_blocks without thinktime has no effect"},
       // Values that used to fail only on the worker (raw gRPC message, exit 1, files made):
       {"filename_empty_entry", "[j]\nrw=write\nsize=64k\ndirectory=DIR\nfilename=f1:f2::f3\n", ":1: job 'j': filename 'f1:f2::f3' has an empty name"},
@@ -77,7 +77,7 @@ std::vector<BadInput> Cases() {
       {"binary_file", std::string("\x01\x02\x1b[2J\x7f=\x03\n", 10), ":1: option '\\x01\\x02\\x1b[2J\\x7f=\\x03' outside of a section"},
       {"bssplit_zero_size", "[j]\nbssplit=0/100\nsize=1m\ndirectory=DIR\n", "bssplit"},
       {"hosts_without_directory", "[data]\nrw=write\nsize=64k\n", "job 'data': no directory= (where the job's files go); with --hosts every job needs directory="},
-      {"rate_iops_trim", "[j]\nrw=randrw\nrate_iops=1,2,3\nsize=64k\ndirectory=DIR\n", ":3: bad value for rate_iops: '1,2,3': a rate for trims"},
+      {"bssplit_trim", "[j]\nrw=randrw\nbssplit=4k/100,4k/100,4k/100\nsize=64k\ndirectory=DIR\n", ":3: bad value for bssplit: '4k/100,4k/100,4k/100': a split for trims"},
   };
 }
 

@@ -95,20 +95,27 @@ TEST(FileLayout, FilenameFormat) {
   EXPECT_EQ(::stat((dir + "/myfiles.3.1.0").c_str(), &st), 0);
 }
 
-// Every report of a run, up to its final one (or 20 s).
-std::vector<v1::IntervalReport> RunToEnd(const v1::PrepareRequest& request, const PathPolicy& policy) {
+// Every report of a started run, up to its final one (or 20 s); `ended`: whether it ended.
+std::vector<v1::IntervalReport> Reports(WorkerRun& run, bool* ended) {
   std::vector<v1::IntervalReport> reports;
+  *ended = false;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!*ended && std::chrono::steady_clock::now() < give_up) {
+    v1::IntervalReport report;
+    if (run.NextReport(std::chrono::milliseconds(100), &report, ended)) reports.push_back(report);
+  }
+  return reports;
+}
+
+// Lays out and runs `request` to its end: every report.
+std::vector<v1::IntervalReport> RunToEnd(const v1::PrepareRequest& request, const PathPolicy& policy) {
   auto layout = LayOutRunFiles(request, policy);
   EXPECT_TRUE(layout.ok()) << layout.status();
-  if (!layout.ok()) return reports;
+  if (!layout.ok()) return {};
   WorkerRun run(request, std::move(*layout));
   EXPECT_TRUE(run.Start(WallNowNs() + 20'000'000).ok());
   bool ended = false;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!ended && std::chrono::steady_clock::now() < give_up) {
-    v1::IntervalReport report;
-    if (run.NextReport(std::chrono::milliseconds(100), &report, &ended)) reports.push_back(report);
-  }
+  std::vector<v1::IntervalReport> reports = Reports(run, &ended);
   EXPECT_TRUE(ended);
   return reports;
 }
@@ -234,13 +241,8 @@ TEST(WorkerRun, IntervalsAreAlignedAndAddUpToTheFinalTotals) {
   ASSERT_TRUE(run.Start(start).ok());
   EXPECT_TRUE(run.Start(start).ok());           // idempotent
   EXPECT_FALSE(run.Start(start + 1).ok());      // but not for another instant
-  std::vector<v1::IntervalReport> reports;
   bool ended = false;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!ended && std::chrono::steady_clock::now() < give_up) {
-    v1::IntervalReport report;
-    if (run.NextReport(std::chrono::milliseconds(100), &report, &ended)) reports.push_back(report);
-  }
+  const std::vector<v1::IntervalReport> reports = Reports(run, &ended);
   ASSERT_TRUE(ended);
   ASSERT_GE(reports.size(), 4u);  // 450 ms at 100 ms intervals: 4 full + 1 final
   uint64_t ops = 0, bytes = 0;
