@@ -219,9 +219,9 @@ TEST(FioOptions, OffloadSubmitsOnTimeWhileIoIsInFlight) {
     }
     EXPECT_GE(reads, 16u) << "offload " << offload;
     if (offload) {
-      EXPECT_LT(slat_max, 15'000'000u) << "sent when due";
+      EXPECT_LT(slat_max, 35'000'000u) << "sent when due";
     } else {
-      EXPECT_GT(slat_max, 40'000'000u) << "inline waits for the burst";
+      EXPECT_GT(slat_max, 55'000'000u) << "inline waits for the burst (up to 75 ms)";
     }
   }
   ::close(writer);
@@ -302,7 +302,9 @@ TEST(FioOptions, LatencyTargetSearchEndsAtTheDepthFound) {
   EXPECT_LT(ran.seconds, 2.0) << "1, 2, 4, 8, 16, 16 and the final window: about 7 windows of 30 ms";
   ASSERT_FALSE(ran.outcome.notes.empty());
   EXPECT_EQ(ran.outcome.notes.back(), "latency_target: depth 16 (99.9% of IOs within 1e+06us over windows of 30ms)");
-  EXPECT_NEAR(static_cast<double>(ran.reads), 600, 120) << "only the final window is recorded";
+  // Only the final window (30 ms at 20,000 IOPS: ~600) is recorded, not the ~3,600 of the search.
+  EXPECT_GT(ran.reads, 300u);
+  EXPECT_LT(ran.reads, 1500u);
 }
 
 TEST(FioOptions, ThinktimePausesAfterEveryNBlocks) {

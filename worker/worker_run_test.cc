@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -222,7 +223,10 @@ TEST(WorkerRun, SteadyStateEndsTheJob) {
     if (limit > 0) {
       EXPECT_LT(took, std::chrono::seconds(4)) << notes;
       EXPECT_NE(notes.find("steady state (iops:10%) attained: largest deviation from the mean"), std::string::npos) << notes;
-      EXPECT_NE(notes.find("over 3 samples of 0.2s, mean 2000"), std::string::npos) << "two threads of 1000 IOPS, judged together: " << notes;
+      // Two threads of 1000 IOPS, judged together (a sample may catch up a few late IOs).
+      const size_t at = notes.find("over 3 samples of 0.2s, mean ");
+      ASSERT_NE(at, std::string::npos) << notes;
+      EXPECT_NEAR(std::strtod(notes.c_str() + at + 29, nullptr), 2000, 200) << notes;
     } else {
       EXPECT_GE(took, std::chrono::milliseconds(1400));
       EXPECT_NE(notes.find("steady state (iops:0%) not attained"), std::string::npos) << notes;
