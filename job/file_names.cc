@@ -45,9 +45,13 @@ std::vector<std::string> JobDirectories(const v1::JobSpec& job) {
   return SplitFioList(job.directory());
 }
 
+const std::vector<std::string>& FilenameFormatKeywords() {
+  static const auto* const kKeywords = new std::vector<std::string>{"jobname", "jobnum", "filenum", "clientuid"};
+  return *kKeywords;
+}
+
 absl::StatusOr<std::string> GeneratedFileName(absl::string_view filename_format, const GeneratedFile& file) {
   if (filename_format.empty()) return absl::StrCat(file.job_name, ".w", file.worker, ".", file.jobnum, ".", file.filenum);
-  static const std::vector<std::string> kKeywords = {"jobname", "jobnum", "filenum", "clientuid"};
   std::string name;
   for (size_t i = 0; i < filename_format.size();) {
     if (filename_format[i] != '$') {
@@ -65,7 +69,7 @@ absl::StatusOr<std::string> GeneratedFileName(absl::string_view filename_format,
     else if (keyword == "clientuid") absl::StrAppend(&name, file.worker);
     else {
       return absl::InvalidArgumentError(absl::StrCat("filename_format '", filename_format, "': unknown keyword '$", keyword, "'",
-                                                     DidYouMean(keyword, kKeywords), "; use $jobname, $jobnum, $filenum or $clientuid"));
+                                                     DidYouMean(keyword, FilenameFormatKeywords()), "; use $jobname, $jobnum, $filenum or $clientuid"));
     }
     i += 1 + length;
   }

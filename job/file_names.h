@@ -32,6 +32,9 @@ std::vector<std::string> JobDirectories(const v1::JobSpec& job);
 // $jobname, $jobnum (the thread within the job), $filenum and $clientuid (the worker's index in
 // the run), or iofleet's default $jobname.w$clientuid.$jobnum.$filenum. An unknown $keyword is
 // an error that names the known ones.
+// filename_format's keywords, without their '$': the job-file parser leaves these for the worker.
+const std::vector<std::string>& FilenameFormatKeywords();
+
 struct GeneratedFile {
   absl::string_view job_name;
   uint32_t worker = 0;

@@ -125,7 +125,7 @@ absl::Status AppendLines(const std::string& text, const std::string& file_name, 
 // $mb_memory. An undefined variable is an error: running with an empty value would quietly
 // run another workload. `literal`: bare $names left as they are, for the option to read
 // (filename_format's $jobname...).
-absl::StatusOr<std::string> ExpandVariables(absl::string_view text, const std::vector<absl::string_view>& literal = {}) {
+absl::StatusOr<std::string> ExpandVariables(absl::string_view text, const std::vector<std::string>& literal = {}) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     if (text[i] != '$') {
@@ -287,8 +287,7 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
       }
       return fail(absl::StrCat("unknown option '", key, "'", DidYouMean(key, KnownFioOptions())));
     }
-    auto value = key == "filename_format" ? ExpandVariables(raw_value, {"jobname", "jobnum", "filenum", "clientuid"})
-                                          : ExpandVariables(raw_value);
+    auto value = key == "filename_format" ? ExpandVariables(raw_value, FilenameFormatKeywords()) : ExpandVariables(raw_value);
     if (!value.ok()) return fail(absl::StrCat("option '", key, "': ", value.status().message()));
     if (option->needs_value && (!has_value || value->empty())) {
       return fail(absl::StrCat("option '", key, "' needs a value (", key, "=...)"));

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/index_list.h"
 #include "common/nearest_name.h"
 #include "common/nfs_url.h"
 #include "common/status_macros.h"
@@ -316,25 +317,11 @@ absl::Status SetRandomDistribution(absl::string_view v, JobSpec* j) {
   return absl::OkStatus();
 }
 
-// fio's CPU and node lists: "0-3,8,10-11" (ascending ranges, comma-separated), each entry
-// below `limit`.
-absl::Status ParseIndexList(absl::string_view v, uint32_t limit, google::protobuf::RepeatedField<uint32_t>* out) {
-  out->Clear();
-  std::vector<bool> seen(limit, false);
-  for (absl::string_view part : absl::StrSplit(v, ',')) {
-    part = absl::StripAsciiWhitespace(part);
-    const size_t dash = part.find('-');
-    uint32_t first = 0, last = 0;
-    if (!absl::SimpleAtoi(part.substr(0, dash), &first) ||
-        !absl::SimpleAtoi(dash == absl::string_view::npos ? part : part.substr(dash + 1), &last) || last < first) {
-      return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not a number or an ascending range like 0-3"));
-    }
-    if (last >= limit) return absl::InvalidArgumentError(absl::StrCat("'", part, "' goes above ", limit - 1));
-    for (uint32_t i = first; i <= last; ++i) seen[i] = true;
-  }
-  for (uint32_t i = 0; i < limit; ++i) {
-    if (seen[i]) out->Add(i);
-  }
+// fio's CPU and node lists (common/index_list.h) into a job field.
+absl::Status SetIndexList(absl::string_view v, uint32_t limit, google::protobuf::RepeatedField<uint32_t>* out) {
+  absl::StatusOr<std::vector<uint32_t>> list = ParseIndexList(v, limit);
+  if (!list.ok()) return list.status();
+  out->Assign(list->begin(), list->end());
   return absl::OkStatus();
 }
 
@@ -358,7 +345,7 @@ absl::Status SetNumaMemPolicy(absl::string_view v, JobSpec* j) {
       return absl::OkStatus();
     }
     if (colon == absl::string_view::npos) return absl::InvalidArgumentError(absl::StrCat(mode, " needs nodes, e.g. ", mode, ":0"));
-    RETURN_IF_ERROR(ParseIndexList(v.substr(colon + 1), kMaxNumaNode, j->mutable_numa_mem_nodes()));
+    RETURN_IF_ERROR(SetIndexList(v.substr(colon + 1), kMaxNumaNode, j->mutable_numa_mem_nodes()));
     if (policy == JobSpec::NUMA_MEM_PREFER && j->numa_mem_nodes_size() != 1) return absl::InvalidArgumentError("prefer takes one node");
     return absl::OkStatus();
   }
@@ -665,13 +652,13 @@ const std::vector<FioOption>& FioOptions() {
          if (ns.ok()) j->mutable_steadystate()->set_check_interval_ns(*ns);
          return ns.status();
        }},
-      {"cpus_allowed", true, [](absl::string_view v, JobSpec* j) { return ParseIndexList(v, kMaxCpu, j->mutable_cpus_allowed()); }},
+      {"cpus_allowed", true, [](absl::string_view v, JobSpec* j) { return SetIndexList(v, kMaxCpu, j->mutable_cpus_allowed()); }},
       {"cpus_allowed_policy", true, [](absl::string_view v, JobSpec* j) {
          if (v != "shared" && v != "split") return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not shared or split"));
          j->set_cpus_allowed_split(v == "split");
          return absl::OkStatus();
        }},
-      {"numa_cpu_nodes", true, [](absl::string_view v, JobSpec* j) { return ParseIndexList(v, kMaxNumaNode, j->mutable_numa_cpu_nodes()); }},
+      {"numa_cpu_nodes", true, [](absl::string_view v, JobSpec* j) { return SetIndexList(v, kMaxNumaNode, j->mutable_numa_cpu_nodes()); }},
       {"numa_mem_policy", true, &SetNumaMemPolicy},
       {"disable_lat", false, BoolOption(&JobSpec::set_disable_lat)},
       {"disable_clat", false, BoolOption(&JobSpec::set_disable_clat)},

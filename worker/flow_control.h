@@ -19,14 +19,14 @@ namespace iofleet {
 class Flow {
  public:
   // fio's flow_threshold_exceeded: whether a thread of `weight` that has issued `mine` IOs is
-  // ahead of its share; when it is not, the IO it is about to issue is counted here.
-  bool Ahead(uint64_t mine, uint32_t weight) {
+  // ahead of its share.
+  bool Ahead(uint64_t mine, uint32_t weight) const {
     const double count_share = static_cast<double>(mine) / static_cast<double>(counter_.load(std::memory_order_relaxed));
     const double weight_share = static_cast<double>(weight) / static_cast<double>(std::max<int64_t>(1, total_weight_.load(std::memory_order_relaxed)));
-    if (count_share > weight_share) return true;
-    counter_.fetch_add(1, std::memory_order_relaxed);
-    return false;
+    return count_share > weight_share;
   }
+  // A thread issued an IO under the flow (fio counts it as it passes the check).
+  void Issued() { counter_.fetch_add(1, std::memory_order_relaxed); }
   // A thread starts or stops taking part (at its start, and at its end with what it issued).
   void Join(uint32_t weight) { total_weight_.fetch_add(weight, std::memory_order_relaxed); }
   void Leave(uint64_t issued, uint32_t weight) {

@@ -88,7 +88,6 @@ class IoLoop {
   // Carries out what the latency_target search asks (the IOs in flight finish first where it
   // changes the depth; see LatencyTargetSearch::Action).
   void OnLatencySearch(LatencyTargetSearch::Action action, uint64_t now_ns);
-  bool latency_quiesce_ = false;  // the search lowered the depth or starts its final window
   bool InvalidateFiles();
   // do_verify: reads back every block this pass wrote and checks it.
   void VerifyPass();
@@ -123,9 +122,9 @@ class IoLoop {
   bool think_due_ = false;
   Flow* flow_ = nullptr;       // fio flow=: the flow this thread shares IOs in
   uint64_t flow_issued_ = 0;   // data IOs issued under it
-  bool flow_credit_ = false;   // the flow counted an IO not issued yet (held by the rate limit)
   bool flow_held_ = false;     // ahead of its share: wait before the next IO
   std::optional<LatencyTargetSearch> latency_search_;  // fio latency_target
+  bool latency_quiesce_ = false;  // the search lowered the depth or starts its final window
   bool stopping_ = false;
   const bool track_writes_;  // do_verify of a writing job: its writes are read back
   uint64_t generation_ = 0;  // the write pass, written into verify headers
@@ -303,16 +302,13 @@ void IoLoop::FillAndSubmit() {
       queue_->Take();
       IssueSync(slot, op, last_write_file_, now);
     } else {
-      if (flow_ && !flow_credit_) {
-        if (flow_->Ahead(flow_issued_, job_.flow())) {
-          flow_held_ = true;
-          break;
-        }
-        flow_credit_ = true;
+      if (flow_ && flow_->Ahead(flow_issued_, job_.flow())) {
+        flow_held_ = true;
+        break;
       }
       if (!IssueData(slot, now)) break;  // not due yet: the loop waits
-      if (flow_credit_) {
-        flow_credit_ = false;
+      if (flow_) {
+        flow_->Issued();
         ++flow_issued_;
       }
     }
@@ -511,10 +507,8 @@ JobThreadOutcome IoLoop::Run() {
     return JobThreadOutcome{absl::OkStatus(), Clock::now(), {}};
   }
   const Clock::time_point job_start = *run_start + std::chrono::nanoseconds(job_.startdelay_ns());
-  const uint64_t start_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
-  start_ns_ = start_ns;
-  record_from_ns_ = start_ns + job_.ramp_time_ns();
+  start_ns_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(job_start.time_since_epoch()).count());
+  record_from_ns_ = start_ns_ + job_.ramp_time_ns();
   if (job_.runtime_ns()) deadline_ns_ = record_from_ns_ + job_.runtime_ns();
   // The first pass starts cold before the clock runs; later passes drop the cache as they begin.
   bool go = (!job_.invalidate() || InvalidateFiles()) && stop_.SleepUntil(job_start);

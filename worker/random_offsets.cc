@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/mix.h"
+
 namespace iofleet {
 
 namespace {
 
 // fio caps the zipf normalisation sum at 10M terms; beyond that the tail barely matters.
 constexpr uint64_t kZipfMaxTerms = 10'000'000;
-
-uint64_t Mix(uint64_t x) {  // splitmix64's finaliser: a bijective, well-spread hash
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 double Uniform(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 

@@ -9,30 +9,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/errno_status.h"
+#include "common/index_list.h"
+#include "job/run_limits.h"
 
 namespace iofleet {
 namespace {
-
-// The kernel's list format ("0-3,8"), as in /sys/devices/system/node/online and cpulist.
-absl::StatusOr<std::vector<uint32_t>> ParseKernelList(const std::string& text, const std::string& where) {
-  std::vector<uint32_t> out;
-  for (absl::string_view part : absl::StrSplit(absl::StripAsciiWhitespace(text), ',', absl::SkipEmpty())) {
-    const size_t dash = part.find('-');
-    uint32_t first = 0, last = 0;
-    if (!absl::SimpleAtoi(part.substr(0, dash), &first) ||
-        !absl::SimpleAtoi(dash == absl::string_view::npos ? part : part.substr(dash + 1), &last) || last < first || last - first > 65536) {
-      return absl::DataLossError(absl::StrCat(where, ": cannot read '", text, "'"));
-    }
-    for (uint32_t i = first; i <= last; ++i) out.push_back(i);
-  }
-  return out;
-}
 
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   std::ifstream in(path);
@@ -62,9 +47,9 @@ absl::Status SetMemoryPolicy(const v1::JobSpec& job) {
     default: return absl::InvalidArgumentError("unknown numa_mem_policy");
   }
   constexpr unsigned kBitsPerWord = 8 * sizeof(unsigned long);
-  std::vector<unsigned long> mask(1024 / kBitsPerWord, 0);  // nodes are below kMaxNumaNode (1024)
+  std::vector<unsigned long> mask(kMaxNumaNode / kBitsPerWord, 0);
   for (const uint32_t node : job.numa_mem_nodes()) {
-    if (node >= 1024) return absl::InvalidArgumentError(absl::StrCat("numa node ", node, " is out of range"));
+    if (node >= kMaxNumaNode) return absl::InvalidArgumentError(absl::StrCat("numa node ", node, " is out of range"));
     // The kernel takes a mask with absent nodes as long as one is present; a typo'd node would
     // then quietly be left out, so each must exist.
     if (auto cpus = NumaNodeCpus(node); !cpus.ok()) {
@@ -74,7 +59,7 @@ absl::Status SetMemoryPolicy(const v1::JobSpec& job) {
     mask[node / kBitsPerWord] |= 1ul << (node % kBitsPerWord);
   }
   const bool has_nodes = !job.numa_mem_nodes().empty();
-  if (::syscall(SYS_set_mempolicy, mode, has_nodes ? mask.data() : nullptr, has_nodes ? 1024 + 1 : 0) != 0) {
+  if (::syscall(SYS_set_mempolicy, mode, has_nodes ? mask.data() : nullptr, has_nodes ? kMaxNumaNode + 1 : 0) != 0) {
     const int error = errno;
     return ErrnoStatus(error, absl::StrCat("numa_mem_policy (nodes ", absl::StrJoin(job.numa_mem_nodes(), ","),
                                            "; this host's online nodes: ", OnlineNodes("/sys/devices/system/node"), ")"));
@@ -90,7 +75,12 @@ absl::StatusOr<std::vector<uint32_t>> NumaNodeCpus(uint32_t node, const std::str
   if (!text.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("NUMA node ", node, " does not exist on this host (online nodes: ", OnlineNodes(sysfs), ")"));
   }
-  return ParseKernelList(*text, path);
+  // The kernel's list format, which fio's options copy; a node without CPUs has an empty one.
+  const absl::string_view list = absl::StripAsciiWhitespace(*text);
+  if (list.empty()) return std::vector<uint32_t>{};
+  auto cpus = ParseIndexList(list, kMaxCpu);
+  if (!cpus.ok()) return absl::DataLossError(absl::StrCat(path, ": cannot read '", list, "': ", cpus.status().message()));
+  return cpus;
 }
 
 absl::Status PlaceThisThread(const v1::JobSpec& job, uint32_t jobnum) {
@@ -116,8 +106,8 @@ absl::Status PlaceThisThread(const v1::JobSpec& job, uint32_t jobnum) {
     }
   }
   if (!cpus.empty()) {
-    cpu_set_t* set = CPU_ALLOC(8192);
-    const size_t size = CPU_ALLOC_SIZE(8192);
+    cpu_set_t* set = CPU_ALLOC(kMaxCpu);
+    const size_t size = CPU_ALLOC_SIZE(kMaxCpu);
     CPU_ZERO_S(size, set);
     for (const uint32_t cpu : cpus) CPU_SET_S(cpu, size, set);
     const int result = ::sched_setaffinity(0, size, set);

@@ -148,16 +148,15 @@ size_t WorkerRun::SteadyStateKey(size_t job) const {
   return request_.spec().jobs(static_cast<int>(job)).group_reporting() ? jobs_.size() + group_of_[job] : job;
 }
 
-void WorkerRun::JudgeSteadyState(const std::vector<v1::IntervalReport>& reports, const std::vector<size_t>& jobs,
-                                 const std::vector<std::chrono::nanoseconds>& spans) {
+void WorkerRun::JudgeSteadyState(const std::vector<DueReport>& due, const std::vector<v1::IntervalReport>& reports) {
   // This pass's figures per key (a group's jobs are summed, as fio judges a reported group).
   struct Sum {
     uint64_t ops = 0, bytes = 0, latency_sum_ns = 0, latency_count = 0, span_ns = 0, since_start_ns = 0;
   };
   std::map<size_t, Sum> sums;
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const size_t key = SteadyStateKey(jobs[i]);
-    if (!steady_states_.count(key)) continue;
+  for (size_t i = 0; i < due.size(); ++i) {
+    const size_t key = SteadyStateKey(due[i].job);
+    if (due[i].final || !steady_states_.count(key)) continue;
     Sum& sum = sums[key];
     for (const v1::DirectionStats& d : reports[i].directions()) {
       if (d.direction() == v1::SYNC) continue;
@@ -167,8 +166,8 @@ void WorkerRun::JudgeSteadyState(const std::vector<v1::IntervalReport>& reports,
       sum.latency_sum_ns += static_cast<uint64_t>(d.completion_latency().sum_ns());
       sum.latency_count += d.completion_latency().count();
     }
-    const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(jobs[i]));
-    sum.span_ns = static_cast<uint64_t>(spans[i].count());
+    const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(due[i].job));
+    sum.span_ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(due[i].to - due[i].from).count());
     const int64_t since = reports[i].end_unix_ns() - start_unix_ns_ - static_cast<int64_t>(spec.startdelay_ns());
     sum.since_start_ns = static_cast<uint64_t>(std::max<int64_t>(0, since));
   }
@@ -310,13 +309,7 @@ void WorkerRun::CollectorLoop() {
     });
     const Clock::time_point now = Clock::now();
     bool all_final = true;
-    // What this pass reports: per job its span and whether the report closes the job.
-    struct Due {
-      size_t job;
-      bool final;
-      Clock::time_point from, to;
-    };
-    std::vector<Due> due;
+    std::vector<DueReport> due;
     std::vector<DirectionCounters*> counters;
     for (size_t j = 0; j < jobs_.size(); ++j) {
       JobState& state = jobs_[j];
@@ -342,24 +335,13 @@ void WorkerRun::CollectorLoop() {
     const std::vector<DirectionCut> cuts = CutIntervals(counters);
     std::vector<v1::IntervalReport> cut;
     size_t offset = 0;
-    for (const Due& d : due) {
+    for (const DueReport& d : due) {
       const size_t n = jobs_[d.job].counters.size();
       cut.push_back(ReportInterval(d.job, interval, d.from, d.to, absl::MakeConstSpan(cuts).subspan(offset, n)));
       offset += n;
     }
     lock.lock();
-    if (!steady_states_.empty()) {
-      std::vector<v1::IntervalReport> running;
-      std::vector<size_t> running_jobs;
-      std::vector<std::chrono::nanoseconds> spans;
-      for (size_t i = 0; i < due.size(); ++i) {
-        if (due[i].final) continue;
-        running.push_back(cut[i]);
-        running_jobs.push_back(due[i].job);
-        spans.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(due[i].to - due[i].from));
-      }
-      JudgeSteadyState(running, running_jobs, spans);
-    }
+    if (!steady_states_.empty()) JudgeSteadyState(due, cut);
     for (size_t i = 0; i < due.size(); ++i) {
       if (!due[i].final) continue;
       JobState& state = jobs_[due[i].job];

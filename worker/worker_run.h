@@ -95,10 +95,15 @@ class WorkerRun final : public SessionRun {
   void Arm();
   // fio's exitall: a thread of job `j` ended; stops the jobs its exit_what names. mu_ held.
   void ExitAll(size_t j);
-  // fio steadystate: feeds this pass's reports; stops the jobs whose steady state is attained.
-  // mu_ held.
-  void JudgeSteadyState(const std::vector<v1::IntervalReport>& reports, const std::vector<size_t>& jobs,
-                        const std::vector<std::chrono::nanoseconds>& spans);
+  // What one collector pass reports: per job its span and whether the report closes the job.
+  struct DueReport {
+    size_t job;
+    bool final;
+    Clock::time_point from, to;
+  };
+  // fio steadystate: feeds a pass's reports (`reports[i]` is `due[i]`'s) of jobs still running;
+  // stops the jobs whose steady state is attained. mu_ held.
+  void JudgeSteadyState(const std::vector<DueReport>& due, const std::vector<v1::IntervalReport>& reports);
   size_t SteadyStateKey(size_t job) const;
   void CollectorLoop();
   // The report of `job` over [from, to) from what its counters recorded (`cuts`: the job's

@@ -3,21 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/mix.h"
 #include "job/block_sizes.h"
 
 namespace iofleet {
-
-namespace {
-
-uint64_t Mix(uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 WriteBufferFiller::WriteBufferFiller(const v1::JobSpec& job, const BlockWriter& writer, uint64_t seed)
     : job_(job), writer_(writer), rng_(seed), dedupe_rng_(Mix(seed ^ 0xdedeull)) {
