@@ -50,7 +50,9 @@ void FioLogWriter::Add(const PublishedInterval& in) {
     if (d.ops() == 0 && d.bytes() == 0) continue;
     auto line = [&](const std::string& prefix, const std::string& kind, unsigned long long value) {
       if (prefix.empty()) return;
-      if (std::FILE* f = File(in.job, in.worker, prefix, kind)) std::fprintf(f, "%lld, %llu, %d, 0, 0\n", msec, value, ddir);
+      // fio's columns: time, value, direction, block size, [offset with log_offset,] priority.
+      // An averaged line has block size and offset 0 in fio too.
+      if (std::FILE* f = File(in.job, in.worker, prefix, kind)) std::fprintf(f, "%lld, %llu, %d, 0, %s0\n", msec, value, ddir, job.log_offset() ? "0, " : "");
     };
     line(job.write_bw_log(), "bw", static_cast<unsigned long long>(static_cast<double>(d.bytes()) / 1024 / seconds + 0.5));
     line(job.write_iops_log(), "iops", static_cast<unsigned long long>(static_cast<double>(d.ops()) / seconds + 0.5));

@@ -253,6 +253,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   for (uint32_t phase = 0; phase < phases.phases && !stopped_early; ++phase) {
     v1::RunSpec phase_spec;
     phase_spec.set_source(spec.source());
+    phase_spec.set_run_group(report.run_id());
     std::vector<size_t> global_index;  // phase job -> job in the whole spec
     for (int j = 0; j < spec.jobs_size(); ++j) {
       if (phases.phase_of[j] != phase) continue;

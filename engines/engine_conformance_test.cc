@@ -109,6 +109,34 @@ class EngineConformance : public ::testing::TestWithParam<EngineCase> {
   std::vector<std::pair<void*, uint64_t>> registered_;
 };
 
+// fio's rw=trim on a file: the range is deallocated (a punched hole reads back as zeros) and the
+// file keeps its size; over NFSv3 there is no such call and the engine says so.
+TEST_P(EngineConformance, TrimPunchesAHoleInAFile) {
+  if (diskless_) GTEST_SKIP() << "diskless engine";
+  const std::string path = SizedFile("trimmed", 8 * 4096);
+  auto fd = engine_->Open(path, {.read = true, .write = true, .create = true, .pattern = AccessPattern::kRandom});
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  std::memset(buffers_[0], 'x', 4096);
+  for (uint64_t block = 0; block < 8; ++block) ASSERT_EQ(Run(Rw(IoOp::kWrite, *fd, 0, block * 4096)), 4096);
+  ASSERT_EQ(Run({.op = IoOp::kFsync, .file = *fd}), 0);
+  const int64_t trimmed = Run({.op = IoOp::kTrim, .file = *fd, .length = 2 * 4096, .offset = 2 * 4096});
+  if (GetParam().engine == "nfs") {
+    EXPECT_EQ(trimmed, -EOPNOTSUPP);
+    return;
+  }
+  EXPECT_EQ(trimmed, 2 * 4096);
+  for (uint64_t block = 0; block < 8; ++block) {
+    std::memset(buffers_[1], '?', 4096);
+    ASSERT_EQ(Run(Rw(IoOp::kRead, *fd, 1, block * 4096)), 4096);
+    EXPECT_EQ(buffers_[1][0], block == 2 || block == 3 ? 0 : 'x') << "block " << block;
+    EXPECT_EQ(buffers_[1][4095], block == 2 || block == 3 ? 0 : 'x') << "block " << block;
+  }
+  struct stat st;
+  ASSERT_EQ(::stat((dir_ + "/trimmed").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 8 * 4096);
+  ASSERT_TRUE(engine_->Close(*fd).ok());
+}
+
 TEST_P(EngineConformance, WritesThenReadsBackAtOffsetsWithSeveralInFlight) {
   if (diskless_) GTEST_SKIP() << "diskless engine";
   const std::string path = SizedFile("data", 8 * 4096);

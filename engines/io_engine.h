@@ -19,7 +19,9 @@
 
 namespace iofleet {
 
-enum class IoOp : uint8_t { kRead, kWrite, kFsync, kFdatasync };
+// kTrim: `length` bytes at `offset` are no longer wanted (fio rw=trim): discarded on a block
+// device, a hole punched in a file.
+enum class IoOp : uint8_t { kRead, kWrite, kFsync, kFdatasync, kTrim };
 
 struct IoRequest {
   IoOp op = IoOp::kRead;

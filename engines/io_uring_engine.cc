@@ -113,6 +113,10 @@ class IoUringEngine final : public PosixFileEngine {
   }
 
   SubmitResult Submit(IoRequest* request) override {
+    if (request->op == IoOp::kTrim) {  // as fio's io_uring engine: trims are done synchronously
+      request->result = TrimRange(request->file, request->offset, request->length);
+      return SubmitResult::kCompleted;
+    }
     struct io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) {
       // The ring holds iodepth entries, so this means Commit() was skipped: send what is queued.
@@ -143,6 +147,7 @@ class IoUringEngine final : public PosixFileEngine {
       case IoOp::kFdatasync:
         io_uring_prep_fsync(sqe, fd, request->op == IoOp::kFdatasync ? IORING_FSYNC_DATASYNC : 0);
         break;
+      case IoOp::kTrim: break;  // done before an SQE is taken (above)
     }
     if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data(sqe, request);

@@ -39,6 +39,10 @@ class LibaioEngine final : public PosixFileEngine {
       request->result = Sync(*request);
       return SubmitResult::kCompleted;
     }
+    if (request->op == IoOp::kTrim) {  // as fio's libaio: trims are done synchronously
+      request->result = TrimRange(request->file, request->offset, request->length);
+      return SubmitResult::kCompleted;
+    }
     struct iocb* cb = &iocbs_[request->tag % iocbs_.size()];
     if (request->op == IoOp::kRead) {
       io_prep_pread(cb, request->file, request->buffer, request->length, static_cast<long long>(request->offset));

@@ -91,6 +91,9 @@ class MmapEngine final : public IoEngine {
       case IoOp::kFdatasync:
         request->result = ::msync(map.address, map.length, MS_SYNC) == 0 ? 0 : -errno;
         break;
+      case IoOp::kTrim:  // the handle is the file's descriptor
+        request->result = TrimRange(request->file, request->offset, request->length);
+        break;
     }
     return SubmitResult::kCompleted;
   }

@@ -110,6 +110,13 @@ class NfsEngine final : public IoEngine {
         completed_.push_back(request);
         continue;
       }
+      if (request->op == IoOp::kTrim) {
+        // NFSv3 has no deallocate (NFSv4.2's DEALLOCATE is not in libnfs): as a file system
+        // without hole punching would answer.
+        request->result = -EOPNOTSUPP;
+        completed_.push_back(request);
+        continue;
+      }
       int rc;
       switch (request->op) {
         case IoOp::kRead: rc = nfs_pread_async(context, handle, request->offset, request->length, &OnReply, slot); break;

@@ -17,7 +17,8 @@ class NullEngine final : public IoEngine {
   absl::Status Close(int) override { return absl::OkStatus(); }
 
   SubmitResult Submit(IoRequest* request) override {
-    request->result = (request->op == IoOp::kRead || request->op == IoOp::kWrite) ? static_cast<int64_t>(request->length) : 0;
+    const bool moves_bytes = request->op == IoOp::kRead || request->op == IoOp::kWrite || request->op == IoOp::kTrim;
+    request->result = moves_bytes ? static_cast<int64_t>(request->length) : 0;
     if (queue_immediately_) return SubmitResult::kCompleted;
     queued_.push_back(request);
     return SubmitResult::kQueued;

@@ -1,6 +1,10 @@
 #include "engines/posix_files.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,6 +52,18 @@ absl::Status PosixFileEngine::Invalidate(int file) {
   const int rc = ::posix_fadvise(file, 0, 0, POSIX_FADV_DONTNEED);
   if (rc != 0) return ErrnoStatus(rc, "posix_fadvise(DONTNEED) for invalidate=1");
   return absl::OkStatus();
+}
+
+int64_t TrimRange(int fd, uint64_t offset, uint64_t length) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return -errno;
+  if (S_ISBLK(st.st_mode)) {
+    uint64_t range[2] = {offset, length};
+    if (::ioctl(fd, BLKDISCARD, range) != 0) return -errno;
+  } else if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(length)) != 0) {
+    return -errno;
+  }
+  return static_cast<int64_t>(length);
 }
 
 int64_t PosixFileEngine::Sync(const IoRequest& request) {

@@ -10,6 +10,11 @@
 
 namespace iofleet {
 
+// A kTrim on a file descriptor: BLKDISCARD on a block device (fio's trim), a punched hole
+// (fallocate PUNCH_HOLE|KEEP_SIZE) in a regular file — where fio 3.33 fails with ENOTTY.
+// Returns the bytes trimmed or -errno.
+int64_t TrimRange(int fd, uint64_t offset, uint64_t length);
+
 class PosixFileEngine : public IoEngine {
  public:
   // open(2) with flags from `options`; errors name the path and errno.

@@ -16,6 +16,8 @@ class PsyncEngine final : public PosixFileEngine {
   SubmitResult Submit(IoRequest* request) override {
     if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
       request->result = Sync(*request);
+    } else if (request->op == IoOp::kTrim) {
+      request->result = TrimRange(request->file, request->offset, request->length);
     } else {
       const off_t offset = static_cast<off_t>(request->offset);
       const ssize_t n = request->op == IoOp::kRead ? ::pread(request->file, request->buffer, request->length, offset)

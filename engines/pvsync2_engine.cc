@@ -21,6 +21,10 @@ class Pvsync2Engine final : public PosixFileEngine {
       request->result = Sync(*request);
       return SubmitResult::kCompleted;
     }
+    if (request->op == IoOp::kTrim) {
+      request->result = TrimRange(request->file, request->offset, request->length);
+      return SubmitResult::kCompleted;
+    }
     struct iovec iov = {request->buffer, request->length};
     const off_t offset = static_cast<off_t>(request->offset);
     const ssize_t n = request->op == IoOp::kRead ? ::preadv2(request->file, &iov, 1, offset, flags_)

@@ -16,6 +16,8 @@ class SyncEngine final : public PosixFileEngine {
   SubmitResult Submit(IoRequest* request) override {
     if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
       request->result = Sync(*request);
+    } else if (request->op == IoOp::kTrim) {
+      request->result = TrimRange(request->file, request->offset, request->length);
     } else if (::lseek(request->file, static_cast<off_t>(request->offset), SEEK_SET) < 0) {
       request->result = -errno;
     } else {

@@ -9,8 +9,11 @@
 namespace iofleet {
 namespace {
 
-bool UsesReads(v1::ReadWrite rw) { return rw != v1::SEQ_WRITE && rw != v1::RAND_WRITE; }
-bool UsesWrites(v1::ReadWrite rw) { return rw != v1::SEQ_READ && rw != v1::RAND_READ; }
+// An rw not (yet) set counts every direction: buffers and memory estimates stay on the safe side.
+bool Unset(v1::ReadWrite rw) { return !ReadsData(rw) && !WritesData(rw) && !TrimsData(rw); }
+bool UsesReads(v1::ReadWrite rw) { return Unset(rw) || ReadsData(rw); }
+bool UsesWrites(v1::ReadWrite rw) { return Unset(rw) || WritesData(rw); }
+bool UsesTrims(v1::ReadWrite rw) { return Unset(rw) || TrimsData(rw); }
 
 std::string Describe(const v1::BlockSizeRange& r) {
   if (r.min() == r.max()) return FormatBytes(static_cast<double>(r.min()));
@@ -35,6 +38,7 @@ uint64_t MaxBlockSize(const v1::JobSpec& job) {
   uint64_t max = 0;
   if (UsesReads(job.rw())) max = std::max(max, Bounds(job.read_bs(), job.read_bssplit()).second);
   if (UsesWrites(job.rw())) max = std::max(max, Bounds(job.write_bs(), job.write_bssplit()).second);
+  if (UsesTrims(job.rw())) max = std::max(max, job.trim_bs().max());
   return max;
 }
 
@@ -42,6 +46,7 @@ uint64_t MinBlockSize(const v1::JobSpec& job) {
   uint64_t min = UINT64_MAX;
   if (UsesReads(job.rw())) min = std::min(min, Bounds(job.read_bs(), job.read_bssplit()).first);
   if (UsesWrites(job.rw())) min = std::min(min, Bounds(job.write_bs(), job.write_bssplit()).first);
+  if (UsesTrims(job.rw())) min = std::min(min, job.trim_bs().min());
   return min == UINT64_MAX ? 0 : min;
 }
 
@@ -59,9 +64,10 @@ uint64_t FileSize(const v1::JobSpec& job) {
 
 uint64_t OffsetUnit(const v1::JobSpec& job) { return job.blockalign() ? job.blockalign() : MinBlockSize(job); }
 
-uint64_t PickBlockSize(const v1::JobSpec& job, bool is_read, uint64_t random) {
+uint64_t PickBlockSize(const v1::JobSpec& job, DataDirection direction, uint64_t random) {
+  const bool is_read = direction == DataDirection::kRead;
   const auto& split = is_read ? job.read_bssplit() : job.write_bssplit();
-  if (!split.empty()) {
+  if (direction != DataDirection::kTrim && !split.empty()) {
     uint32_t point = static_cast<uint32_t>(random % 100), seen = 0;
     for (const auto& entry : split) {
       seen += entry.percent();
@@ -69,7 +75,7 @@ uint64_t PickBlockSize(const v1::JobSpec& job, bool is_read, uint64_t random) {
     }
     return split.rbegin()->size();
   }
-  const v1::BlockSizeRange& bs = is_read ? job.read_bs() : job.write_bs();
+  const v1::BlockSizeRange& bs = direction == DataDirection::kTrim ? job.trim_bs() : is_read ? job.read_bs() : job.write_bs();
   if (bs.max() <= bs.min()) return bs.min();
   return bs.min() + (random % ((bs.max() - bs.min()) / bs.min() + 1)) * bs.min();
 }
@@ -81,6 +87,7 @@ std::string DescribeBlockSizes(const v1::JobSpec& job) {
     for (const auto& e : split) absl::StrAppend(&out, out.empty() ? "" : ":", FormatBytes(static_cast<double>(e.size())), "/", e.percent());
     return out;
   };
+  if (TrimsData(job.rw())) return Describe(job.trim_bs());
   const std::string read = describe(job.read_bs(), job.read_bssplit()), write = describe(job.write_bs(), job.write_bssplit());
   if (!UsesWrites(job.rw())) return read;
   if (!UsesReads(job.rw())) return write;

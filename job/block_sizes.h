@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "job/rw_mode.h"
 #include "proto/job.pb.h"
 
 namespace iofleet {
@@ -17,8 +18,8 @@ uint64_t MinBlockSize(const v1::JobSpec& job);
 // The offset granularity: blockalign, or else the smallest block size.
 uint64_t OffsetUnit(const v1::JobSpec& job);
 // The size of one IO in a direction, from a uniformly random 64-bit number: a bssplit entry
-// by its weight, or a size in [min, max] in multiples of min.
-uint64_t PickBlockSize(const v1::JobSpec& job, bool is_read, uint64_t random);
+// by its weight, or a size in [min, max] in multiples of min. (Trims have no bssplit.)
+uint64_t PickBlockSize(const v1::JobSpec& job, DataDirection direction, uint64_t random);
 // Sets one block size for reads, writes and trims (fio's plain bs=N).
 void SetFixedBlockSize(v1::JobSpec* job, uint64_t bs);
 // The size of each of the job's files: filesize, or size split over nrfiles.

@@ -47,11 +47,44 @@ std::string ReadWriteName(ReadWrite rw) {
     case v1::RAND_WRITE: return "randwrite";
     case v1::SEQ_MIXED: return "rw";
     case v1::RAND_MIXED: return "randrw";
+    case v1::SEQ_TRIM: return "trim";
+    case v1::RAND_TRIM: return "randtrim";
     default: return "unset";
   }
 }
 
 namespace {
+
+// fio's zone units once the whole job is read: size=128z and the like become bytes (zonesize
+// each), and a zonesize without a zonemode is fio's old strided mode.
+absl::Status ResolveZoneUnits(JobSpec* job) {
+  v1::ZoneSpec& zones = *job->mutable_zones();
+  if (zones.mode() == v1::ZoneSpec::NONE && zones.size() > 0) zones.set_mode(v1::ZoneSpec::STRIDED);
+  const std::pair<const char*, uint64_t> counted[] = {
+      {"size", zones.size_zones()}, {"offset", zones.offset_zones()}, {"io_size", zones.io_size_zones()}, {"zoneskip", zones.skip_zones()}};
+  for (const auto& [name, count] : counted) {
+    if (count == 0) continue;
+    if (zones.size() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(job->location().file(), ":", job->location().line(), ": job '", job->name(), "': ", name, "=",
+                                                     count, "z counts zones, but the job sets no zonesize= (iofleet emulates zones: "
+                                                     "it cannot ask a zoned device for its zone size)"));
+    }
+    if (count > UINT64_MAX / zones.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(job->location().file(), ":", job->location().line(), ": job '", job->name(), "': ", name, "=",
+                                                     count, "z is beyond 2^64 bytes"));
+    }
+  }
+  if (zones.size_zones()) job->set_size(zones.size_zones() * zones.size());
+  if (zones.offset_zones()) job->set_offset(zones.offset_zones() * zones.size());
+  if (zones.io_size_zones()) job->set_io_size(zones.io_size_zones() * zones.size());
+  if (zones.skip_zones()) zones.set_skip(zones.skip_zones() * zones.size());
+  zones.clear_size_zones();
+  zones.clear_offset_zones();
+  zones.clear_io_size_zones();
+  zones.clear_skip_zones();
+  if (zones.mode() == v1::ZoneSpec::NONE) job->clear_zones();
+  return absl::OkStatus();
+}
 
 // One line of job text and where it came from (after include expansion).
 struct SourceLine {
@@ -307,6 +340,10 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
         std::none_of(spec.jobs().begin(), spec.jobs().begin() + j, [&](const JobSpec& earlier) { return earlier.name() == job.wait_for(); })) {
       return absl::InvalidArgumentError(absl::StrCat(job.location().file(), ":", job.location().line(), ": job '", job.name(), "': wait_for=",
                                                      Printable(job.wait_for(), 64), " names no job defined before this one"));
+    }
+    RETURN_IF_ERROR(ResolveZoneUnits(&job));
+    for (std::string* prefix : {job.mutable_write_bw_log(), job.mutable_write_iops_log(), job.mutable_write_lat_log(), job.mutable_write_hist_log()}) {
+      if (*prefix == kJobNamePrefix) *prefix = job.name();
     }
     // fio: filename=a:b:c names the job's files; size defaults to nrfiles x filesize.
     if (const size_t names = JobFileNames(job).size(); names > 1) job.set_nrfiles(static_cast<uint32_t>(names));

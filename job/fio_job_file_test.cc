@@ -231,7 +231,7 @@ TEST(FioJobFile, BssplitWeightsAndRemainders) {
   EXPECT_EQ(MinBlockSize(a), 4096u);
   // Picks follow the weights.
   int big = 0;
-  for (uint64_t r = 0; r < 1000; ++r) big += PickBlockSize(a, true, r * 7919) == 65536;
+  for (uint64_t r = 0; r < 1000; ++r) big += PickBlockSize(a, DataDirection::kRead, r * 7919) == 65536;
   EXPECT_NEAR(big, 500, 60);
   EXPECT_THAT(std::string(ParseFioJobText("[a]\nbssplit=4k/60:8k/60\n", "s.fio").status().message()),
               HasSubstr("s.fio:2: bad value for bssplit: percentages in '4k/60:8k/60' add up to 120, above 100"));
@@ -406,8 +406,49 @@ TEST(FioJobFile, TrimParts) {
   EXPECT_TRUE(ParseFioJobText("[j]\nrw=randrw\nrate_iops=1,2,\n", "t.fio").ok()) << "an empty trim part is fine";
   auto both = ParseFioJobText("[j]\nrw=randrw\nrate_iops=5\n", "t.fio");
   ASSERT_TRUE(both.ok());
-  EXPECT_EQ(both->jobs(0).rate_iops_size(), 2);
-  EXPECT_EQ(both->jobs(0).rate_iops(1), 5u) << "one value limits reads and writes";
+  EXPECT_EQ(both->jobs(0).rate_iops_size(), 3);
+  EXPECT_EQ(both->jobs(0).rate_iops(2), 5u) << "one value limits reads, writes and trims";
+}
+
+// fio's zone options: sizes in zones (Nz) resolved once the job is read, a bare zonesize is
+// the strided mode, and what zonemode=zbd cannot take is refused naming the option.
+TEST(FioJobFile, ZoneModesAndZoneUnits) {
+  auto zbd = ParseFioJobText("[global]\ndirectory=/tmp\nzonemode=zbd\noffset=524z\nsize=128z\n[j]\nrw=randwrite\nzonesize=256M\nbs=2M\n"
+                             "max_open_zones=32\nzone_reset_threshold=0.7\nzone_reset_frequency=0.125\nread_beyond_wp=1\n", "z.fio");
+  ASSERT_TRUE(zbd.ok()) << zbd.status();
+  const v1::JobSpec& job = zbd->jobs(0);
+  EXPECT_EQ(job.offset(), 524ull * (256 << 20));
+  EXPECT_EQ(job.size(), 128ull * (256 << 20));
+  EXPECT_EQ(job.zones().mode(), v1::ZoneSpec::ZBD);
+  EXPECT_EQ(job.zones().max_open_zones(), 32u);
+  EXPECT_DOUBLE_EQ(job.zones().reset_threshold(), 0.7);
+  EXPECT_TRUE(job.zones().read_beyond_wp());
+  EXPECT_EQ(job.zones().size_zones(), 0u) << "resolved to bytes";
+  EXPECT_TRUE(ValidateRunSpec(*zbd).ok()) << ValidateRunSpec(*zbd);
+  auto strided = ParseFioJobText("[j]\nrw=read\nsize=1g\nzonesize=256m\nzoneskip=2g\nwrite_bw_log\nlog_offset=1\n", "s.fio");
+  ASSERT_TRUE(strided.ok()) << strided.status();
+  EXPECT_EQ(strided->jobs(0).zones().mode(), v1::ZoneSpec::STRIDED) << "fio: a zonesize alone is the strided mode";
+  EXPECT_EQ(strided->jobs(0).zones().skip(), 2ull << 30);
+  EXPECT_EQ(strided->jobs(0).write_bw_log(), "j") << "fio: no prefix is the job's name";
+  EXPECT_TRUE(strided->jobs(0).log_offset());
+  auto rw = ParseFioJobText("[j]\nrw=randtrim\nsize=1m\n", "t.fio");
+  ASSERT_TRUE(rw.ok()) << rw.status();
+  EXPECT_EQ(rw->jobs(0).rw(), v1::RAND_TRIM);
+
+  auto error = [](const std::string& text) {
+    auto spec = ParseFioJobText("[global]\ndirectory=/tmp\n" + text, "e.fio");
+    if (!spec.ok()) return std::string(spec.status().message());
+    absl::Status valid = ValidateRunSpec(*spec);
+    return valid.ok() ? std::string("accepted") : std::string(valid.message());
+  };
+  EXPECT_THAT(error("[j]\nrw=write\nsize=4z\n"), HasSubstr("size=4z counts zones, but the job sets no zonesize="));
+  EXPECT_THAT(error("[j]\nrw=write\nsize=1m\nzonemode=zbd\n"), HasSubstr("zonemode=zbd needs zonesize="));
+  EXPECT_THAT(error("[j]\nrw=randtrim\nsize=4m\nzonemode=zbd\nzonesize=1m\nbs=4k\n"), HasSubstr("the trim block size must be zonesize"));
+  EXPECT_THAT(error("[j]\nrw=write\nsize=4m\nzonemode=zbd\nzonesize=1m\nbs=2m\n"), HasSubstr("larger than a zone's capacity"));
+  EXPECT_THAT(error("[j]\nrw=write\nsize=4m\nzonemode=zbd\nzonesize=1m\nzonecapacity=2m\n"), HasSubstr("zonecapacity 2097152 is larger than zonesize"));
+  EXPECT_THAT(error("[j]\nrw=write\nsize=4m\nzonemode=zbd\nzonesize=1m\nzoneskip=1m\n"), HasSubstr("zoneskip with zonemode=zbd is not implemented"));
+  EXPECT_THAT(error("[j]\nrw=trim\nsize=4m\nioengine=nfs\nnfs_url=nfs://127.0.0.1/x\ndirectory=d\n"), HasSubstr("no way to deallocate"));
+  EXPECT_THAT(error("[j]\nrw=write\nsize=4m\nzonemode=zoned\n"), HasSubstr("is not one of none, strided, zbd"));
 }
 
 // fio's placement options: CPU and node lists as fio writes them, refused with the option's

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
@@ -52,6 +53,15 @@ OptionSetter StringOption(std::string* (JobSpec::*field)()) {
   };
 }
 
+// fio's write_*_log[=prefix]: without a prefix the job's name is the prefix (filled in once the
+// job is read: kJobNamePrefix stands for it until then).
+OptionSetter LogPrefixOption(std::string* (JobSpec::*field)()) {
+  return [field](absl::string_view v, JobSpec* j) {
+    *(j->*field)() = v.empty() ? std::string(kJobNamePrefix) : std::string(v);
+    return absl::OkStatus();
+  };
+}
+
 // One of a fixed list of names, each setting one enumerator (several names may share one: fio's
 // old spellings); an unknown name is an error naming the nearest and the list.
 template <typename Enum>
@@ -94,6 +104,46 @@ OptionSetter SizeOption(void (JobSpec::*set)(uint64_t), uint64_t max) {
   };
 }
 
+// fio's NNz: a number of zones (of zonesize each); the job file's reader multiplies it out.
+std::optional<uint64_t> ZoneCount(absl::string_view v) {
+  uint64_t zones = 0;
+  if (!absl::ConsumeSuffix(&v, "z") || !absl::SimpleAtoi(v, &zones)) return std::nullopt;
+  return zones;
+}
+
+// A size that may be given in zones (size=, offset=, io_size=, zoneskip= take "128z").
+OptionSetter ZonedSizeOption(void (JobSpec::*set)(uint64_t), void (v1::ZoneSpec::*set_zones)(uint64_t)) {
+  return [=](absl::string_view v, JobSpec* j) {
+    if (std::optional<uint64_t> zones = ZoneCount(v)) {
+      (j->mutable_zones()->*set_zones)(*zones);
+      (j->*set)(0);
+      return absl::OkStatus();
+    }
+    auto size = ParseSize(v);
+    if (!size.ok()) return size.status();
+    (j->*set)(*size);
+    (j->mutable_zones()->*set_zones)(0);
+    return absl::OkStatus();
+  };
+}
+
+// A zone option: a size, a count or a fraction of the job's ZoneSpec.
+OptionSetter ZoneSizeOption(void (v1::ZoneSpec::*set)(uint64_t)) {
+  return [=](absl::string_view v, JobSpec* j) {
+    auto size = ParseSize(v);
+    if (size.ok()) (j->mutable_zones()->*set)(*size);
+    return size.status();
+  };
+}
+OptionSetter ZoneFractionOption(void (v1::ZoneSpec::*set)(double)) {
+  return [=](absl::string_view v, JobSpec* j) {
+    double f = 0;
+    if (!absl::SimpleAtod(v, &f) || !(f >= 0 && f <= 1)) return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a fraction from 0 to 1"));
+    (j->mutable_zones()->*set)(f);
+    return absl::OkStatus();
+  };
+}
+
 // A duration whose bare number is in `default_unit_ns` (seconds for most, microseconds for
 // thinktime, as in fio).
 OptionSetter DurationOption(void (JobSpec::*set)(uint64_t), uint64_t default_unit_ns) {
@@ -104,16 +154,14 @@ OptionSetter DurationOption(void (JobSpec::*set)(uint64_t), uint64_t default_uni
   };
 }
 
-// fio's rate=READ,WRITE (bytes/s with size suffixes) and rate_iops=READ,WRITE; one value
-// applies to both directions, an empty part leaves that direction unlimited.
+// fio's rate=READ,WRITE,TRIM (bytes/s with size suffixes) and rate_iops=READ,WRITE,TRIM; one
+// value applies to every direction, an empty part leaves that direction unlimited.
 OptionSetter PerDirectionRate(google::protobuf::RepeatedField<uint64_t>* (JobSpec::*field)(), bool sizes) {
   return [=](absl::string_view v, JobSpec* j) {
     std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
     if (parts.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts"));
-    // fio's third part limits trims. iofleet issues none, so it limits nothing — as in fio for
-    // a job that issues no trims (fio's exitwhat.fio gives rate=300,300,300 to randrw jobs).
     google::protobuf::RepeatedField<uint64_t>* rates = (j->*field)();
-    rates->Resize(parts.size() == 3 ? 3 : 2, 0);
+    rates->Resize(parts.size() == 2 ? 2 : 3, 0);
     for (size_t i = 0; i < static_cast<size_t>(rates->size()); ++i) {
       const absl::string_view part = absl::StripAsciiWhitespace(parts.size() == 1 ? parts[0] : (i < parts.size() ? parts[i] : ""));
       if (part.empty()) continue;
@@ -137,7 +185,7 @@ absl::Status SetBlockSizeSplit(absl::string_view v, JobSpec* j) {
   std::vector<absl::string_view> directions = absl::StrSplit(v, ',');
   if (directions.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts (read,write,trim)"));
   if (directions.size() == 3 && !absl::StripAsciiWhitespace(directions[2]).empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("'", v, "': a split for trims (the third part) is not supported (iofleet issues no trims)"));
+    return absl::InvalidArgumentError(absl::StrCat("'", v, "': a split for trims (the third part) is not supported"));
   }
   google::protobuf::RepeatedPtrField<v1::BlockSizeSplit>* targets[] = {j->mutable_read_bssplit(), j->mutable_write_bssplit()};
   for (size_t d = 0; d < 2; ++d) {
@@ -411,13 +459,13 @@ absl::Status SetReadWrite(absl::string_view value, JobSpec* j) {
     j->set_rw_modifier(*modifier);
     j->set_rw_modifier_backwards(backwards && *modifier > 0);
   }
-  if (j->rw_modifier_backwards() && (v == "randread" || v == "randwrite" || v == "randrw")) {
+  if (j->rw_modifier_backwards() && (v == "randread" || v == "randwrite" || v == "randrw" || v == "randtrim")) {
     return absl::InvalidArgumentError(absl::StrCat("'", value, "': a negative modifier (backwards) is for sequential IO only"));
   }
   static const std::vector<std::pair<std::string, ReadWrite>> kModes = {
       {"read", v1::SEQ_READ},      {"write", v1::SEQ_WRITE}, {"randread", v1::RAND_READ},
       {"randwrite", v1::RAND_WRITE}, {"rw", v1::SEQ_MIXED},  {"readwrite", v1::SEQ_MIXED},
-      {"randrw", v1::RAND_MIXED}};
+      {"randrw", v1::RAND_MIXED},  {"trim", v1::SEQ_TRIM},    {"randtrim", v1::RAND_TRIM}};
   std::vector<std::string> names;
   for (const auto& [name, mode] : kModes) {
     if (v == name) {
@@ -427,7 +475,7 @@ absl::Status SetReadWrite(absl::string_view value, JobSpec* j) {
     names.push_back(name);
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown rw mode '", v, "'", DidYouMean(v, names),
-                                                 "; use read, write, randread, randwrite, rw or randrw"));
+                                                 "; use read, write, randread, randwrite, rw, randrw, trim or randtrim"));
 }
 
 // fio's bs=/bsrange= syntax: up to three comma-separated parts for reads, writes and trims;
@@ -465,6 +513,13 @@ const std::vector<FioOption>& FioOptions() {
       {"bs", true, &SetBlockSizes},
       {"bsrange", true, &SetBlockSizes},
       {"size", true, [](absl::string_view v, JobSpec* j) {
+         j->mutable_zones()->set_size_zones(0);
+         if (std::optional<uint64_t> zones = ZoneCount(v)) {
+           j->mutable_zones()->set_size_zones(*zones);
+           j->set_size(0);
+           j->set_size_percent(0);
+           return absl::OkStatus();
+         }
          if (absl::EndsWith(v, "%")) {
            uint32_t percent;
            if (!absl::SimpleAtoi(v.substr(0, v.size() - 1), &percent) || percent == 0 || percent > 100) {
@@ -481,10 +536,10 @@ const std::vector<FioOption>& FioOptions() {
          return absl::OkStatus();
        }},
       {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
-      {"write_bw_log", true, StringOption(&JobSpec::mutable_write_bw_log)},
-      {"write_iops_log", true, StringOption(&JobSpec::mutable_write_iops_log)},
-      {"write_lat_log", true, StringOption(&JobSpec::mutable_write_lat_log)},
-      {"write_hist_log", true, StringOption(&JobSpec::mutable_write_hist_log)},
+      {"write_bw_log", false, LogPrefixOption(&JobSpec::mutable_write_bw_log)},
+      {"write_iops_log", false, LogPrefixOption(&JobSpec::mutable_write_iops_log)},
+      {"write_lat_log", false, LogPrefixOption(&JobSpec::mutable_write_lat_log)},
+      {"write_hist_log", false, LogPrefixOption(&JobSpec::mutable_write_hist_log)},
       {"log_avg_msec", true, UintOption(&JobSpec::set_log_avg_msec, 0, 86'400'000)},
       {"log_hist_msec", true, UintOption(&JobSpec::set_log_hist_msec, 0, 86'400'000)},
       {"runtime", true, DurationOption(&JobSpec::set_runtime_ns, 1'000'000'000)},
@@ -548,8 +603,49 @@ const std::vector<FioOption>& FioOptions() {
       {"zero_buffers", false, BoolOption(&JobSpec::set_zero_buffers)},
       {"refill_buffers", false, BoolOption(&JobSpec::set_refill_buffers)},
       {"scramble_buffers", false, BoolOption(&JobSpec::set_scramble_buffers)},
-      {"offset", true, SizeOption(&JobSpec::set_offset, UINT64_MAX)},
-      {"io_size", true, SizeOption(&JobSpec::set_io_size, UINT64_MAX)},
+      {"offset", true, ZonedSizeOption(&JobSpec::set_offset, &v1::ZoneSpec::set_offset_zones)},
+      {"io_size", true, ZonedSizeOption(&JobSpec::set_io_size, &v1::ZoneSpec::set_io_size_zones)},
+      {"zonemode", true, [](absl::string_view v, JobSpec* j) {
+         static const std::vector<std::pair<std::string, v1::ZoneSpec::Mode>> kModes = {
+             {"none", v1::ZoneSpec::NONE}, {"strided", v1::ZoneSpec::STRIDED}, {"zbd", v1::ZoneSpec::ZBD}};
+         std::vector<std::string> known;
+         for (const auto& [name, mode] : kModes) {
+           if (v == name) {
+             j->mutable_zones()->set_mode(mode);
+             return absl::OkStatus();
+           }
+           known.push_back(name);
+         }
+         return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, known), " is not one of none, strided, zbd"));
+       }},
+      {"zonesize", true, ZoneSizeOption(&v1::ZoneSpec::set_size)},
+      {"zonerange", true, ZoneSizeOption(&v1::ZoneSpec::set_range)},
+      {"zonecapacity", true, ZoneSizeOption(&v1::ZoneSpec::set_capacity)},
+      {"zoneskip", true, [](absl::string_view v, JobSpec* j) {
+         v1::ZoneSpec* zones = j->mutable_zones();
+         zones->set_skip_zones(ZoneCount(v).value_or(0));
+         if (zones->skip_zones() > 0) return absl::OkStatus();
+         auto size = ParseSize(v);
+         if (size.ok()) zones->set_skip(*size);
+         return size.status();
+       }},
+      {"max_open_zones", true, [](absl::string_view v, JobSpec* j) {
+         uint64_t n = 0;
+         if (!absl::SimpleAtoi(v, &n) || n > kMaxOpenZones) {
+           return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a whole number from 0 to ", kMaxOpenZones));
+         }
+         j->mutable_zones()->set_max_open_zones(static_cast<uint32_t>(n));
+         return absl::OkStatus();
+       }},
+      {"read_beyond_wp", false, [](absl::string_view v, JobSpec* j) {
+         bool b = false;
+         absl::Status s = ParseBool(v, &b);
+         if (s.ok()) j->mutable_zones()->set_read_beyond_wp(b);
+         return s;
+       }},
+      {"zone_reset_threshold", true, ZoneFractionOption(&v1::ZoneSpec::set_reset_threshold)},
+      {"zone_reset_frequency", true, ZoneFractionOption(&v1::ZoneSpec::set_reset_frequency)},
+      {"log_offset", false, BoolOption(&JobSpec::set_log_offset)},
       {"unlink", false, BoolOption(&JobSpec::set_unlink)},
       {"bssplit", true, &SetBlockSizeSplit},
       {"nrfiles", true, UintOption(&JobSpec::set_nrfiles, 1, 65536)},

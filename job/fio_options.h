@@ -24,6 +24,10 @@ struct FioOption {
   OptionSetter set;
 };
 
+// What a bare write_bw_log (write_iops_log, ...) stores until the job's name is known: fio's
+// default prefix is the job's name.
+inline constexpr absl::string_view kJobNamePrefix = "$jobname";
+
 // Every option iofleet implements.
 const std::vector<FioOption>& FioOptions();
 // fio spells some options two ways (readwrite=rw, blocksize=bs, timeout=runtime...): the

@@ -12,6 +12,7 @@
 #include "job/file_names.h"
 #include "job/mdtest_tree.h"
 #include "job/run_limits.h"
+#include "job/rw_mode.h"
 
 namespace iofleet {
 namespace {
@@ -101,6 +102,43 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
   return absl::OkStatus();
 }
 
+// zonemode and its options (fio's zbd_verify_sizes/zbd_verify_bs and init_zone_info checks).
+absl::Status ValidateZones(const v1::JobSpec& job) {
+  const v1::ZoneSpec& zones = job.zones();
+  auto bad = [](auto&&... what) { return absl::InvalidArgumentError(absl::StrCat(what...)); };
+  if (!v1::ZoneSpec::Mode_IsValid(zones.mode())) return bad("unknown zonemode value");
+  if (zones.size_zones() || zones.offset_zones() || zones.io_size_zones() || zones.skip_zones()) {
+    return bad("sizes in zones (Nz) must be resolved to bytes before a job is sent");
+  }
+  if (TrimsData(job.rw()) && job.ioengine() == "nfs" && zones.mode() != v1::ZoneSpec::ZBD) {
+    return bad("rw=", job.rw() == v1::SEQ_TRIM ? "trim" : "randtrim", " with ioengine=nfs: NFSv3 (libnfs) has no way to deallocate part of a file");
+  }
+  if (zones.mode() == v1::ZoneSpec::NONE) return absl::OkStatus();
+  if (zones.size() == 0) {
+    return bad("zonemode=", zones.mode() == v1::ZoneSpec::ZBD ? "zbd" : "strided", " needs zonesize=: iofleet emulates zones, as fio does on "
+               "regular files and block devices that are not zoned; it does not read a zoned device's own zones");
+  }
+  if (zones.mode() == v1::ZoneSpec::STRIDED) return absl::OkStatus();
+  if (zones.size() < 512) return bad("zonesize ", zones.size(), " is below 512 bytes (fio's minimum for zonemode=zbd)");
+  if (zones.capacity() > zones.size()) return bad("zonecapacity ", zones.capacity(), " is larger than zonesize ", zones.size());
+  if (zones.skip() > 0) return bad("zoneskip with zonemode=zbd is not implemented by iofleet");
+  if (zones.max_open_zones() > kMaxOpenZones) return bad("max_open_zones above ", kMaxOpenZones);
+  if (job.size_percent() == 0 && (job.offset() + FileSize(job)) / zones.size() > kMaxEmulatedZones) {
+    return bad("zonesize ", zones.size(), " cuts the file into more than ", kMaxEmulatedZones, " zones");
+  }
+  const uint64_t capacity = zones.capacity() ? zones.capacity() : zones.size();
+  if (WritesData(job.rw()) && MaxBlockSize(job) > capacity) {
+    return bad("a write block (", MaxBlockSize(job), " bytes) is larger than a zone's capacity (", capacity, ")");
+  }
+  if (TrimsData(job.rw()) && (job.trim_bs().min() != zones.size() || job.trim_bs().max() != zones.size())) {
+    return bad("with zonemode=zbd a trim resets a zone: the trim block size must be zonesize (", zones.size(), ")");
+  }
+  if (job.verify() != v1::JobSpec::VERIFY_NONE && WritesData(job.rw()) && zones.size() % MaxBlockSize(job) != 0) {
+    return bad("with verify, the block size (", MaxBlockSize(job), ") must divide zonesize (", zones.size(), ")");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateJob(const v1::JobSpec& job) {
   auto bad = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(Where(job), what));
@@ -167,9 +205,6 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.blockalign() > kMaxBlockSize) return bad(absl::StrCat("blockalign above the maximum of ", kMaxBlockSize));
   if (job.rate_bytes_size() > 3 || job.rate_iops_size() > 3 || job.rate_min_bytes_size() > 3 || job.rate_iops_min_size() > 3) {
     return bad("rate, rate_iops, rate_min and rate_iops_min take at most three values (read,write,trim)");
-  }
-  if ((job.rate_min_bytes_size() > 2 && job.rate_min_bytes(2) > 0) || (job.rate_iops_min_size() > 2 && job.rate_iops_min(2) > 0)) {
-    return bad("rate_min and rate_iops_min for trims are not supported (iofleet issues no trims)");
   }
   const double parameter = job.random_distribution().parameter();
   switch (job.random_distribution().kind()) {
@@ -300,6 +335,7 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     return bad(absl::StrCat("each of the ", job.nrfiles(), " files would hold ", FileSize(job), " bytes, less than one block"));
   }
   if (job.io_size() > 0 && job.io_size() < MinBlockSize(job)) return bad("io_size is smaller than one block");
+  if (absl::Status s = ValidateZones(job); !s.ok()) return bad(s.message());
   if (job.thinktime_blocks() > 1 && job.thinktime_ns() == 0) {
     // fio accepts it and does nothing; say so instead of running something else quietly.
     return bad("thinktime_blocks without thinktime has no effect: set thinktime too");

@@ -47,6 +47,11 @@ inline constexpr uint32_t kMaxCpu = 8192;
 inline constexpr uint32_t kMaxNumaNode = 1024;
 // Block indices in random_distribution=sequence:...
 inline constexpr int kMaxSequenceLength = 65536;
+// zonemode=zbd: fio's ZBD_MAX_OPEN_ZONES (zones written at once per file).
+inline constexpr uint32_t kMaxOpenZones = 4096;
+// zonemode=zbd: zones a worker emulates for one file (each is a few bytes of bookkeeping; a
+// 1 MiB zone size over 64 TiB is this many).
+inline constexpr uint64_t kMaxEmulatedZones = uint64_t{1} << 26;
 inline constexpr uint64_t kMaxBlockSize = 1ull << 30;
 inline constexpr size_t kMaxNameLength = 255;   // a file-name component
 inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX

@@ -6,6 +6,7 @@
 #include "common/nfs_url.h"
 #include "job/block_sizes.h"
 #include "job/file_names.h"
+#include "job/rw_mode.h"
 #include "job/fio_job_file.h"
 #include "job/job_validation.h"
 
@@ -21,7 +22,7 @@ absl::Status AddCrossWorkerVerifyJobs(v1::RunSpec* spec) {
   for (const v1::JobSpec& job : spec->jobs()) {
     v1::JobSpec* writer = expanded.add_jobs();
     *writer = job;
-    const bool reads_only = job.rw() == v1::SEQ_READ || job.rw() == v1::RAND_READ;
+    const bool reads_only = !WritesData(job.rw());
     if (!job.verify_across_workers()) continue;
     if (reads_only) {
       // A re-check of the next worker's files: the delay is a plain start delay.

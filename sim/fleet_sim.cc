@@ -33,6 +33,7 @@
 #include "common/transport_security.h"
 #include "common/units.h"
 #include "histogram/latency_histogram.h"
+#include "job/rw_mode.h"
 #include "worker/controller_dialer.h"
 #include "worker/session_registry.h"
 
@@ -166,8 +167,8 @@ class SimRun final : public SessionRun {
         report.set_interval_index(next);
         report.set_start_unix_ns(absl::ToUnixNanos(*start_ + interval_ * static_cast<int64_t>(next)));
         report.set_end_unix_ns(absl::ToUnixNanos(report_end));
-        const bool reads = job.rw() != v1::SEQ_WRITE && job.rw() != v1::RAND_WRITE;
-        const bool writes = job.rw() != v1::SEQ_READ && job.rw() != v1::RAND_READ;
+        const bool reads = ReadsData(job.rw());
+        const bool writes = WritesData(job.rw());
         const uint64_t key = Key(options_.seed, request_.worker_index(), static_cast<uint64_t>(j), next);
         if (reads) *report.add_directions() = pool_->Pick(v1::READ, key, std::max<uint64_t>(job.read_bs().min(), 1));
         if (writes) *report.add_directions() = pool_->Pick(v1::WRITE, Mix(key), std::max<uint64_t>(job.write_bs().min(), 1));

@@ -14,16 +14,14 @@
 #include "engines/engine_catalog.h"
 #include "job/block_sizes.h"
 #include "job/file_names.h"
+#include "job/rw_mode.h"
 #include "worker/file_system.h"
 #include "worker/host_facts.h"
 
 namespace iofleet {
 namespace {
 
-bool JobReads(const v1::JobSpec& job) {
-  return job.rw() == v1::SEQ_READ || job.rw() == v1::RAND_READ || job.rw() == v1::SEQ_MIXED ||
-         job.rw() == v1::RAND_MIXED;
-}
+bool JobReads(const v1::JobSpec& job) { return NeedsExistingData(job.rw()); }
 
 }  // namespace
 

@@ -42,6 +42,7 @@ const char* OpName(IoOp op) {
     case IoOp::kWrite: return "write";
     case IoOp::kFsync: return "fsync";
     case IoOp::kFdatasync: return "fdatasync";
+    case IoOp::kTrim: return "trim";
   }
   return "?";
 }
@@ -76,6 +77,8 @@ class IoLoop {
   void IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now);
   // Points `slot`'s request at a block of `file_index` and hands it to the engine.
   void Send(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint64_t length);
+  // Points `slot`'s request at a block of `file_index` (nothing sent).
+  void Prepare(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint64_t length);
   void Dispatch(Slot* slot);
   void CommitBatch();
   // Reaps what completed, waiting for at least one (no longer than `timeout_ns` when >= 0).
@@ -134,7 +137,7 @@ class IoLoop {
   uint64_t start_ns_ = 0;         // the job's start (after startdelay)
   uint64_t record_from_ns_ = 0;   // after ramp_time
   uint64_t deadline_ns_ = UINT64_MAX;
-  int pending_direction_ = -1;  // drawn but held back by the rate limit (0 read, 1 write)
+  int pending_direction_ = -1;  // drawn but held back by the rate limit (0 read, 1 write, 2 trim)
   uint64_t completed_at_ns_ = 0;  // when Dispatch last saw a request complete at once
   const bool timed_;              // some latency is measured
   uint64_t untimed_completions_ = 0;
@@ -180,7 +183,7 @@ absl::Status IoLoop::Setup() {
   engine_ = std::move(*engine);
   for (const std::string& path : plan_.paths) {
     auto handle = engine_->Open(path, OpenOptions{.read = work_.reads() || track_writes_,  // read-back needs reading
-                                                  .write = work_.writes(),
+                                                  .write = work_.writes() || work_.trims(),
                                                   .create = work_.writes() || job_.create_on_open(),
                                                   .direct = job_.direct(),
                                                   .pattern = work_.random() ? AccessPattern::kRandom : AccessPattern::kSequential});
@@ -188,6 +191,14 @@ absl::Status IoLoop::Setup() {
     files_.push_back(File{.path = path, .handle = *handle});
   }
   if (files_.empty()) return absl::InvalidArgumentError("a job thread needs at least one file");
+  if (job_.zones().mode() == v1::ZoneSpec::ZBD) {
+    if (plan_.zones == nullptr) return absl::InternalError("zonemode=zbd without the run's zone tables");
+    for (size_t i = 0; i < files_.size(); ++i) {
+      auto zones = plan_.zones->Get(files_[i].path, job_.zones(), job_.offset() + FileSize(job_));
+      if (!zones.ok()) return zones.status();
+      work_.UseZones(i, *zones);
+    }
+  }
 
   queue_.emplace(engine_.get(), stats_);
   return queue_->Allocate(job_, MaxBlockSize(job_), [this](char* buffer, uint64_t length) { write_buffers_.Fill(buffer, length); });
@@ -211,7 +222,7 @@ void IoLoop::Fail(const Slot& slot, int error) {
           ? ErrnoStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)))
           : ErrnoStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot)));
   // fio's continue_on_error: counted (the stats already have it), reported, not fatal.
-  const uint32_t kind = op == IoOp::kRead ? 1 : 2;
+  const uint32_t kind = op == IoOp::kRead ? 1 : 2;  // a trim error counts as a write error
   if (job_.continue_on_error() & kind) {
     if (continued_errors_++ == 0) first_continued_error_ = failure;
     return;
@@ -233,7 +244,7 @@ void IoLoop::Dispatch(Slot* slot) {
 IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
   IoRequest& r = slot->request;
   if (r.result == -EAGAIN || r.result == -EINTR) return Next::kResubmit;
-  const bool data = r.op == IoOp::kRead || r.op == IoOp::kWrite;
+  const bool data = r.op == IoOp::kRead || r.op == IoOp::kWrite || r.op == IoOp::kTrim;
   int error = r.result < 0 ? static_cast<int>(-r.result) : 0;
   if (data && error == 0) {
     slot->done += static_cast<uint64_t>(r.result);
@@ -260,7 +271,7 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
   }
   // During ramp_time IO runs but is not counted (fio ramp_time).
   if (slot->issue_ns >= record_from_ns_) {
-    const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : kWriteIndex;
+    const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : r.op == IoOp::kWrite ? kWriteIndex : kTrimIndex;
     stats_->directions[direction].Record(
         slot->issue_ns, slot->submit_ns, now_ns, slot->queued, data ? slot->done : 0, error != 0,
         RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .tracked = true});
@@ -272,7 +283,7 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
     OnLatencySearch(latency_search_->Check(now_ns), now_ns);
   }
   if (data && error == 0 && min_rate_.active() && !verifying_ && slot->issue_ns >= record_from_ns_) {
-    min_rate_.Completed(r.op == IoOp::kRead ? 0 : 1, slot->done);
+    min_rate_.Completed(r.op == IoOp::kRead ? 0 : r.op == IoOp::kWrite ? 1 : 2, slot->done);
     if (absl::Status met = min_rate_.Check(start_ns_, now_ns); !met.ok()) {
       stopping_ = true;
       if (outcome_.status.ok()) outcome_.status = met;
@@ -335,7 +346,7 @@ bool IoLoop::IssueReadBack(Slot* slot, uint64_t now) {
 bool IoLoop::IssueData(Slot* slot, uint64_t now) {
   // The direction decides the rate limit. As fio's rate_ddir: a mixed job whose drawn direction
   // is not due yet takes the other one if that is due, or is due sooner.
-  if (pending_direction_ < 0) pending_direction_ = work_.DrawIsRead() ? 0 : 1;
+  if (pending_direction_ < 0) pending_direction_ = static_cast<int>(work_.DrawDirection());
   if (pacer_.limited()) {
     uint64_t due = pacer_.Due(pending_direction_, now);
     if (due > now && work_.mixes_both()) {
@@ -352,10 +363,13 @@ bool IoLoop::IssueData(Slot* slot, uint64_t now) {
   }
   const int direction = pending_direction_;
   pending_direction_ = -1;
-  const bool is_read = direction == 0;
-  const IoTarget target = work_.Next(is_read);
+  const DataDirection data_direction = static_cast<DataDirection>(direction);
+  const std::optional<IoTarget> next = work_.Next(data_direction);
+  if (!next) return false;  // zonemode=zbd: no zone can take it; the pass is over
+  const IoTarget& target = *next;
+  outcome_.zone_resets += target.zone_resets;
   if (pacer_.limited()) pacer_.Charge(direction, target.length);
-  if (!is_read) {
+  if (data_direction == DataDirection::kWrite) {
     last_write_file_ = target.file_index;
     write_buffers_.Prepare(slot->buffer, target.length, target.offset, slot->issue_ns, generation_);
     if (job_.fsync_every() > 0 && ++writes_since_fsync_ >= job_.fsync_every()) {
@@ -375,7 +389,18 @@ bool IoLoop::IssueData(Slot* slot, uint64_t now) {
   queue_->Take();
   slot->verify_read = false;
   const uint32_t in_flight = queue_->in_flight();
-  Send(slot, is_read ? IoOp::kRead : IoOp::kWrite, target.file_index, target.offset, target.length);
+  static constexpr IoOp kOps[] = {IoOp::kRead, IoOp::kWrite, IoOp::kTrim};
+  if (data_direction == DataDirection::kTrim && job_.zones().mode() == v1::ZoneSpec::ZBD) {
+    // fio's zbd_do_io_u_trim: on emulated zones a trim is the zone reset alone; nothing goes to
+    // the file. It completes at once.
+    Prepare(slot, IoOp::kTrim, target.file_index, target.offset, target.length);
+    slot->request.result = static_cast<int64_t>(target.length);
+    completed_at_ns_ = CompletionClock();
+    slot->submit_ns = slot->issue_ns;
+    Complete(slot, completed_at_ns_);
+  } else {
+    Send(slot, kOps[direction], target.file_index, target.offset, target.length);
+  }
   // fio's "IO depths" for a request completed at once: what was in flight, plus it.
   if (!slot->queued) ThreadStats::Add(stats_->depth[DepthBucket(in_flight + 1)], 1);
   return true;
@@ -388,6 +413,11 @@ void IoLoop::IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now) {
 }
 
 void IoLoop::Send(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint64_t length) {
+  Prepare(slot, op, file_index, offset, length);
+  Dispatch(slot);
+}
+
+void IoLoop::Prepare(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint64_t length) {
   IoRequest& r = slot->request;
   const bool data = op == IoOp::kRead || op == IoOp::kWrite;
   r.op = op;
@@ -400,7 +430,6 @@ void IoLoop::Send(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint6
   slot->file_index = file_index;
   slot->done = 0;
   slot->queued = false;
-  Dispatch(slot);
 }
 
 void IoLoop::CommitBatch() {
@@ -527,7 +556,7 @@ JobThreadOutcome IoLoop::Run() {
   const uint32_t loops = std::max(1u, job_.loops());
   for (uint32_t pass = 0; go; ++pass) {  // one pass over the file each
     if (pass > 0 && job_.invalidate() && !InvalidateFiles()) break;
-    work_.NewPass();
+    outcome_.zone_resets += work_.NewPass();
     while (true) {
       FillAndSubmit();
       if (think_due_) {
@@ -579,7 +608,10 @@ JobThreadOutcome IoLoop::Run() {
     Drain();
     sync_due_ = Sync::kNone;
     if (job_.fsync_on_close() && work_.writes() && outcome_.status.ok()) SyncNow();
-    go = !stopping_ && (job_.time_based() || pass + 1 < loops);
+    // A pass that zonemode=zbd ended before any IO (nothing to read, no zone to write): more
+    // passes would find the same.
+    const bool no_zone_for_any_io = work_.ZonesExhausted();
+    go = !stopping_ && !no_zone_for_any_io && (job_.time_based() || pass + 1 < loops);
     // do_verify: read back what this pass wrote (for time_based runs, the last pass only).
     if (track_writes_ && (!job_.time_based() || !go)) VerifyPass();
     ++generation_;

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "proto/job.pb.h"
+#include "worker/emulated_zones.h"
 #include "worker/flow_control.h"
 #include "worker/stop_signal.h"
 #include "worker/thread_stats.h"
@@ -104,6 +105,8 @@ struct JobThreadPlan {
   StartGate* start_gate = nullptr;
   // The run's flows on this worker (fio flow=); none when the job has no flow weight.
   FlowRegistry* flows = nullptr;
+  // The run's emulated zones on this worker (zonemode=zbd), shared by the jobs of one file.
+  ZoneRegistry* zones = nullptr;
 };
 
 // How a job thread ended.
@@ -118,6 +121,8 @@ struct JobThreadOutcome {
   bool stonewalled = false;
   // How long after its start instant the thread began (0 if it never did: stopped before).
   int64_t start_late_ns = 0;
+  // zonemode=zbd: zones the thread emptied (fio's "zone resets").
+  uint64_t zone_resets = 0;
 };
 
 // Runs until the job's work is done, its runtime has passed, or `stop` becomes true.

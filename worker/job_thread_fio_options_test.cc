@@ -436,7 +436,7 @@ TEST(FioOptions, BackwardsModifierFollowsFiosOffsets) {
   WorkGenerator generator(job, 1, 1);
   generator.NewPass();
   std::vector<uint64_t> offsets;
-  while (!generator.PassDone()) offsets.push_back(generator.Next(true).offset >> 10);
+  while (!generator.PassDone()) offsets.push_back(generator.Next(DataDirection::kRead)->offset >> 10);
   EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0}));
 }
 
@@ -455,7 +455,7 @@ TEST(FioOptions, SequenceDistributionWithAndWithoutStride) {
     WorkGenerator generator(job, 1, 1);
     generator.NewPass();
     std::vector<uint64_t> blocks;
-    while (!generator.PassDone()) blocks.push_back(generator.Next(true).offset / 4096);
+    while (!generator.PassDone()) blocks.push_back(generator.Next(DataDirection::kRead)->offset / 4096);
     EXPECT_EQ(blocks, stride ? (std::vector<uint64_t>{2, 0, 1, 5, 3, 4}) : (std::vector<uint64_t>{2, 0, 1, 2, 0, 1}));
   }
   // Indices past the file wrap: block 13 of a 12-block file is block 1.
@@ -465,7 +465,47 @@ TEST(FioOptions, SequenceDistributionWithAndWithoutStride) {
   job.mutable_random_distribution()->add_sequence(13);
   WorkGenerator generator(job, 1, 1);
   generator.NewPass();
-  EXPECT_EQ(generator.Next(true).offset, 4096u);
+  EXPECT_EQ(generator.Next(DataDirection::kRead)->offset, 4096u);
+}
+
+// zonemode=strided (fio's disk-zone-profile.fio): zonesize bytes, then on by zonerange +
+// zoneskip, wrapping at the end. Blocks fio 3.33 read over a 1 MiB file, bs=4k, zonesize=64k,
+// zoneskip=192k: zonerange=128k gives 0-15, 80-95, 160-175, 240-255, 0-15...; zonerange=32k
+// reads each 32k range twice (0-7, 0-7, 56-63, 56-63...); random reads stay in each range.
+TEST(FioOptions, StridedZonesFollowFiosOffsets) {
+  auto blocks = [](const std::string& extra) {
+    auto parsed = ParseFioJobText(absl::StrCat("[j]\nrw=read\nbs=4k\nsize=1m\nzonemode=strided\nzonesize=64k\nzoneskip=192k\n", extra), "s.fio");
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    WorkGenerator generator(parsed->jobs(0), 1, 7);
+    generator.NewPass();
+    std::vector<uint64_t> out;
+    while (!generator.PassDone()) out.push_back(generator.Next(DataDirection::kRead)->offset / 4096);
+    return out;
+  };
+  auto run = [](uint64_t first, uint64_t count) {
+    std::vector<uint64_t> v;
+    for (uint64_t b = first; b < first + count; ++b) v.push_back(b);
+    return v;
+  };
+  std::vector<uint64_t> expected;
+  for (int round = 0; round < 4; ++round) {
+    for (uint64_t start : {0, 80, 160, 240}) {
+      for (uint64_t b : run(start, 16)) expected.push_back(b);
+    }
+  }
+  EXPECT_EQ(blocks("zonerange=128k\n"), expected);
+  const std::vector<uint64_t> narrow = blocks("zonerange=32k\n");
+  ASSERT_EQ(narrow.size(), 256u);
+  EXPECT_EQ(std::vector<uint64_t>(narrow.begin(), narrow.begin() + 32),
+            (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 56, 57, 58, 59, 60, 61, 62, 63, 56, 57, 58, 59, 60, 61, 62, 63}));
+  // Random: each 64k zone's 16 blocks once, in some order, zone after zone.
+  const std::vector<uint64_t> random = blocks("rw=randread\n");
+  ASSERT_EQ(random.size(), 256u);
+  for (size_t zone = 0; zone < 16; ++zone) {
+    std::vector<uint64_t> got(random.begin() + zone * 16, random.begin() + zone * 16 + 16);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, run((zone % 4) * 64, 16)) << "zone " << zone;
+  }
 }
 
 TEST(FioOptions, ZonedDistributionsSendEachZoneItsShare) {
@@ -477,7 +517,7 @@ TEST(FioOptions, ZonedDistributionsSendEachZoneItsShare) {
     std::vector<double> share(bounds.size(), 0);
     constexpr int kDraws = 40000;
     for (int i = 0; i < kDraws; ++i) {
-      const uint64_t offset = generator.Next(true).offset;
+      const uint64_t offset = generator.Next(DataDirection::kRead)->offset;
       for (size_t z = 0; z < bounds.size(); ++z) {
         if (offset < bounds[z]) {
           share[z] += 1.0 / kDraws;

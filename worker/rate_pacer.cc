@@ -5,7 +5,7 @@
 namespace iofleet {
 
 RatePacer::RatePacer(const v1::JobSpec& job, uint64_t seed) : poisson_process_(job.rate_process() == v1::JobSpec::RATE_POISSON), rng_(seed) {
-  for (int d = 0; d < 2; ++d) {
+  for (int d = 0; d < kRateDirections; ++d) {
     if (d < job.rate_iops_size() && job.rate_iops(d) > 0) ns_per_io_[d] = 1e9 / static_cast<double>(job.rate_iops(d));
     if (d < job.rate_bytes_size() && job.rate_bytes(d) > 0) ns_per_byte_[d] = 1e9 / static_cast<double>(job.rate_bytes(d));
     limited_ |= ns_per_io_[d] > 0 || ns_per_byte_[d] > 0;
@@ -28,13 +28,13 @@ uint64_t Minimum(const google::protobuf::RepeatedField<uint64_t>& values, int di
 
 MinRateCheck::MinRateCheck(const v1::JobSpec& job)
     : job_(job), cycle_ns_((job.rate_cycle_ms() ? job.rate_cycle_ms() : 1000) * 1'000'000ull) {
-  for (int d = 0; d < 2; ++d) active_ |= Minimum(job.rate_min_bytes(), d) > 0 || Minimum(job.rate_iops_min(), d) > 0;
+  for (int d = 0; d < kRateDirections; ++d) active_ |= Minimum(job.rate_min_bytes(), d) > 0 || Minimum(job.rate_iops_min(), d) > 0;
 }
 
 absl::Status MinRateCheck::Check(uint64_t start_ns, uint64_t now_ns) {
   if (now_ns < start_ns + kSettleNs) return absl::OkStatus();
-  static const char* const kNames[] = {"read", "write"};
-  for (int d = 0; d < 2; ++d) {
+  static const char* const kNames[kRateDirections] = {"read", "write", "trim"};
+  for (int d = 0; d < kRateDirections; ++d) {
     if (ios_[d] == 0) continue;  // fio checks only a direction that has moved data
     if (checked_at_ns_[d] != 0) {
       const uint64_t spent_ns = now_ns - checked_at_ns_[d];

@@ -1,4 +1,4 @@
-// fio's rate, rate_iops and rate_process for one job thread: when the next read or write is
+// fio's rate, rate_iops and rate_process for one job thread: when the next read, write or trim is
 // due. Latency is measured from that due time, not from when the loop got round to issuing
 // it, so a device that falls behind cannot hide its backlog (no coordinated omission).
 #ifndef IOFLEET_WORKER_RATE_PACER_H_
@@ -12,9 +12,12 @@
 
 namespace iofleet {
 
+// fio's per-direction rates: read, write, trim (rate=R,W,T).
+inline constexpr int kRateDirections = 3;
+
 class RatePacer {
  public:
-  // Directions are 0 (read) and 1 (write), as in fio's rate=R,W.
+  // Directions are 0 (read), 1 (write) and 2 (trim), as in fio's rate=R,W,T.
   RatePacer(const v1::JobSpec& job, uint64_t seed);
 
   // Whether any limit applies; without one every IO is due at once.
@@ -31,8 +34,8 @@ class RatePacer {
  private:
   const bool poisson_process_;
   bool limited_ = false;
-  uint64_t next_due_ns_[2] = {0, 0};
-  double ns_per_io_[2] = {0, 0}, ns_per_byte_[2] = {0, 0};
+  uint64_t next_due_ns_[kRateDirections] = {};
+  double ns_per_io_[kRateDirections] = {}, ns_per_byte_[kRateDirections] = {};
   std::mt19937_64 rng_;
   std::exponential_distribution<double> poisson_{1.0};
 };
@@ -45,7 +48,7 @@ class MinRateCheck {
   explicit MinRateCheck(const v1::JobSpec& job);
 
   bool active() const { return active_; }
-  // A completed IO of `bytes` in `direction` (0 read, 1 write).
+  // A completed IO of `bytes` in `direction` (0 read, 1 write, 2 trim).
   void Completed(int direction, uint64_t bytes) {
     bytes_[direction] += bytes;
     ++ios_[direction];
@@ -58,9 +61,9 @@ class MinRateCheck {
   const v1::JobSpec& job_;
   bool active_ = false;
   uint64_t cycle_ns_;
-  uint64_t bytes_[2] = {0, 0}, ios_[2] = {0, 0};
-  uint64_t checked_bytes_[2] = {0, 0}, checked_ios_[2] = {0, 0};
-  uint64_t checked_at_ns_[2] = {0, 0};  // 0: no sample yet
+  uint64_t bytes_[kRateDirections] = {}, ios_[kRateDirections] = {};
+  uint64_t checked_bytes_[kRateDirections] = {}, checked_ios_[kRateDirections] = {};
+  uint64_t checked_at_ns_[kRateDirections] = {};  // 0: no sample yet
 };
 
 }  // namespace iofleet

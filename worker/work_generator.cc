@@ -7,9 +7,22 @@
 namespace iofleet {
 namespace {
 
-bool Reads(v1::ReadWrite rw) { return rw == v1::SEQ_READ || rw == v1::RAND_READ || rw == v1::SEQ_MIXED || rw == v1::RAND_MIXED; }
-bool IsRandom(v1::ReadWrite rw) { return rw == v1::RAND_READ || rw == v1::RAND_WRITE || rw == v1::RAND_MIXED; }
-bool IsMixed(v1::ReadWrite rw) { return rw == v1::SEQ_MIXED || rw == v1::RAND_MIXED; }
+bool Zbd(const v1::JobSpec& job) { return job.zones().mode() == v1::ZoneSpec::ZBD; }
+
+// fio's zbd_verify_sizes: a job that writes or trims zones works on whole zones (its offset is
+// rounded up and its end down to zone boundaries).
+bool WholeZones(const v1::JobSpec& job) { return Zbd(job) && job.zones().size() > 0 && (WritesData(job.rw()) || TrimsData(job.rw())); }
+uint64_t RegionStart(const v1::JobSpec& job) {
+  if (!WholeZones(job)) return job.offset();
+  const uint64_t zone = job.zones().size();
+  return (job.offset() + zone - 1) / zone * zone;
+}
+uint64_t RegionBytes(const v1::JobSpec& job) {
+  if (!WholeZones(job)) return FileSize(job);
+  const uint64_t zone = job.zones().size(), start = RegionStart(job);
+  const uint64_t end = (job.offset() + FileSize(job)) / zone * zone;
+  return end > start ? end - start : 0;
+}
 
 }  // namespace
 
@@ -17,15 +30,17 @@ WorkGenerator::WorkGenerator(const v1::JobSpec& job, size_t files, uint64_t seed
     : job_(job),
       rng_(seed),
       files_(files),
-      reads_(Reads(job.rw())),
-      writes_(job.rw() != v1::SEQ_READ && job.rw() != v1::RAND_READ),
-      random_(IsRandom(job.rw())),
-      mixed_(IsMixed(job.rw())),
+      reads_(ReadsData(job.rw())),
+      writes_(WritesData(job.rw())),
+      trims_(TrimsData(job.rw())),
+      random_(RandomAccess(job.rw())),
+      mixed_(MixesReadsAndWrites(job.rw())),
+      strided_(job.zones().mode() == v1::ZoneSpec::STRIDED && job.zones().size() > 0),
       unit_(OffsetUnit(job)),
-      file_size_(FileSize(job)),
-      region_start_(job.offset()),
+      file_size_(RegionBytes(job)),
+      region_start_(RegionStart(job)),
       pass_budget_(job.io_size() ? job.io_size() : job.size()) {
-  for (File& f : files_) f.offsets = std::make_unique<RandomOffsets>(job_.random_distribution(), file_size_ / unit_, !job_.norandommap() || job_.random_generator_lfsr(), rng_(),
+  for (File& f : files_) f.offsets = std::make_unique<RandomOffsets>(job_.random_distribution(), std::max<uint64_t>(1, OffsetSpan() / unit_), !job_.norandommap() || job_.random_generator_lfsr(), rng_(),
                                                                   job_.random_sequence_stride());
   read_zones_ = ZonesInUnits(job.random_distribution(), true, file_size_ / unit_, unit_);
   write_zones_ = ZonesInUnits(job.random_distribution(), false, file_size_ / unit_, unit_);
@@ -65,17 +80,37 @@ uint64_t WorkGenerator::ZonedUnit(bool is_read) {
   return 0;  // no zone inside the range (validated against; a range of no whole unit)
 }
 
-void WorkGenerator::NewPass() {
+uint32_t WorkGenerator::NewPass() {
+  uint32_t zone_resets = 0;
   for (File& f : files_) {
     f.offsets->NewPass();
     f.cursor = 0;
     f.pass_bytes = 0;
     f.last_end = 0;
     f.run_length = 0;
+    f.zone_start = 0;
+    if (f.zones && writes_) zone_resets += f.zones->StartPass({region_start_, file_size_}, job_.verify() != v1::JobSpec::VERIFY_NONE);
   }
   current_file_ = 0;
   ios_on_current_file_ = 0;
   pass_bytes_ = 0;
+  zone_bytes_ = 0;
+  no_zone_ = file_size_ == 0;  // zbd: a region of no whole zone has nothing to do
+  return zone_resets;
+}
+
+void WorkGenerator::StepStridedZone(File& file) {
+  const v1::ZoneSpec& zones = job_.zones();
+  const uint64_t range = OffsetSpan();
+  if (zone_bytes_ >= zones.size()) {
+    zone_bytes_ = 0;
+    file.zone_start += range + zones.skip();
+    if (file.zone_start >= file_size_) file.zone_start = 0;  // past the end: from the start again
+    file.cursor = file.zone_start;
+  }
+  // A zonesize beyond zonerange: the same range again until zonesize bytes were done.
+  if (file.cursor >= file.zone_start + range) file.cursor = file.zone_start;
+  if (zone_bytes_ % range == 0) file.offsets->NewPass();  // each range's random map anew, as fio
 }
 
 WorkGenerator::File& WorkGenerator::NextOfSeveralFiles() {
@@ -114,18 +149,20 @@ uint64_t WorkGenerator::NextSequentialPosition(uint64_t last_end) const {
   return file_size_ >= step ? file_size_ - step : 0;
 }
 
-IoTarget WorkGenerator::Next(bool is_read) {
-  const uint64_t size = PickBlockSize(job_, is_read, rng_());
+std::optional<IoTarget> WorkGenerator::Next(DataDirection direction) {
+  const uint64_t size = PickBlockSize(job_, direction, rng_());
   File& file = NextFile();
   IoTarget target;
   target.file_index = static_cast<size_t>(&file - files_.data());
+  if (strided_) StepStridedZone(file);
   uint64_t position;  // within the file's region
   if (random_) {
     // rw=randread:N: N IOs in a row, then a new random offset.
     if (job_.rw_modifier() > 1 && file.run_length % job_.rw_modifier() != 0 && file.last_end < file_size_) {
       position = file.last_end;
     } else {
-      position = (read_zones_.empty() ? file.offsets->Next(rng_) : ZonedUnit(is_read)) * unit_;
+      const bool is_read = direction == DataDirection::kRead;
+      position = file.zone_start + (read_zones_.empty() ? file.offsets->Next(rng_) : ZonedUnit(is_read)) * unit_;
       file.run_length = 0;
     }
     ++file.run_length;
@@ -135,11 +172,24 @@ IoTarget WorkGenerator::Next(bool is_read) {
   }
   // Never past the end of the region, nor past the pass's bytes (fio trims the last IO).
   target.length = std::min({size, file_size_ - position, pass_budget_ - pass_bytes_});
+  if (file.zones) {
+    // zonemode=zbd: the zones decide where it really goes (a write pointer, data to read).
+    const std::optional<EmulatedZones::Placed> placed =
+        file.zones->Place(direction, region_start_ + position, target.length, MinBlockSize(job_), random_, {region_start_, file_size_});
+    if (!placed) {
+      no_zone_ = true;
+      return std::nullopt;
+    }
+    position = placed->offset - region_start_;
+    target.length = placed->length;
+    target.zone_resets = placed->zone_resets;
+  }
   file.last_end = position + target.length;
   if (!random_) file.cursor = NextSequentialPosition(file.last_end);
   target.offset = region_start_ + position;
   file.pass_bytes += target.length;
   pass_bytes_ += target.length;
+  zone_bytes_ += target.length;
   return target;
 }
 

@@ -39,13 +39,14 @@ int64_t WallNowNs() {
 
 }  // namespace
 
-WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserver observer)
+WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserver observer, std::shared_ptr<ZoneRegistry> zones)
     : request_(std::move(request)),
       observer_(std::move(observer)),
       layout_(std::move(layout)),
       interval_(request_.interval_ns() ? std::chrono::nanoseconds(request_.interval_ns()) : kDefaultInterval),
       lease_(RequestedLease(request_)),
-      last_heartbeat_(AwakeClock::Now()) {
+      last_heartbeat_(AwakeClock::Now()),
+      zones_(zones ? std::move(zones) : std::make_shared<ZoneRegistry>()) {
   PrepareIntervalCuts();
   Arm();
 }
@@ -100,7 +101,8 @@ void WorkerRun::Arm() {
                          .worker_index = request_.worker_index(),
                          .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
                          .start_gate = &start_gate_,
-                         .flows = &flows_};
+                         .flows = &flows_,
+                         .zones = zones_.get()};
       ThreadStats* stats = jobs_[j].threads[t].get();
       const StopSignal* job_stop = job_stops_[j].get();
       io_threads_.emplace_back([this, plan, stats, j, job_stop] {
@@ -122,6 +124,7 @@ void WorkerRun::Arm() {
         state.cpu_user_ns += outcome.cpu_user_ns;
         state.cpu_system_ns += outcome.cpu_system_ns;
         state.context_switches += outcome.context_switches;
+        state.zone_resets += outcome.zone_resets;
         for (const std::string& note : outcome.notes) {
           if (std::find(state.notes.begin(), state.notes.end(), note) == state.notes.end()) state.notes.push_back(note);
         }
@@ -355,6 +358,8 @@ void WorkerRun::CollectorLoop() {
       if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
       if (stop_.stopped()) report.set_stop_reason(stop_reason_);
       for (const std::string& note : state.notes) report.add_notes(note);
+      // fio's "; N zone resets" of a zbd job.
+      if (spec.zones().mode() == v1::ZoneSpec::ZBD) report.add_notes(absl::StrCat("zonemode=zbd: ", state.zone_resets, " zone resets"));
       if (auto ss = steady_states_.find(SteadyStateKey(due[i].job)); ss != steady_states_.end() && !ss->second.attained()) {
         report.add_notes(ss->second.Describe());
       }

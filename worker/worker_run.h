@@ -36,7 +36,9 @@ class WorkerRun final : public SessionRun {
   // Sees every report as it is produced (the worker's Prometheus metrics); may be empty.
   using ReportObserver = std::function<void(const v1::PrepareRequest&, const v1::IntervalReport&)>;
 
-  WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserver observer = nullptr);
+  // `zones`: the emulated zones of the run group this phase belongs to (zonemode=zbd state that
+  // outlives a phase, as in one fio run); null: the phase's own.
+  WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserver observer = nullptr, std::shared_ptr<ZoneRegistry> zones = nullptr);
   ~WorkerRun();  // stops IO and joins every thread
 
   const v1::PrepareRequest& request() const { return request_; }
@@ -83,6 +85,7 @@ class WorkerRun final : public SessionRun {
     absl::Status first_error;
     std::vector<std::string> notes;
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
+    uint64_t zone_resets = 0;  // zonemode=zbd
     std::vector<uint64_t> task_items;
     std::vector<uint64_t> task_elapsed_ns;  // each task's own start to end
     bool stonewalled = false;
@@ -141,6 +144,7 @@ class WorkerRun final : public SessionRun {
   std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
   StartGate start_gate_;
   FlowRegistry flows_;  // fio flow=: shared by the run's job threads
+  std::shared_ptr<ZoneRegistry> zones_;  // zonemode=zbd: each file's zones, shared by the job threads
   std::vector<std::thread> io_threads_;
   std::thread collector_;
 };

@@ -136,6 +136,17 @@ grpc::Status WorkerServiceImpl::Authorize(const grpc::ServerContext* context) co
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "this worker needs the controller's --token-file (missing or wrong token)");
 }
 
+std::shared_ptr<ZoneRegistry> WorkerServiceImpl::ZonesOf(const std::string& run_group) {
+  if (run_group.empty()) return nullptr;
+  std::lock_guard<std::mutex> lock(zone_groups_mu_);
+  for (const auto& [group, zones] : zone_groups_) {
+    if (group == run_group) return zones;
+  }
+  if (zone_groups_.size() >= kZoneGroupsKept) zone_groups_.pop_front();
+  zone_groups_.emplace_back(run_group, std::make_shared<ZoneRegistry>());
+  return zone_groups_.back().second;
+}
+
 std::shared_ptr<WorkerRun> WorkerServiceImpl::FindRun(const std::string& run_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = runs_.find(run_id);
@@ -232,7 +243,7 @@ absl::Status WorkerServiceImpl::DoPrepare(const v1::PrepareRequest& prepare, v1:
       }
     };
   }
-  auto run = std::make_shared<WorkerRun>(*request, std::move(*layout), std::move(observer));
+  auto run = std::make_shared<WorkerRun>(*request, std::move(*layout), std::move(observer), ZonesOf(request->spec().run_group()));
   // Prepared means armed: every thread set up and waiting for the instant, so that the start
   // the controller picks next finds nothing left to do here.
   if (!run->WaitArmed(cancelled)) {

@@ -91,6 +91,12 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   bool runs_added_ = false;
   const uint64_t max_run_memory_;
   std::map<std::string, std::shared_ptr<WorkerRun>> runs_;
+  // zonemode=zbd zone state per run group (the phases of one controller run), the most recent
+  // kZoneGroupsKept groups only: a request cannot make the worker keep state without bound.
+  std::shared_ptr<ZoneRegistry> ZonesOf(const std::string& run_group);
+  static constexpr size_t kZoneGroupsKept = 4;
+  std::mutex zone_groups_mu_;
+  std::deque<std::pair<std::string, std::shared_ptr<ZoneRegistry>>> zone_groups_;
   // Runs whose interval stream is taken (one reader per run: a second would steal reports).
   std::set<std::string> streamed_;
   // Why runs this worker no longer has went away (lease expired at T, stopped), so a late
