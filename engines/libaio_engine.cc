@@ -35,14 +35,7 @@ class LibaioEngine final : public PosixFileEngine {
   absl::string_view name() const override { return "libaio"; }
 
   SubmitResult Submit(IoRequest* request) override {
-    if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
-      request->result = Sync(*request);
-      return SubmitResult::kCompleted;
-    }
-    if (request->op == IoOp::kTrim) {  // as fio's libaio: trims are done synchronously
-      request->result = TrimRange(request->file, request->offset, request->length);
-      return SubmitResult::kCompleted;
-    }
+    if (CompleteWithoutData(request)) return SubmitResult::kCompleted;  // fsync, fdatasync, trim: at once
     struct iocb* cb = &iocbs_[request->tag % iocbs_.size()];
     if (request->op == IoOp::kRead) {
       io_prep_pread(cb, request->file, request->buffer, request->length, static_cast<long long>(request->offset));

@@ -66,9 +66,19 @@ int64_t TrimRange(int fd, uint64_t offset, uint64_t length) {
   return static_cast<int64_t>(length);
 }
 
-int64_t PosixFileEngine::Sync(const IoRequest& request) {
-  const int rc = request.op == IoOp::kFsync ? ::fsync(request.file) : ::fdatasync(request.file);
-  return rc == 0 ? 0 : -errno;
+bool PosixFileEngine::CompleteWithoutData(IoRequest* request) {
+  switch (request->op) {
+    case IoOp::kFsync:
+    case IoOp::kFdatasync: {
+      const int rc = request->op == IoOp::kFsync ? ::fsync(request->file) : ::fdatasync(request->file);
+      request->result = rc == 0 ? 0 : -errno;
+      return true;
+    }
+    case IoOp::kTrim: request->result = TrimRange(request->file, request->offset, request->length); return true;
+    case IoOp::kRead:
+    case IoOp::kWrite: return false;
+  }
+  return false;
 }
 
 }  // namespace iofleet

@@ -24,8 +24,9 @@ class PosixFileEngine : public IoEngine {
   absl::Status Invalidate(int file) final;
 
  protected:
-  // fsync(2) or fdatasync(2) for a kFsync/kFdatasync request: 0 or -errno.
-  static int64_t Sync(const IoRequest& request);
+  // The requests that move no data — kFsync, kFdatasync (fsync(2), fdatasync(2)) and kTrim
+  // (TrimRange) — carried out at once, their result set; false for a read or a write.
+  static bool CompleteWithoutData(IoRequest* request);
 };
 
 }  // namespace iofleet

@@ -14,16 +14,11 @@ class PsyncEngine final : public PosixFileEngine {
   absl::string_view name() const override { return "psync"; }
 
   SubmitResult Submit(IoRequest* request) override {
-    if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
-      request->result = Sync(*request);
-    } else if (request->op == IoOp::kTrim) {
-      request->result = TrimRange(request->file, request->offset, request->length);
-    } else {
-      const off_t offset = static_cast<off_t>(request->offset);
-      const ssize_t n = request->op == IoOp::kRead ? ::pread(request->file, request->buffer, request->length, offset)
-                                                   : ::pwrite(request->file, request->buffer, request->length, offset);
-      request->result = n < 0 ? -errno : n;
-    }
+    if (CompleteWithoutData(request)) return SubmitResult::kCompleted;  // fsync, fdatasync, trim: at once
+    const off_t offset = static_cast<off_t>(request->offset);
+    const ssize_t n = request->op == IoOp::kRead ? ::pread(request->file, request->buffer, request->length, offset)
+                                                 : ::pwrite(request->file, request->buffer, request->length, offset);
+    request->result = n < 0 ? -errno : n;
     return SubmitResult::kCompleted;
   }
 };

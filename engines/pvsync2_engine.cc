@@ -17,14 +17,7 @@ class Pvsync2Engine final : public PosixFileEngine {
   absl::string_view name() const override { return "pvsync2"; }
 
   SubmitResult Submit(IoRequest* request) override {
-    if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
-      request->result = Sync(*request);
-      return SubmitResult::kCompleted;
-    }
-    if (request->op == IoOp::kTrim) {
-      request->result = TrimRange(request->file, request->offset, request->length);
-      return SubmitResult::kCompleted;
-    }
+    if (CompleteWithoutData(request)) return SubmitResult::kCompleted;  // fsync, fdatasync, trim: at once
     struct iovec iov = {request->buffer, request->length};
     const off_t offset = static_cast<off_t>(request->offset);
     const ssize_t n = request->op == IoOp::kRead ? ::preadv2(request->file, &iov, 1, offset, flags_)

@@ -14,11 +14,8 @@ class SyncEngine final : public PosixFileEngine {
   absl::string_view name() const override { return "sync"; }
 
   SubmitResult Submit(IoRequest* request) override {
-    if (request->op == IoOp::kFsync || request->op == IoOp::kFdatasync) {
-      request->result = Sync(*request);
-    } else if (request->op == IoOp::kTrim) {
-      request->result = TrimRange(request->file, request->offset, request->length);
-    } else if (::lseek(request->file, static_cast<off_t>(request->offset), SEEK_SET) < 0) {
+    if (CompleteWithoutData(request)) return SubmitResult::kCompleted;  // fsync, fdatasync, trim: at once
+    if (::lseek(request->file, static_cast<off_t>(request->offset), SEEK_SET) < 0) {
       request->result = -errno;
     } else {
       const ssize_t n = request->op == IoOp::kRead ? ::read(request->file, request->buffer, request->length)

@@ -34,13 +34,23 @@ absl::Status ParseBool(absl::string_view value, bool* out) {
   return absl::OkStatus();
 }
 
-// Setters for the common kinds of option, each writing one JobSpec field. `negated`: the
-// field is the option's opposite (buffered=1 is direct=0).
-OptionSetter BoolOption(void (JobSpec::*set)(bool), bool negated = false) {
+// The message an option's field is in: the job, or its zones (zonemode's options). The setters
+// below take a setter of either and find the message through this.
+JobSpec* FieldOwner(JobSpec* j, const JobSpec*) { return j; }
+v1::ZoneSpec* FieldOwner(JobSpec* j, const v1::ZoneSpec*) { return j->mutable_zones(); }
+template <typename Message, typename T>
+void SetField(JobSpec* j, void (Message::*set)(T), T value) {
+  (FieldOwner(j, static_cast<const Message*>(nullptr))->*set)(value);
+}
+
+// Setters for the common kinds of option, each writing one field. `negated`: the field is the
+// option's opposite (buffered=1 is direct=0).
+template <typename Message>
+OptionSetter BoolOption(void (Message::*set)(bool), bool negated = false) {
   return [set, negated](absl::string_view v, JobSpec* j) {
     bool b = false;
     absl::Status s = ParseBool(v, &b);
-    if (s.ok()) (j->*set)(b != negated);
+    if (s.ok()) SetField(j, set, b != negated);
     return s;
   };
 }
@@ -64,13 +74,13 @@ OptionSetter LogPrefixOption(std::string* (JobSpec::*field)()) {
 
 // One of a fixed list of names, each setting one enumerator (several names may share one: fio's
 // old spellings); an unknown name is an error naming the nearest and the list.
-template <typename Enum>
-OptionSetter NamedOption(void (JobSpec::*set)(Enum), std::vector<std::pair<std::string, Enum>> names) {
+template <typename Message, typename Enum>
+OptionSetter NamedOption(void (Message::*set)(Enum), std::vector<std::pair<std::string, Enum>> names) {
   return [set, names = std::move(names)](absl::string_view v, JobSpec* j) {
     std::vector<std::string> known;
     for (const auto& [name, value] : names) {
       if (v == name) {
-        (j->*set)(value);
+        SetField(j, set, value);
         return absl::OkStatus();
       }
       known.push_back(name);
@@ -80,7 +90,8 @@ OptionSetter NamedOption(void (JobSpec::*set)(Enum), std::vector<std::pair<std::
 }
 
 // A whole number in [min, max]; `transform` maps it to the stored value (e.g. 100 - x).
-OptionSetter UintOption(void (JobSpec::*set)(uint32_t), uint32_t min, uint32_t max,
+template <typename Message>
+OptionSetter UintOption(void (Message::*set)(uint32_t), uint32_t min, uint32_t max,
                         uint32_t (*transform)(uint32_t) = nullptr) {
   return [=](absl::string_view v, JobSpec* j) {
     uint32_t n = 0;
@@ -89,17 +100,18 @@ OptionSetter UintOption(void (JobSpec::*set)(uint32_t), uint32_t min, uint32_t m
     if (!value.ok() || *value > UINT32_MAX || n < min || n > max) {
       return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a whole number from ", min, " to ", max));
     }
-    (j->*set)(transform ? transform(n) : n);
+    SetField(j, set, transform ? transform(n) : n);
     return absl::OkStatus();
   };
 }
 
-OptionSetter SizeOption(void (JobSpec::*set)(uint64_t), uint64_t max) {
+template <typename Message>
+OptionSetter SizeOption(void (Message::*set)(uint64_t), uint64_t max) {
   return [=](absl::string_view v, JobSpec* j) {
     auto size = ParseSize(v);
     if (!size.ok()) return size.status();
     if (*size > max) return absl::InvalidArgumentError(absl::StrCat("'", v, "' is larger than ", max, " bytes"));
-    (j->*set)(*size);
+    SetField(j, set, *size);
     return absl::OkStatus();
   };
 }
@@ -112,34 +124,29 @@ std::optional<uint64_t> ZoneCount(absl::string_view v) {
 }
 
 // A size that may be given in zones (size=, offset=, io_size=, zoneskip= take "128z").
-OptionSetter ZonedSizeOption(void (JobSpec::*set)(uint64_t), void (v1::ZoneSpec::*set_zones)(uint64_t)) {
+template <typename Message>
+OptionSetter ZonedSizeOption(void (Message::*set)(uint64_t), void (v1::ZoneSpec::*set_zones)(uint64_t)) {
   return [=](absl::string_view v, JobSpec* j) {
     if (std::optional<uint64_t> zones = ZoneCount(v)) {
-      (j->mutable_zones()->*set_zones)(*zones);
-      (j->*set)(0);
+      SetField(j, set_zones, *zones);
+      SetField(j, set, uint64_t{0});
       return absl::OkStatus();
     }
     auto size = ParseSize(v);
     if (!size.ok()) return size.status();
-    (j->*set)(*size);
-    (j->mutable_zones()->*set_zones)(0);
+    SetField(j, set, *size);
+    SetField(j, set_zones, uint64_t{0});
     return absl::OkStatus();
   };
 }
 
-// A zone option: a size, a count or a fraction of the job's ZoneSpec.
-OptionSetter ZoneSizeOption(void (v1::ZoneSpec::*set)(uint64_t)) {
-  return [=](absl::string_view v, JobSpec* j) {
-    auto size = ParseSize(v);
-    if (size.ok()) (j->mutable_zones()->*set)(*size);
-    return size.status();
-  };
-}
-OptionSetter ZoneFractionOption(void (v1::ZoneSpec::*set)(double)) {
+// A fraction from 0 to 1 (zone_reset_threshold, zone_reset_frequency).
+template <typename Message>
+OptionSetter FractionOption(void (Message::*set)(double)) {
   return [=](absl::string_view v, JobSpec* j) {
     double f = 0;
     if (!absl::SimpleAtod(v, &f) || !(f >= 0 && f <= 1)) return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a fraction from 0 to 1"));
-    (j->mutable_zones()->*set)(f);
+    SetField(j, set, f);
     return absl::OkStatus();
   };
 }
@@ -513,13 +520,6 @@ const std::vector<FioOption>& FioOptions() {
       {"bs", true, &SetBlockSizes},
       {"bsrange", true, &SetBlockSizes},
       {"size", true, [](absl::string_view v, JobSpec* j) {
-         j->mutable_zones()->set_size_zones(0);
-         if (std::optional<uint64_t> zones = ZoneCount(v)) {
-           j->mutable_zones()->set_size_zones(*zones);
-           j->set_size(0);
-           j->set_size_percent(0);
-           return absl::OkStatus();
-         }
          if (absl::EndsWith(v, "%")) {
            uint32_t percent;
            if (!absl::SimpleAtoi(v.substr(0, v.size() - 1), &percent) || percent == 0 || percent > 100) {
@@ -527,13 +527,12 @@ const std::vector<FioOption>& FioOptions() {
            }
            j->set_size_percent(percent);
            j->set_size(0);
+           j->mutable_zones()->set_size_zones(0);
            return absl::OkStatus();
          }
-         auto size = ParseSize(v);
-         if (!size.ok()) return size.status();
-         j->set_size(*size);
+         static const OptionSetter kBytesOrZones = ZonedSizeOption(&JobSpec::set_size, &v1::ZoneSpec::set_size_zones);
          j->set_size_percent(0);
-         return absl::OkStatus();
+         return kBytesOrZones(v, j);
        }},
       {"numjobs", true, UintOption(&JobSpec::set_numjobs, 1, 4096)},
       {"write_bw_log", false, LogPrefixOption(&JobSpec::mutable_write_bw_log)},
@@ -605,46 +604,16 @@ const std::vector<FioOption>& FioOptions() {
       {"scramble_buffers", false, BoolOption(&JobSpec::set_scramble_buffers)},
       {"offset", true, ZonedSizeOption(&JobSpec::set_offset, &v1::ZoneSpec::set_offset_zones)},
       {"io_size", true, ZonedSizeOption(&JobSpec::set_io_size, &v1::ZoneSpec::set_io_size_zones)},
-      {"zonemode", true, [](absl::string_view v, JobSpec* j) {
-         static const std::vector<std::pair<std::string, v1::ZoneSpec::Mode>> kModes = {
-             {"none", v1::ZoneSpec::NONE}, {"strided", v1::ZoneSpec::STRIDED}, {"zbd", v1::ZoneSpec::ZBD}};
-         std::vector<std::string> known;
-         for (const auto& [name, mode] : kModes) {
-           if (v == name) {
-             j->mutable_zones()->set_mode(mode);
-             return absl::OkStatus();
-           }
-           known.push_back(name);
-         }
-         return absl::InvalidArgumentError(absl::StrCat("'", v, "'", DidYouMean(v, known), " is not one of none, strided, zbd"));
-       }},
-      {"zonesize", true, ZoneSizeOption(&v1::ZoneSpec::set_size)},
-      {"zonerange", true, ZoneSizeOption(&v1::ZoneSpec::set_range)},
-      {"zonecapacity", true, ZoneSizeOption(&v1::ZoneSpec::set_capacity)},
-      {"zoneskip", true, [](absl::string_view v, JobSpec* j) {
-         v1::ZoneSpec* zones = j->mutable_zones();
-         zones->set_skip_zones(ZoneCount(v).value_or(0));
-         if (zones->skip_zones() > 0) return absl::OkStatus();
-         auto size = ParseSize(v);
-         if (size.ok()) zones->set_skip(*size);
-         return size.status();
-       }},
-      {"max_open_zones", true, [](absl::string_view v, JobSpec* j) {
-         uint64_t n = 0;
-         if (!absl::SimpleAtoi(v, &n) || n > kMaxOpenZones) {
-           return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not a whole number from 0 to ", kMaxOpenZones));
-         }
-         j->mutable_zones()->set_max_open_zones(static_cast<uint32_t>(n));
-         return absl::OkStatus();
-       }},
-      {"read_beyond_wp", false, [](absl::string_view v, JobSpec* j) {
-         bool b = false;
-         absl::Status s = ParseBool(v, &b);
-         if (s.ok()) j->mutable_zones()->set_read_beyond_wp(b);
-         return s;
-       }},
-      {"zone_reset_threshold", true, ZoneFractionOption(&v1::ZoneSpec::set_reset_threshold)},
-      {"zone_reset_frequency", true, ZoneFractionOption(&v1::ZoneSpec::set_reset_frequency)},
+      {"zonemode", true,
+       NamedOption(&v1::ZoneSpec::set_mode, {{"none", v1::ZoneSpec::NONE}, {"strided", v1::ZoneSpec::STRIDED}, {"zbd", v1::ZoneSpec::ZBD}})},
+      {"zonesize", true, SizeOption(&v1::ZoneSpec::set_size, UINT64_MAX)},
+      {"zonerange", true, SizeOption(&v1::ZoneSpec::set_range, UINT64_MAX)},
+      {"zonecapacity", true, SizeOption(&v1::ZoneSpec::set_capacity, UINT64_MAX)},
+      {"zoneskip", true, ZonedSizeOption(&v1::ZoneSpec::set_skip, &v1::ZoneSpec::set_skip_zones)},
+      {"max_open_zones", true, UintOption(&v1::ZoneSpec::set_max_open_zones, 0, kMaxOpenZones)},
+      {"read_beyond_wp", false, BoolOption(&v1::ZoneSpec::set_read_beyond_wp)},
+      {"zone_reset_threshold", true, FractionOption(&v1::ZoneSpec::set_reset_threshold)},
+      {"zone_reset_frequency", true, FractionOption(&v1::ZoneSpec::set_reset_frequency)},
       {"log_offset", false, BoolOption(&JobSpec::set_log_offset)},
       {"unlink", false, BoolOption(&JobSpec::set_unlink)},
       {"bssplit", true, &SetBlockSizeSplit},

@@ -269,9 +269,10 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
       if (!checked.ok()) RecordVerifyFailure(checked);
     }
   }
+  // The stats' direction; for data, also the rate limits' (0 read, 1 write, 2 trim).
+  const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : r.op == IoOp::kWrite ? kWriteIndex : kTrimIndex;
   // During ramp_time IO runs but is not counted (fio ramp_time).
   if (slot->issue_ns >= record_from_ns_) {
-    const DirectionIndex direction = !data ? kSyncIndex : r.op == IoOp::kRead ? kReadIndex : r.op == IoOp::kWrite ? kWriteIndex : kTrimIndex;
     stats_->directions[direction].Record(
         slot->issue_ns, slot->submit_ns, now_ns, slot->queued, data ? slot->done : 0, error != 0,
         RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .tracked = true});
@@ -283,7 +284,7 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
     OnLatencySearch(latency_search_->Check(now_ns), now_ns);
   }
   if (data && error == 0 && min_rate_.active() && !verifying_ && slot->issue_ns >= record_from_ns_) {
-    min_rate_.Completed(r.op == IoOp::kRead ? 0 : r.op == IoOp::kWrite ? 1 : 2, slot->done);
+    min_rate_.Completed(direction, slot->done);
     if (absl::Status met = min_rate_.Check(start_ns_, now_ns); !met.ok()) {
       stopping_ = true;
       if (outcome_.status.ok()) outcome_.status = met;
