@@ -123,6 +123,9 @@ absl::Status ValidateZones(const v1::JobSpec& job) {
   if (zones.capacity() > zones.size()) return bad("zonecapacity ", zones.capacity(), " is larger than zonesize ", zones.size());
   if (zones.skip() > 0) return bad("zoneskip with zonemode=zbd is not implemented by iofleet");
   if (zones.max_open_zones() > kMaxOpenZones) return bad("max_open_zones above ", kMaxOpenZones);
+  for (const auto& [name, fraction] : {std::pair{"zone_reset_threshold", zones.reset_threshold()}, std::pair{"zone_reset_frequency", zones.reset_frequency()}}) {
+    if (!(fraction >= 0 && fraction <= 1)) return bad(name, " must be a fraction from 0 to 1");
+  }
   if (job.size_percent() == 0 && (job.offset() + FileSize(job)) / zones.size() > kMaxEmulatedZones) {
     return bad("zonesize ", zones.size(), " cuts the file into more than ", kMaxEmulatedZones, " zones");
   }

@@ -87,13 +87,13 @@ absl::Status CheckReportRate(size_t jobs, uint64_t interval_ns) {
                                                  " interval reports a second: use an interval of at least ", Duration(shortest)));
 }
 
-absl::Status CheckRunId(absl::string_view run_id) {
-  if (run_id.empty()) return absl::InvalidArgumentError("run_id is empty");
+absl::Status CheckRunId(absl::string_view run_id, absl::string_view field) {
+  if (run_id.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
   if (run_id.size() > kMaxRunIdLength) {
-    return absl::InvalidArgumentError(absl::StrCat("run_id is ", run_id.size(), " bytes long, above the maximum of ", kMaxRunIdLength));
+    return absl::InvalidArgumentError(absl::StrCat(field, " is ", run_id.size(), " bytes long, above the maximum of ", kMaxRunIdLength));
   }
   for (const char c : run_id) {
-    if (c < 0x21 || c > 0x7e) return absl::InvalidArgumentError("run_id may hold only printable ASCII without spaces");
+    if (c < 0x21 || c > 0x7e) return absl::InvalidArgumentError(absl::StrCat(field, " may hold only printable ASCII without spaces"));
   }
   return absl::OkStatus();
 }

@@ -72,7 +72,7 @@ absl::Status CheckLeaseNs(uint64_t ns, absl::string_view what = "lease");
 // `start_unix_ns` against the worker's wall clock `now_unix_ns`: OK (possibly late, within
 // kMaxStartLagNs), or kInvalidArgument saying how far off it is.
 absl::Status CheckStartInstant(int64_t start_unix_ns, int64_t now_unix_ns);
-absl::Status CheckRunId(absl::string_view run_id);
+absl::Status CheckRunId(absl::string_view run_id, absl::string_view field = "run_id");
 // kInvalidArgument when `jobs` jobs cut every `interval_ns` exceed kMaxReportsPerSecond.
 absl::Status CheckReportRate(size_t jobs, uint64_t interval_ns);
 absl::Status CheckWorkerPlace(uint32_t worker_index, uint32_t worker_count);

@@ -177,6 +177,29 @@ TEST_F(FioEquivalence, LogFilesInFiosFormats) {
   EXPECT_EQ(samples, ios) << "fio's parser found every IO in iofleet's histogram log";
 }
 
+// log_offset=1: fio's averaged lines gain an offset column (time, value, direction, block size,
+// offset 0, priority); iofleet's lines have the same columns.
+TEST_F(FioEquivalence, LogOffsetAddsFiosOffsetColumn) {
+  auto job = [&](const std::string& tool) {
+    return "[j]\nioengine=psync\nrw=randrw\nbs=4k\nsize=1m\nruntime=1s\ntime_based\nlog_avg_msec=500\nlog_offset=1\n"
+           "write_bw_log=" + base_ + "/" + tool + "-logs/j\n";
+  };
+  ::mkdir((base_ + "/fio-logs").c_str(), 0755);
+  Outcome fio = Run("fio", job("fio"), "fio");
+  Outcome ifl = Run("iofleet", job("iofleet"), "iofleet");
+  ASSERT_EQ(fio.exit_code, 0) << fio.err;
+  ASSERT_EQ(ifl.exit_code, 0) << ifl.err;
+  const auto theirs = LogLines(base_ + "/fio-logs/j_bw.1.log");
+  const auto ours = LogLines(base_ + "/iofleet-logs/j_bw.1.log");
+  ASSERT_FALSE(theirs.empty());
+  ASSERT_FALSE(ours.empty());
+  ASSERT_EQ(theirs[0].size(), 6u) << "fio 3.33's columns with log_offset";
+  for (const auto& line : ours) {
+    ASSERT_EQ(line.size(), theirs[0].size());
+    EXPECT_EQ(line[4], " 0") << "an averaged line's offset";
+  }
+}
+
 TEST_F(FioEquivalence, RandomWritesWithFsyncFromTwoJobs) {
   const std::string job = "[w]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=1m\nfsync=8\nnumjobs=2\n";
   Outcome fio = Run("fio", job, "fio");

@@ -148,6 +148,9 @@ TEST_F(HostileRequests, FieldsThatWedgedTheWorkerAreRefused) {
 
   v1::PrepareRequest long_id = ValidPrepare(std::string(100'000, 'r'));
   EXPECT_THAT(Prepare(long_id).error_message(), HasSubstr("above the maximum of 128"));
+  v1::PrepareRequest group = ValidPrepare("long-group");
+  group.mutable_spec()->set_run_group(std::string(100'000, 'g'));
+  EXPECT_THAT(Prepare(group).error_message(), HasSubstr("run_group is 100000 bytes long, above the maximum of 128"));
   v1::PrepareRequest place = ValidPrepare("place");
   place.set_worker_index(5);
   EXPECT_THAT(Prepare(place).error_message(), HasSubstr("not below worker_count"));
@@ -190,6 +193,19 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
       {"percentile-nan", [](v1::JobSpec* j) { j->add_percentile_list(NAN); }, "percentile"},
       {"rw-unknown", [](v1::JobSpec* j) { j->set_rw(static_cast<v1::ReadWrite>(42)); }, "unknown rw value 42"},
       {"verify-unknown", [](v1::JobSpec* j) { j->set_verify(static_cast<v1::JobSpec::Verify>(9)); }, "unknown verify value"},
+      // zonemode=zbd: a zone table the size of the file over 512-byte zones; fractions that
+      // would make 1/f overflow; a mode no version defines.
+      {"zones-billions", [](v1::JobSpec* j) {
+         j->mutable_zones()->set_mode(v1::ZoneSpec::ZBD);
+         j->mutable_zones()->set_size(512);
+         j->set_size(uint64_t{1} << 50);
+       }, "more than 67108864 zones"},
+      {"zone-frequency-nan", [](v1::JobSpec* j) {
+         j->mutable_zones()->set_mode(v1::ZoneSpec::ZBD);
+         j->mutable_zones()->set_size(1 << 20);
+         j->mutable_zones()->set_reset_frequency(NAN);
+       }, "zone_reset_frequency must be a fraction from 0 to 1"},
+      {"zone-mode-unknown", [](v1::JobSpec* j) { j->mutable_zones()->set_mode(static_cast<v1::ZoneSpec::Mode>(7)); }, "unknown zonemode value"},
       {"mdtest-write", [](v1::JobSpec* j) {
          MetadataJob(j, v1::MetadataPhase::FILE_CREATE)->set_items_per_task(1);
          j->mutable_metadata()->set_write_bytes(99999999999999);

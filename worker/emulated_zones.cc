@@ -91,20 +91,14 @@ std::optional<size_t> EmulatedZones::OpenZoneFor(uint64_t offset, uint64_t min_b
 
 std::optional<size_t> EmulatedZones::ZoneWithData(size_t from, uint64_t min_bytes, bool both_ways, const Region& region) const {
   const size_t first = FirstZone(region), end = EndZone(region);
+  auto holds = [&](size_t zone) { return zones_[zone].start + min_bytes <= zones_[zone].wp; };
   // fio's zbd_find_zone: the next zone with data; for random IO the nearest either way.
-  for (size_t step = 1; from + step < end || (both_ways && from >= first + step); ++step) {
-    if (from + step < end) {
-      const Zone& z = zones_[from + step];
-      if (z.start + min_bytes <= z.wp) return from + step;
-    } else if (!both_ways) {
-      break;
-    }
-    if (both_ways && from >= first + step) {
-      const Zone& z = zones_[from - step];
-      if (z.start + min_bytes <= z.wp) return from - step;
-    }
+  for (size_t step = 1;; ++step) {
+    const bool ahead = from + step < end, behind = both_ways && from >= first + step;
+    if (!ahead && !behind) return std::nullopt;
+    if (ahead && holds(from + step)) return from + step;
+    if (behind && holds(from - step)) return from - step;
   }
-  return std::nullopt;
 }
 
 std::optional<EmulatedZones::Placed> EmulatedZones::PlaceWrite(uint64_t offset, uint64_t length, uint64_t min_bs, const Region& region) {
@@ -121,7 +115,7 @@ std::optional<EmulatedZones::Placed> EmulatedZones::PlaceWrite(uint64_t offset, 
   if (reset_frequency_ > 0 && static_cast<double>(data_bytes_) >= static_cast<double>(region.bytes) * reset_threshold_) {
     if (writes_to_reset_ > 0) --writes_to_reset_;
     if (writes_to_reset_ == 0) {
-      writes_to_reset_ = static_cast<uint64_t>(1.0 / reset_frequency_);
+      writes_to_reset_ = WritesPerReset();
       placed.zone_resets += Reset(zone);
     }
   }
@@ -186,7 +180,7 @@ std::optional<EmulatedZones::Placed> EmulatedZones::Place(DataDirection directio
 
 uint32_t EmulatedZones::StartPass(const Region& region, bool verify) {
   std::lock_guard<std::mutex> lock(mu_);
-  writes_to_reset_ = reset_frequency_ > 0 ? static_cast<uint64_t>(1.0 / reset_frequency_) : 0;
+  writes_to_reset_ = WritesPerReset();
   uint32_t resets = 0;
   if (!verify) return resets;
   for (size_t zone = FirstZone(region); zone < EndZone(region); ++zone) {

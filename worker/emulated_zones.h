@@ -12,6 +12,7 @@
 #ifndef IOFLEET_WORKER_EMULATED_ZONES_H_
 #define IOFLEET_WORKER_EMULATED_ZONES_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -74,6 +75,8 @@ class EmulatedZones {
   std::optional<size_t> ZoneWithData(size_t from, uint64_t min_bytes, bool both_ways, const Region& region) const;
   std::optional<Placed> PlaceWrite(uint64_t offset, uint64_t length, uint64_t min_bs, const Region& region);
   std::optional<Placed> PlaceRead(uint64_t offset, uint64_t length, uint64_t min_bs, bool random, const Region& region);
+  // 1 / zone_reset_frequency, at most 2^32 - 1 as in fio (0 without a frequency).
+  uint64_t WritesPerReset() const { return reset_frequency_ > 0 ? static_cast<uint64_t>(std::min(1.0 / reset_frequency_, 4294967295.0)) : 0; }
   std::optional<Placed> PlaceTrim(uint64_t offset, uint64_t length, bool random, const Region& region);
 
   const uint64_t zone_size_, capacity_;

@@ -7,6 +7,10 @@ namespace iofleet {
 
 absl::Status ValidatePrepareRequest(const v1::PrepareRequest& request) {
   if (absl::Status s = CheckRunId(request.run_id()); !s.ok()) return s;
+  // The run group names the worker's kept zone state: the same bounds as a run id.
+  if (!request.spec().run_group().empty()) {
+    if (absl::Status s = CheckRunId(request.spec().run_group(), "run_group"); !s.ok()) return s;
+  }
   if (absl::Status s = CheckWorkerPlace(request.worker_index(), request.worker_count()); !s.ok()) return s;
   // 0 is "the default" (1 s interval, 5 s lease) for older controllers.
   if (request.interval_ns() != 0) {

@@ -37,6 +37,7 @@ WorkGenerator::WorkGenerator(const v1::JobSpec& job, size_t files, uint64_t seed
       mixed_(MixesReadsAndWrites(job.rw())),
       strided_(job.zones().mode() == v1::ZoneSpec::STRIDED && job.zones().size() > 0),
       unit_(OffsetUnit(job)),
+      min_block_(MinBlockSize(job)),
       file_size_(RegionBytes(job)),
       region_start_(RegionStart(job)),
       pass_budget_(job.io_size() ? job.io_size() : job.size()) {
@@ -89,7 +90,7 @@ uint32_t WorkGenerator::NewPass() {
     f.last_end = 0;
     f.run_length = 0;
     f.zone_start = 0;
-    if (f.zones && writes_) zone_resets += f.zones->StartPass({region_start_, file_size_}, job_.verify() != v1::JobSpec::VERIFY_NONE);
+    if (f.zones && writes_) zone_resets += f.zones->StartPass(ZoneRegion(), job_.verify() != v1::JobSpec::VERIFY_NONE);
   }
   current_file_ = 0;
   ios_on_current_file_ = 0;
@@ -104,7 +105,7 @@ void WorkGenerator::StepStridedZone(File& file) {
   const uint64_t range = OffsetSpan();
   if (zone_bytes_ >= zones.size()) {
     zone_bytes_ = 0;
-    file.zone_start += range + zones.skip();
+    file.zone_start += range + std::min(zones.skip(), file_size_);  // a skip past the end wraps all the same
     if (file.zone_start >= file_size_) file.zone_start = 0;  // past the end: from the start again
     file.cursor = file.zone_start;
   }
@@ -175,7 +176,7 @@ std::optional<IoTarget> WorkGenerator::Next(DataDirection direction) {
   if (file.zones) {
     // zonemode=zbd: the zones decide where it really goes (a write pointer, data to read).
     const std::optional<EmulatedZones::Placed> placed =
-        file.zones->Place(direction, region_start_ + position, target.length, MinBlockSize(job_), random_, {region_start_, file_size_});
+        file.zones->Place(direction, region_start_ + position, target.length, min_block_, random_, ZoneRegion());
     if (!placed) {
       no_zone_ = true;
       return std::nullopt;

@@ -81,6 +81,7 @@ class WorkGenerator {
   // zonerange + zoneskip, wrapping at the end; within a zone, sequential IO stays in its range.
   void StepStridedZone(File& file);
   // The range offsets are drawn from: the file's region, or the current strided zone's range.
+  EmulatedZones::Region ZoneRegion() const { return {region_start_, file_size_}; }
   uint64_t OffsetSpan() const { return strided_ ? std::min(job_.zones().range() ? job_.zones().range() : job_.zones().size(), file_size_) : file_size_; }
 
   // fio's random_distribution=zoned/zoned_abs, in units of the job's offset unit: a draw of
@@ -96,7 +97,7 @@ class WorkGenerator {
   std::mt19937_64 rng_;
   std::vector<File> files_;
   const bool reads_, writes_, trims_, random_, mixed_, strided_;
-  const uint64_t unit_, file_size_, region_start_, pass_budget_;
+  const uint64_t unit_, min_block_, file_size_, region_start_, pass_budget_;
   std::vector<Zone> read_zones_, write_zones_;  // empty unless zoned
   size_t current_file_ = 0;
   uint64_t ios_on_current_file_ = 0;
