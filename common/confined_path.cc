@@ -44,7 +44,9 @@ std::string RelativeTo(const Root& root, const std::string& path) {
 int OpenAt2(int dirfd, const std::string& relative, int flags, mode_t mode, uint64_t resolve) {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
-  how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+  // O_TMPFILE includes O_DIRECTORY's bit: test it whole, or every directory open would pass a
+  // mode, which openat2 refuses (EINVAL).
+  how.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0;
   how.resolve = resolve;
   const long fd = ::syscall(SYS_openat2, dirfd, relative.c_str(), &how, sizeof(how));
   return fd >= 0 ? static_cast<int>(fd) : -errno;

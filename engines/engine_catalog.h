@@ -19,6 +19,7 @@ struct EngineTraits {
   bool synchronous;  // completes every request inside Submit()
   bool diskless;     // does no IO to files: nothing to lay out (fio's null)
   bool nfs_urls;     // its files are nfs:// URLs reached by a userspace client (fio's nfs)
+  bool atomic_writes;  // can send writes with RWF_ATOMIC (fio's atomic=1)
 };
 
 // Every engine, in the order `--help` and a worker's handshake list them.

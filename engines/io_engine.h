@@ -51,7 +51,12 @@ struct EngineOptions {
   bool fixedbufs = false;      // io_uring: registered buffers
   bool registerfiles = false;  // io_uring: registered files
   bool sqthread_poll = false;  // io_uring: kernel submission thread
+  bool atomic_writes = false;  // writes carry RWF_ATOMIC (engines whose catalog entry says so)
 };
+
+// RWF_ATOMIC (Linux 6.11, include/uapi/linux/fs.h): a write is stored whole or not at all.
+// Debian 12's headers predate it.
+inline constexpr int kRwfAtomic = 0x00000040;
 
 enum class SubmitResult { kCompleted, kQueued };
 

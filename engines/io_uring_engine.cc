@@ -142,6 +142,7 @@ class IoUringEngine final : public PosixFileEngine {
       case IoOp::kWrite:
         if (fixed_buffer) io_uring_prep_write_fixed(sqe, fd, request->buffer, static_cast<unsigned>(request->length), request->offset, request->buffer_index);
         else io_uring_prep_write(sqe, fd, request->buffer, static_cast<unsigned>(request->length), request->offset);
+        if (options_.atomic_writes) sqe->rw_flags = kRwfAtomic;  // fio's atomic=1
         break;
       case IoOp::kFsync:
       case IoOp::kFdatasync:

@@ -17,7 +17,7 @@ namespace {
 
 class LibaioEngine final : public PosixFileEngine {
  public:
-  explicit LibaioEngine(uint32_t iodepth) : iocbs_(iodepth), events_(iodepth) {
+  LibaioEngine(uint32_t iodepth, bool atomic_writes) : iocbs_(iodepth), events_(iodepth), atomic_writes_(atomic_writes) {
     pending_.reserve(iodepth);
   }
   ~LibaioEngine() override {
@@ -41,6 +41,7 @@ class LibaioEngine final : public PosixFileEngine {
       io_prep_pread(cb, request->file, request->buffer, request->length, static_cast<long long>(request->offset));
     } else {
       io_prep_pwrite(cb, request->file, request->buffer, request->length, static_cast<long long>(request->offset));
+      if (atomic_writes_) cb->aio_rw_flags = kRwfAtomic;  // fio's atomic=1
     }
     cb->data = request;
     pending_.push_back(cb);
@@ -93,6 +94,7 @@ class LibaioEngine final : public PosixFileEngine {
  private:
   io_context_t context_ = nullptr;
   std::vector<struct iocb> iocbs_;  // one per core slot (IoRequest::tag)
+  const bool atomic_writes_;
   std::vector<struct iocb*> pending_;
   std::vector<struct io_event> events_;
   std::vector<IoRequest*> failed_;
@@ -101,7 +103,7 @@ class LibaioEngine final : public PosixFileEngine {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<IoEngine>> MakeLibaioEngine(const EngineOptions& options) {
-  auto engine = std::make_unique<LibaioEngine>(options.iodepth);
+  auto engine = std::make_unique<LibaioEngine>(options.iodepth, options.atomic_writes);
   if (absl::Status s = engine->Init(); !s.ok()) return s;
   return std::unique_ptr<IoEngine>(std::move(engine));
 }

@@ -349,7 +349,9 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
     if (const size_t names = JobFileNames(job).size(); names > 1) job.set_nrfiles(static_cast<uint32_t>(names));
     if (job.size() == 0 && job.filesize() > 0) job.set_size(job.filesize() * std::max(1u, job.nrfiles()));
     // fio: no size= for named files (filename=/dev/sdb) takes their size, as size=100% does.
-    if (job.size() == 0 && job.size_percent() == 0 && !job.filename().empty() && !job.has_metadata()) job.set_size_percent(100);
+    if (job.size() == 0 && job.size_percent() == 0 && !job.filename().empty() && !job.has_metadata() && !job.fill_device()) {
+      job.set_size_percent(100);
+    }
     if (!job.nfs_url().empty()) {
       // fio's nfs engine opens directory/filename inside the export nfs_url names.
       auto url = ParseNfsUrl(job.nfs_url());  // checked where the option was read

@@ -383,7 +383,34 @@ TEST(FioJobFile, RwModifiersPercentSizesAndCompression) {
   auto no_file = ParseFioJobText("[a]\nsize=50%\ndirectory=/tmp\n", "m.fio");
   ASSERT_TRUE(no_file.ok());
   EXPECT_THAT(std::string(ValidateRunSpec(*no_file).message()), HasSubstr("size=N% needs filename="));
-  EXPECT_THAT(std::string(ParseFioJobText("[a]\nverify=sha512\n", "m.fio").status().message()), HasSubstr("use crc32c or md5"));
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nverify=sha513\n", "m.fio").status().message()), HasSubstr("sha512"));
+  // fio's verify kinds and pattern options, resolved.
+  auto kinds = ParseFioJobText(
+      "[global]\nrw=write\nbs=64k\nsize=1m\n[m]\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n"
+      "[p]\nverify_pattern=\"ab\"%o\n[n]\nverify=pattern\nverify_pattern=7\n[c]\nverify=crc64\nverify_write_sequence=0\n"
+      "[b]\nbuffer_pattern=0xdeadbeef\n",
+      "k.fio");
+  ASSERT_TRUE(kinds.ok()) << kinds.status();
+  EXPECT_EQ(kinds->jobs(0).verify(), v1::JobSpec::VERIFY_META);
+  EXPECT_EQ(kinds->jobs(0).verify_pattern().bytes(), "\xaa\x55\x5a\xa5");
+  EXPECT_EQ(kinds->jobs(0).verify_interval(), 512u);
+  EXPECT_EQ(kinds->jobs(1).verify(), v1::JobSpec::VERIFY_PATTERN);  // fio: a pattern alone is verified after a header
+  EXPECT_EQ(kinds->jobs(1).verify_pattern().block_offset_at(0), 2u);
+  EXPECT_EQ(kinds->jobs(2).verify(), v1::JobSpec::VERIFY_PATTERN_NO_HEADER);
+  EXPECT_EQ(kinds->jobs(3).verify(), v1::JobSpec::VERIFY_CRC64);
+  EXPECT_TRUE(kinds->jobs(3).verify_any_sequence());
+  EXPECT_EQ(kinds->jobs(4).buffer_pattern().bytes(), "\xde\xad\xbe\xef");
+  EXPECT_EQ(kinds->jobs(4).verify(), v1::JobSpec::VERIFY_NONE);
+  for (const auto& [text, error] : std::vector<std::pair<std::string, std::string>>{
+           {"verify=pattern\n", "verify=pattern needs verify_pattern="},
+           {"verify=md5\nverify_interval=64\n", "verify_interval must be at least 128 bytes"},
+           {"verify=md5\nverify_interval=3000\n", "verify_interval (3000) must divide the block size (4096)"},
+           {"verify_interval=512\n", "have no effect without verify="},
+           {"buffer_pattern=%o\n", "%o (the block's offset) is for verify_pattern only"},
+       }) {
+    auto parsed = ParseFioJobText("[a]\nrw=write\nsize=1m\n" + text, "e.fio");
+    EXPECT_THAT(std::string(parsed.ok() ? ValidateRunSpec(*parsed).message() : parsed.status().message()), HasSubstr(error)) << text;
+  }
 }
 
 // fio's third part of rate/rate_iops/bssplit is for trims, which iofleet never issues: a job

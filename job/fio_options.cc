@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "common/units.h"
 #include "job/block_sizes.h"
+#include "job/data_pattern.h"
 #include "job/file_names.h"
 #include "job/run_limits.h"
 
@@ -631,13 +632,35 @@ const std::vector<FioOption>& FioOptions() {
                                                                {"all", JobSpec::EXIT_ALL}})},
       {"number_ios", true, SizeOption(&JobSpec::set_number_ios, UINT64_MAX)},
       {"group_reporting", false, BoolOption(&JobSpec::set_group_reporting)},
-      {"verify", true, [](absl::string_view v, JobSpec* j) {
-         if (v == "crc32c" || v == "crc32c-intel") j->set_verify(v1::JobSpec::VERIFY_CRC32C);
-         else if (v == "md5") j->set_verify(v1::JobSpec::VERIFY_MD5);
-         else if (v == "0" || v == "null") j->set_verify(v1::JobSpec::VERIFY_NONE);
-         else return absl::InvalidArgumentError(absl::StrCat("verify='", v, "' is not implemented; use crc32c or md5"));
+      {"verify", true, NamedOption(&JobSpec::set_verify, {{"0", JobSpec::VERIFY_NONE}, {"null", JobSpec::VERIFY_NONE},
+                                                          {"md5", JobSpec::VERIFY_MD5}, {"crc64", JobSpec::VERIFY_CRC64},
+                                                          {"crc32c", JobSpec::VERIFY_CRC32C}, {"crc32c-intel", JobSpec::VERIFY_CRC32C},
+                                                          {"crc32", JobSpec::VERIFY_CRC32}, {"crc16", JobSpec::VERIFY_CRC16},
+                                                          {"crc7", JobSpec::VERIFY_CRC7}, {"sha1", JobSpec::VERIFY_SHA1},
+                                                          {"sha256", JobSpec::VERIFY_SHA256}, {"sha512", JobSpec::VERIFY_SHA512},
+                                                          {"sha3-224", JobSpec::VERIFY_SHA3_224}, {"sha3-256", JobSpec::VERIFY_SHA3_256},
+                                                          {"sha3-384", JobSpec::VERIFY_SHA3_384}, {"sha3-512", JobSpec::VERIFY_SHA3_512},
+                                                          {"xxhash", JobSpec::VERIFY_XXHASH}, {"meta", JobSpec::VERIFY_META},
+                                                          {"pattern", JobSpec::VERIFY_PATTERN_NO_HEADER}})},
+      // fio: a pattern without verify= is verified as a pattern after the header.
+      {"verify_pattern", true, [](absl::string_view v, JobSpec* j) {
+         auto pattern = ParseDataPattern(v, /*block_offsets=*/true);
+         if (!pattern.ok()) return pattern.status();
+         *j->mutable_verify_pattern() = *std::move(pattern);
+         if (j->verify() == JobSpec::VERIFY_NONE) j->set_verify(JobSpec::VERIFY_PATTERN);
          return absl::OkStatus();
        }},
+      {"buffer_pattern", true, [](absl::string_view v, JobSpec* j) {
+         auto pattern = ParseDataPattern(v, /*block_offsets=*/false);
+         if (!pattern.ok()) return pattern.status();
+         *j->mutable_buffer_pattern() = *std::move(pattern);
+         return absl::OkStatus();
+       }},
+      {"verify_interval", true, SizeOption(&JobSpec::set_verify_interval, 1u << 30)},
+      {"atomic", false, BoolOption(&JobSpec::set_atomic)},
+      {"fill_device", false, BoolOption(&JobSpec::set_fill_device)},
+      {"create_serialize", false, BoolOption(&JobSpec::set_create_in_parallel, /*negated=*/true)},
+      {"verify_write_sequence", false, BoolOption(&JobSpec::set_verify_any_sequence, /*negated=*/true)},
       {"do_verify", false, BoolOption(&JobSpec::set_do_verify)},
       {"verify_across_workers", false, BoolOption(&JobSpec::set_verify_across_workers)},
       {"buffer_compress_percentage", true, UintOption(&JobSpec::set_buffer_compress_percentage, 0, 100)},

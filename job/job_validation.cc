@@ -4,11 +4,13 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
 #include "common/printable.h"
 #include "engines/engine_catalog.h"
 #include "job/block_sizes.h"
+#include "job/data_pattern.h"
 #include "job/file_names.h"
 #include "job/mdtest_tree.h"
 #include "job/run_limits.h"
@@ -99,6 +101,40 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
     return bad("no items (-n or -I)");
   }
   if (phase.depth() > 0 && phase.branch() == 0) return bad("a tree deeper than 0 (-z) needs a branching factor (-b) of at least 1");
+  return absl::OkStatus();
+}
+
+// verify= and the options that shape verified data.
+absl::Status ValidateVerify(const v1::JobSpec& job) {
+  for (const auto& [option, pattern] : {std::pair{"verify_pattern", &job.verify_pattern()}, std::pair{"buffer_pattern", &job.buffer_pattern()}}) {
+    if (pattern == &job.verify_pattern() ? !job.has_verify_pattern() : !job.has_buffer_pattern()) continue;
+    if (absl::Status s = CheckDataPattern(*pattern); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(option, ": ", s.message()));
+  }
+  if (job.buffer_pattern().block_offset_at_size() > 0) return absl::InvalidArgumentError("buffer_pattern: %o is for verify_pattern only");
+  const v1::JobSpec::Verify kind = job.verify();
+  if (kind == v1::JobSpec::VERIFY_NONE) {
+    if (job.verify_interval() > 0 || job.verify_any_sequence()) {
+      return absl::InvalidArgumentError("verify_interval and verify_write_sequence have no effect without verify=");
+    }
+    return absl::OkStatus();
+  }
+  if ((kind == v1::JobSpec::VERIFY_PATTERN || kind == v1::JobSpec::VERIFY_PATTERN_NO_HEADER) && !job.has_verify_pattern()) {
+    return absl::InvalidArgumentError("verify=pattern needs verify_pattern= (the pattern to check)");
+  }
+  // Each unit (a block, or verify_interval bytes of it) carries an 80-byte header.
+  const uint64_t unit = job.verify_interval() > 0 ? job.verify_interval() : MinBlockSize(job);
+  if (kind != v1::JobSpec::VERIFY_PATTERN_NO_HEADER && unit < 128) {
+    return absl::InvalidArgumentError(job.verify_interval() > 0
+                                          ? "verify_interval must be at least 128 bytes (each interval carries an 80-byte header)"
+                                          : "verify needs blocks of at least 128 bytes (each carries an 80-byte header)");
+  }
+  if (job.verify_interval() > 0) {
+    for (const uint64_t bs : {MinBlockSize(job), MaxBlockSize(job)}) {
+      if (bs % job.verify_interval() != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("verify_interval (", job.verify_interval(), ") must divide the block size (", bs, ")"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -320,8 +356,14 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.size_percent() > 0 && job.filename().empty()) {
     return bad("size=N% needs filename= naming existing files (the percentage is of their size)");
   }
-  if (job.size() == 0 && job.size_percent() == 0) return bad("size is not set (how many bytes each job thread works on)");
-  if (job.size_percent() == 0 && MaxBlockSize(job) > job.size()) {
+  if (job.fill_device()) {
+    if (NeedsExistingData(job.rw()) || !WritesData(job.rw())) {
+      return bad("fill_device is for jobs that only write: a job that reads needs the data first (fill the file system in a write job before it, as fio's surface-scan.fio does)");
+    }
+    if (job.size_percent() > 0) return bad("fill_device sizes the job from the free space: drop size=N%");
+  }
+  if (job.size() == 0 && job.size_percent() == 0 && !job.fill_device()) return bad("size is not set (how many bytes each job thread works on)");
+  if (job.size_percent() == 0 && job.size() > 0 && MaxBlockSize(job) > job.size()) {
     return bad(absl::StrCat("bs (", MaxBlockSize(job), ") is larger than size (", job.size(), ")"));
   }
   if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
@@ -329,12 +371,10 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     return bad("verify_across_workers_delay has no effect without verify_across_workers=1");
   }
   if (job.verify_across_workers() && job.verify() == v1::JobSpec::VERIFY_NONE) {
-    return bad("verify_across_workers needs verify=crc32c or verify=md5");
+    return bad("verify_across_workers needs verify= (a checksum, meta or pattern)");
   }
-  if (job.verify() != v1::JobSpec::VERIFY_NONE && MinBlockSize(job) < 128) {
-    return bad("verify needs blocks of at least 128 bytes (each carries an 80-byte header)");
-  }
-  if (job.nrfiles() > 1 && job.size_percent() == 0 && FileSize(job) < MaxBlockSize(job)) {
+  if (absl::Status s = ValidateVerify(job); !s.ok()) return bad(s.message());
+  if (job.nrfiles() > 1 && job.size_percent() == 0 && job.size() > 0 && FileSize(job) < MaxBlockSize(job)) {
     return bad(absl::StrCat("each of the ", job.nrfiles(), " files would hold ", FileSize(job), " bytes, less than one block"));
   }
   if (job.io_size() > 0 && job.io_size() < MinBlockSize(job)) return bad("io_size is smaller than one block");
@@ -374,6 +414,13 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.io_submit_offload() && (*engine)->synchronous) {
     return bad(absl::StrCat("io_submit_mode=offload needs an engine that queues (libaio, io_uring, nfs); ioengine=", job.ioengine(),
                             " completes each IO before the next is sent"));
+  }
+  if (job.atomic() && !(*engine)->atomic_writes) {
+    std::vector<std::string> able;
+    for (const EngineTraits& e : EngineCatalog()) {
+      if (e.atomic_writes) able.push_back(e.name);
+    }
+    return bad(absl::StrCat("atomic=1 needs an engine that sends RWF_ATOMIC (", absl::StrJoin(able, ", "), "); ioengine=", job.ioengine(), " has no way to"));
   }
   if (job.hipri() && job.ioengine() == "io_uring" && !job.direct()) {
     return bad("hipri=1 with io_uring polls for completions, which needs direct=1");

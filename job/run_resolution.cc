@@ -33,7 +33,7 @@ absl::Status AddCrossWorkerVerifyJobs(v1::RunSpec* spec) {
     const std::string where = absl::StrCat(job.location().file(), ":", job.location().line(), ": job '", job.name(),
                                            "': verify_across_workers ");
     auto bad = [&](absl::string_view why) { return absl::InvalidArgumentError(absl::StrCat(where, why)); };
-    if (job.verify() == v1::JobSpec::VERIFY_NONE) return bad("needs verify=crc32c or verify=md5");
+    if (job.verify() == v1::JobSpec::VERIFY_NONE) return bad("needs verify= (a checksum, meta or pattern)");
     if (job.rw() != v1::SEQ_WRITE && job.rw() != v1::RAND_WRITE) {
       return bad(absl::StrCat("needs rw=write or rw=randwrite (not ", ReadWriteName(job.rw()), ")"));
     }

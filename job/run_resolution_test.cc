@@ -39,7 +39,7 @@ TEST(ResolveRunSpec, VerifyAcrossWorkersAddsAStonewalledReadBackOfTheSameFiles) 
   EXPECT_EQ(spec.jobs(2).name(), "next");
 
   const std::vector<std::pair<std::string, std::string>> refused = {
-      {"rw=randwrite\nbs=4k\n", "x.fio:1: job 'w': verify_across_workers needs verify=crc32c or verify=md5"},
+      {"rw=randwrite\nbs=4k\n", "x.fio:1: job 'w': verify_across_workers needs verify= (a checksum, meta or pattern)"},
       {"rw=randrw\nbs=4k\nverify=crc32c\n", "needs rw=write or rw=randwrite (not randrw)"},
       {"rw=write\nbs=4k\nverify=crc32c\nfilename=shared\n", "needs one file per worker (remove filename=)"},
       {"rw=write\nbs=4k\nverify=crc32c\ntime_based\nruntime=5s\n", "needs every block of the file written once"},
@@ -52,7 +52,7 @@ TEST(ResolveRunSpec, VerifyAcrossWorkersAddsAStonewalledReadBackOfTheSameFiles) 
   }
   // A read job with it reads the next worker's files; it needs a verify kind.
   auto reader = ResolveLocal("[w]\ndirectory=/tmp\nrw=read\nsize=1m\nverify_across_workers=1\n");
-  EXPECT_THAT(std::string(reader.status().message()), HasSubstr("verify_across_workers needs verify=crc32c or verify=md5"));
+  EXPECT_THAT(std::string(reader.status().message()), HasSubstr("verify_across_workers needs verify= (a checksum, meta or pattern)"));
 }
 
 // --directory places the jobs that name no place; locally the rest share one temporary

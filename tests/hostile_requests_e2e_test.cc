@@ -192,7 +192,24 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
       {"filename-empty-entry", [](v1::JobSpec* j) { j->set_filename("f1:f2::f3"); }, "empty name"},
       {"percentile-nan", [](v1::JobSpec* j) { j->add_percentile_list(NAN); }, "percentile"},
       {"rw-unknown", [](v1::JobSpec* j) { j->set_rw(static_cast<v1::ReadWrite>(42)); }, "unknown rw value 42"},
-      {"verify-unknown", [](v1::JobSpec* j) { j->set_verify(static_cast<v1::JobSpec::Verify>(9)); }, "unknown verify value"},
+      {"verify-unknown", [](v1::JobSpec* j) { j->set_verify(static_cast<v1::JobSpec::Verify>(99)); }, "unknown verify value"},
+      // Patterns and intervals: a pattern the size of a message, a %o past its end, a
+      // one-byte verify unit (a header per byte), RWF_ATOMIC on an engine that cannot send it,
+      // fill_device on a job that reads.
+      {"pattern-huge", [](v1::JobSpec* j) { j->mutable_verify_pattern()->set_bytes(std::string(1 << 20, 'x')); }, "verify_pattern: the pattern is longer than 512 bytes"},
+      {"pattern-offset-past-end", [](v1::JobSpec* j) {
+         j->mutable_verify_pattern()->set_bytes("abcdefgh");
+         j->mutable_verify_pattern()->add_block_offset_at(4000000000u);
+       }, "a %o of the pattern lies past its end"},
+      {"verify-interval-1", [](v1::JobSpec* j) {
+         j->set_verify(v1::JobSpec::VERIFY_CRC32C);
+         j->set_verify_interval(1);
+       }, "verify_interval must be at least 128 bytes"},
+      {"atomic-psync", [](v1::JobSpec* j) { j->set_atomic(true); }, "atomic=1 needs an engine that sends RWF_ATOMIC"},
+      {"fill-device-read", [](v1::JobSpec* j) {
+         j->set_fill_device(true);
+         j->set_rw(v1::SEQ_READ);
+       }, "fill_device is for jobs that only write"},
       // zonemode=zbd: a zone table the size of the file over 512-byte zones; fractions that
       // would make 1/f overflow; a mode no version defines.
       {"zones-billions", [](v1::JobSpec* j) {

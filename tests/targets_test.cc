@@ -12,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -197,6 +198,98 @@ TEST(TargetErrors, NoSpaceLeftMidRun) {
     // The job is over on the worker too: no orphan load.
     EXPECT_LT(::iofleet::testing::BytesMovedDuring(worker.process().pid(), std::chrono::seconds(1)),
               ::iofleet::testing::kIdleBytesPerSecond);
+  }
+}
+
+// The report of a run, read from its iofleet-json output.
+v1::RunReport ReportOf(const std::string& json) {
+  v1::RunReport report;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok()) << json;
+  return report;
+}
+
+uint64_t BytesOf(const v1::RunReport& report, int job, const std::string& direction) {
+  for (const auto& d : report.jobs(job).directions()) {
+    if (d.direction() == direction) return d.bytes();
+  }
+  return 0;
+}
+
+// fio's surface-scan.fio, unchanged: fill_device writes 64 KiB blocks of 512-byte intervals
+// (verify=meta, verify_pattern=0xaa555aa5) until the file system is full, then a read job
+// checks every interval. On a 9 MiB tmpfs with 1 MiB taken, the writes meet ENOSPC after 8 MiB,
+// which ends the write job without an error; the read job verifies all 8 MiB. A byte changed
+// afterwards is found by the next verifying read.
+TEST(FioExamplesOnTargets, SurfaceScanFillsTheFileSystemThenVerifiesIt) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  const std::string dir = TempDir() + "/surface";
+  SmallTmpfs tiny(dir, "size=9m");
+  ASSERT_TRUE(tiny.mounted());
+  std::ofstream(dir + "/taken", std::ios::binary) << std::string(1 << 20, 'x');
+  TestWorker worker("surface-worker", {"--allow-root", dir});
+  const std::string json = TempDir() + "/surface.json";
+  TestProcess run({Runfile("controller/iofleet"), "run", Runfile("tests/fio_examples/surface-scan.fio"), "--directory", dir, "--hosts",
+                   worker.address(), "--output-format", "iofleet-json", "--output", json},
+                  TempDir() + "/surface.run");
+  ASSERT_EQ(run.Wait(std::chrono::seconds(120)).value_or(-1), 0) << run.Stderr();
+  const v1::RunReport report = ReportOf(json);
+  EXPECT_EQ(BytesOf(report, 0, "write"), 8u << 20);
+  EXPECT_EQ(BytesOf(report, 1, "read"), 8u << 20);
+  struct stat st;
+  ASSERT_EQ(::stat((dir + "/datafile.tmp").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 8 << 20);
+  ASSERT_EQ(report.jobs(0).workers_size(), 1);
+  EXPECT_THAT(report.jobs(0).workers(0).notes(),
+              ::testing::Contains(absl::StrCat("fill_device: ", dir, "/datafile.tmp filled its file system at offset ", 8 << 20)));
+
+  // One byte of interval 7 of block 100 flipped: the verify phase names that interval.
+  {
+    std::fstream f(dir + "/datafile.tmp", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100 * 65536 + 7 * 512 + 200);
+    f.put('\x01');
+  }
+  const std::string verify_only = TempDir() + "/surface-verify.fio";
+  std::ofstream(verify_only) << "[verify-phase]\nbs=64k\ndirect=1\nioengine=sync\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n"
+                                "filename=datafile.tmp\nrw=read\ndo_verify=1\n";
+  TestProcess check({Runfile("controller/iofleet"), "run", verify_only, "--directory", dir, "--hosts", worker.address()},
+                    TempDir() + "/surface-verify.run");
+  EXPECT_EQ(check.Wait(std::chrono::seconds(60)).value_or(-1), 1);
+  EXPECT_NE(check.Stderr().find(absl::StrCat("verify (meta) of 512 bytes at offset ", 100 * 65536 + 7 * 512)), std::string::npos)
+      << check.Stderr();
+  EXPECT_NE(check.Stderr().find("the pattern has"), std::string::npos) << check.Stderr();
+}
+
+// fio's atomic-verify.fio, shrunk (4 jobs, 8 MiB): writes with RWF_ATOMIC and crc64 headers
+// from several jobs into one file, read back in any write order (verify_write_sequence=0). XFS
+// (software atomic writes, Linux 6.16) takes them; ext4 on a device without atomic write
+// support refuses RWF_ATOMIC, and the error says so.
+TEST(FioExamplesOnTargets, AtomicVerifyOnXfsAndRefusedOnExt4) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting loop devices needs root";
+  const std::string example = ReadFile(Runfile("tests/fio_examples/atomic-verify.fio"));
+  ASSERT_NE(example.find("filename=/dev/XXX"), std::string::npos);
+  ASSERT_NE(example.find("numjobs=10"), std::string::npos);
+  for (const std::string kind : {"xfs", "ext4"}) {
+    MountedTarget target(kind, TempDir() + "/atomic-" + kind);
+    if (!target.error().empty()) GTEST_SKIP() << target.error();
+    TestWorker worker("atomic-" + kind, {"--allow-root", target.path()});
+    const std::string json = TempDir() + "/atomic-" + kind + ".json";
+    const std::string job = TempDir() + "/atomic-" + kind + ".fio";
+    std::ofstream(job) << absl::StrReplaceAll(example, {{"filename=/dev/XXX", "filename=atomic.dat\nsize=8m"}, {"numjobs=10", "numjobs=4"}});
+    TestProcess run({Runfile("controller/iofleet"), "run", job, "--directory", target.path(), "--hosts", worker.address(),
+                     "--output-format", "iofleet-json", "--output", json},
+                    job + ".run");
+    const int exit_code = run.Wait(std::chrono::seconds(120)).value_or(-1);
+    if (kind == "xfs") {
+      ASSERT_EQ(exit_code, 0) << run.Stderr();
+      const v1::RunReport report = ReportOf(json);
+      EXPECT_EQ(BytesOf(report, 0, "write"), 4u * (8u << 20));
+      // do_verify (fio's default): every job reads back what it wrote.
+      EXPECT_EQ(BytesOf(report, 0, "read"), BytesOf(report, 0, "write"));
+    } else {
+      EXPECT_EQ(exit_code, 1);
+      EXPECT_NE(run.Stderr().find("with RWF_ATOMIC (atomic=1): the kernel cannot write this block untorn here"), std::string::npos)
+          << run.Stderr();
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,16 @@ namespace iofleet {
 namespace {
 
 bool JobReads(const v1::JobSpec& job) { return NeedsExistingData(job.rw()); }
+
+// A file of a job to lay out, and how that went.
+struct PendingFile {
+  std::string path;
+  FileSystem* fs = nullptr;
+  absl::StatusOr<bool> changed = false;
+};
+
+// create_serialize=0: files laid out at once, at most this many at a time.
+constexpr size_t kParallelLayouts = 64;
 
 }  // namespace
 
@@ -112,6 +123,28 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       job.set_filesize(share);
       job.set_size(share * std::max(1u, job.nrfiles()));
     }
+    if (job.fill_device() && job.size() == 0) {
+      // fio's fill_device: write until the file system is full. Every file may grow to the file
+      // system's size, so ENOSPC is what ends the writes, as in fio (root fills the blocks
+      // reserved for it too); a block device ends at its size.
+      std::string first = shared_names.empty() ? "" : shared_names[0];
+      if (first.empty()) {
+        auto generated = GeneratedFileName(job.filename_format(), GeneratedFile{.job_name = job.name(), .worker = request.worker_index()});
+        if (!generated.ok()) return in_job(generated.status());
+        first = *generated;
+      }
+      auto path = path_of(first);
+      if (!path.ok()) return in_job(path.status());
+      auto space = fs_of(*path).WritableSpace(*path);
+      if (!space.ok()) return in_job(space.status());
+      const uint64_t unit = std::max<uint64_t>(1, MaxBlockSize(job));
+      const uint64_t share = (*space - std::min(*space, job.offset())) / unit * unit;
+      if (share < unit) {
+        return in_job(absl::ResourceExhaustedError(absl::StrCat("fill_device: where ", *path, " lives, ", *space, " bytes are less than one block past offset=")));
+      }
+      job.set_filesize(share);
+      job.set_size(share * nrfiles);
+    }
     const uint64_t file_size = job.offset() + FileSize(job);
     // Write jobs get data only when asked to overwrite; reads always need it.
     const bool fill = JobReads(job) || job.overwrite();
@@ -121,6 +154,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     const uint32_t file_worker =
         peer_files ? (request.worker_index() + 1) % std::max(1u, request.worker_count()) : request.worker_index();
     const std::string& file_job = peer_files && !job.files_of_job().empty() ? job.files_of_job() : job.name();
+    std::vector<PendingFile> pending;
     for (uint32_t jobnum = 0; jobnum < job.numjobs(); ++jobnum) {
       auto& thread_paths = job_paths.emplace_back();
       for (uint32_t filenum = 0; filenum < nrfiles; ++filenum) {
@@ -150,16 +184,37 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
           }
           continue;
         }
-        auto changed = fs_of(*path).EnsureFile(*path, file_size, fill, job.direct(), cancelled, job.fallocate());
-        if (!changed.ok()) return in_job(changed.status());
-        if (job.invalidate()) {
-          if (absl::Status dropped = fs_of(*path).DropCachedPages(*path); !dropped.ok()) return in_job(dropped);
-        }
-        v1::PreparedFile* file = layout.response.add_files();
-        file->set_path(*path);
-        file->set_size(file_size);
-        file->set_laid_out(*changed);
+        // fio's fill_device: the job's writes fill the file system; nothing is laid out first.
+        if (job.fill_device()) continue;
+        pending.push_back(PendingFile{.path = *path, .fs = &fs_of(*path)});
       }
+    }
+    // fio's create_serialize=0: the job's files are laid out at once, one thread each (at most
+    // kParallelLayouts at a time); by default one after another, as fio.
+    auto lay_out = [&](PendingFile& f) {
+      f.changed = f.fs->EnsureFile(f.path, file_size, fill, job.direct(), cancelled, job.fallocate());
+      if (f.changed.ok() && job.invalidate()) {
+        if (absl::Status dropped = f.fs->DropCachedPages(f.path); !dropped.ok()) f.changed = dropped;
+      }
+    };
+    if (job.create_in_parallel() && pending.size() > 1) {
+      for (size_t first = 0; first < pending.size(); first += kParallelLayouts) {
+        std::vector<std::thread> threads;
+        for (size_t i = first; i < std::min(pending.size(), first + kParallelLayouts); ++i) threads.emplace_back(lay_out, std::ref(pending[i]));
+        for (std::thread& t : threads) t.join();
+      }
+    } else {
+      for (PendingFile& f : pending) {
+        lay_out(f);
+        if (!f.changed.ok()) break;
+      }
+    }
+    for (const PendingFile& f : pending) {
+      if (!f.changed.ok()) return in_job(f.changed.status());
+      v1::PreparedFile* file = layout.response.add_files();
+      file->set_path(f.path);
+      file->set_size(file_size);
+      file->set_laid_out(*f.changed);
     }
   }
   return layout;

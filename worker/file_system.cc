@@ -6,6 +6,7 @@
 #include <nfsc/libnfs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -117,6 +118,25 @@ class PosixFileSystem final : public FileSystem {
     }
     ::closedir(d);
     return n;
+  }
+
+  absl::StatusOr<uint64_t> WritableSpace(const std::string& path) override {
+    if (const int fd = OpenConfined(path, O_RDONLY); fd >= 0) {
+      struct stat st;
+      uint64_t device_size = 0;
+      const bool device = ::fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && ::ioctl(fd, BLKGETSIZE64, &device_size) == 0;
+      ::close(fd);
+      if (device) return device_size;
+    }
+    const std::string directory = path.substr(0, std::max<size_t>(path.rfind('/'), 1));
+    const int fd = OpenConfined(directory, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) return ConfinedPathError(fd, "open", directory);
+    struct statvfs vfs;
+    const int rc = ::fstatvfs(fd, &vfs);
+    const int error = errno;
+    ::close(fd);
+    if (rc != 0) return ErrnoStatus(error, absl::StrCat("free space of ", directory));
+    return static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
   }
 
   absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
@@ -258,6 +278,10 @@ class NfsFileSystem final : public FileSystem {
   }
   int ReadFile(const std::string& path, absl::Span<char> buffer) override {
     return Call(path, [&](NfsTree& t, const std::string& p) { return t.ReadFile(p, buffer); });
+  }
+
+  absl::StatusOr<uint64_t> WritableSpace(const std::string& path) override {
+    return absl::UnimplementedError(absl::StrCat("fill_device on ", path, ": iofleet's NFS client does not ask the server for free space"));
   }
 
   int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths, size_t max_paths) override {

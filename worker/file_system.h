@@ -48,6 +48,9 @@ class FileSystem {
   virtual absl::StatusOr<bool> EnsureFile(const std::string& path, uint64_t size, bool fill, bool direct,
                                           const std::function<bool()>& cancelled = nullptr,
                                           v1::JobSpec::Fallocate allocation = v1::JobSpec::FALLOCATE_NATIVE) = 0;
+  // fio's fill_device: the most a job could write to `path` — the size of the file system that
+  // holds it (writes end at ENOSPC before that), or a block device's size.
+  virtual absl::StatusOr<uint64_t> WritableSpace(const std::string& path) = 0;
   // fio's invalidate=1: drop the file's cached pages on this host.
   virtual absl::Status DropCachedPages(const std::string& path) = 0;
 };

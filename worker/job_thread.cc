@@ -129,9 +129,11 @@ class IoLoop {
   std::optional<LatencyTargetSearch> latency_search_;  // fio latency_target
   bool latency_quiesce_ = false;  // the search lowered the depth or starts its final window
   bool stopping_ = false;
+  const VerifyFormat verify_;
   const bool track_writes_;  // do_verify of a writing job: its writes are read back
   uint64_t generation_ = 0;  // the write pass, written into verify headers
   bool verifying_ = false;
+  bool filled_ = false;  // fill_device: a write met ENOSPC
   uint64_t continued_errors_ = 0;
   absl::Status first_continued_error_;
   uint64_t start_ns_ = 0;         // the job's start (after startdelay)
@@ -164,6 +166,7 @@ IoLoop::IoLoop(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* s
       pacer_(job_, seeds_()),
       min_rate_(job_),
       read_back_(plan.paths.size()),
+      verify_(VerifyFormat::Of(job_)),
       track_writes_(work_.writes() && job_.verify() != v1::JobSpec::VERIFY_NONE && job_.do_verify()),
       timed_(!(job_.disable_lat() && job_.disable_clat() && job_.disable_slat()) || pacer_.limited()) {}
 
@@ -178,7 +181,8 @@ absl::Status IoLoop::Setup() {
                                                              .hipri = job_.hipri(),
                                                              .fixedbufs = job_.fixedbufs(),
                                                              .registerfiles = job_.registerfiles(),
-                                                             .sqthread_poll = job_.sqthread_poll()});
+                                                             .sqthread_poll = job_.sqthread_poll(),
+                                                             .atomic_writes = job_.atomic()});
   if (!engine.ok()) return engine.status();
   engine_ = std::move(*engine);
   for (const std::string& path : plan_.paths) {
@@ -217,10 +221,16 @@ bool IoLoop::InvalidateFiles() {
 
 void IoLoop::Fail(const Slot& slot, int error) {
   const IoOp op = slot.request.op;
+  // atomic=1 refused by the kernel: say why rather than leave a bare EINVAL.
+  const std::string atomic_refused =
+      job_.atomic() && op == IoOp::kWrite && (error == EINVAL || error == EOPNOTSUPP)
+          ? " with RWF_ATOMIC (atomic=1): the kernel cannot write this block untorn here (it needs direct=1, a file system and device "
+            "with atomic write support, and a block size and alignment within their limits: statx STATX_WRITE_ATOMIC)"
+          : "";
   const absl::Status failure =
       (op == IoOp::kFsync || op == IoOp::kFdatasync)
           ? ErrnoStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)))
-          : ErrnoStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot)));
+          : ErrnoStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot), atomic_refused));
   // fio's continue_on_error: counted (the stats already have it), reported, not fatal.
   const uint32_t kind = op == IoOp::kRead ? 1 : 2;  // a trim error counts as a write error
   if (job_.continue_on_error() & kind) {
@@ -259,13 +269,22 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
       error = ENODATA;  // end of file before the block was complete
     }
   }
-  if (data && error == 0) {
+  // fio's fill_device: the file system is full; the job is done (a write that got part of its
+  // block in counts those bytes).
+  if (error != 0 && (error == ENOSPC || error == EDQUOT) && r.op == IoOp::kWrite && job_.fill_device()) {
+    error = 0;
+    stopping_ = true;
+    if (!filled_) outcome_.notes.push_back(absl::StrCat("fill_device: ", PathOf(*slot), " filled its file system at offset ", slot->offset + slot->done));
+    filled_ = true;
+  }
+  if (data && error == 0 && slot->done == slot->length) {
     if (r.op == IoOp::kWrite && track_writes_) {
       read_back_.Wrote(slot->file_index, slot->offset, slot->length);
     } else if (r.op == IoOp::kRead && job_.verify() != v1::JobSpec::VERIFY_NONE) {
       // A write job's own read-back expects this pass's generation; a read job takes any.
-      absl::Status checked = CheckBlock(job_.verify(), slot->buffer, slot->length, slot->offset,
-                                        slot->verify_read ? static_cast<int64_t>(generation_) : -1, PathOf(*slot));
+      absl::Status checked = CheckBlock(verify_, slot->buffer, slot->length, slot->offset,
+                                        slot->verify_read && !job_.verify_any_sequence() ? static_cast<int64_t>(generation_) : -1,
+                                        PathOf(*slot));
       if (!checked.ok()) RecordVerifyFailure(checked);
     }
   }
@@ -626,7 +645,7 @@ JobThreadOutcome IoLoop::Run() {
   if (job_.end_fsync() && work_.writes() && outcome_.status.ok()) SyncNow();
   if (flow_) flow_->Leave(flow_issued_, job_.flow());
   outcome_.end = Clock::now();
-  outcome_.notes = engine_->notes();
+  for (const std::string& note : engine_->notes()) outcome_.notes.push_back(note);
   if (latency_search_) outcome_.notes.push_back(latency_search_->Describe());
   for (const File& f : files_) {
     if (absl::Status closed = engine_->Close(f.handle); !closed.ok() && outcome_.status.ok()) outcome_.status = closed;

@@ -16,10 +16,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job/fio_job_file.h"
 #include "worker/work_generator.h"
 #include "job/block_sizes.h"
+#include "job/data_pattern.h"
 #include "worker/block_verify.h"
 #include "worker/job_thread_test_util.h"
 
@@ -425,6 +427,43 @@ TEST(FioOptions, VerifyReadsBackWhatWasWrittenAndFindsTheCorruptBlock) {
     EXPECT_LT(fatal.reads, 256u);  // stopped at the bad block
     EXPECT_FALSE(fatal.outcome.status.ok());
   }
+}
+
+// surface-scan.fio's verify: verify=meta, verify_pattern=0xaa555aa5, verify_interval=512 on
+// 64 KiB writes, then a read job that checks every interval: a wrong byte in one interval's
+// pattern is found, and named by that interval's offset.
+TEST(FioOptions, MetaVerifyWithPatternAndIntervalChecksEveryInterval) {
+  const std::string path = FilledFile("surface", 1 << 20, 0);
+  auto pattern = ParseDataPattern("0xaa555aa5", true);
+  ASSERT_TRUE(pattern.ok());
+  v1::JobSpec write = Job(v1::SEQ_WRITE, 1 << 20, "sync");
+  SetFixedBlockSize(&write, 64 << 10);
+  write.set_verify(v1::JobSpec::VERIFY_META);
+  *write.mutable_verify_pattern() = *pattern;
+  write.set_verify_interval(512);
+  Ran ran = RunJob(write, path);
+  ASSERT_TRUE(ran.outcome.status.ok()) << ran.outcome.status;
+  EXPECT_EQ(ran.writes, 16u);
+  std::string contents(1 << 20, '\0');
+  int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_EQ(::pread(fd, contents.data(), contents.size(), 0), static_cast<ssize_t>(contents.size()));
+  // The data after each 80-byte header is the pattern, in fio's byte order.
+  EXPECT_EQ(contents.substr(3 * 65536 + 5 * 512 + 80, 4), "\xaa\x55\x5a\xa5");
+  EXPECT_EQ(contents.substr(1000, 4), "\xaa\x55\x5a\xa5");
+
+  v1::JobSpec read = write;
+  read.set_rw(v1::SEQ_READ);
+  read.set_do_verify(true);
+  Ran clean = RunJob(read, path);
+  ASSERT_TRUE(clean.outcome.status.ok()) << clean.outcome.status;
+  EXPECT_EQ(clean.reads, 16u);
+
+  ASSERT_EQ(::pwrite(fd, "\x01", 1, 3 * 65536 + 5 * 512 + 300), 1);
+  ::close(fd);
+  Ran checked = RunJob(read, path);
+  ASSERT_FALSE(checked.outcome.status.ok());
+  EXPECT_THAT(std::string(checked.outcome.status.message()),
+              ::testing::HasSubstr("verify (meta) of 512 bytes at offset 199168 in " + path + ": byte 300 of the block (file offset 199468) is 01, the pattern has aa"));
 }
 
 // fio's offsets for rw=read:-8k (examples/backwards-read.fio) with bs=4k over 64 KiB: block 0,

@@ -5,11 +5,12 @@
 
 #include "common/mix.h"
 #include "job/block_sizes.h"
+#include "job/data_pattern.h"
 
 namespace iofleet {
 
 WriteBufferFiller::WriteBufferFiller(const v1::JobSpec& job, const BlockWriter& writer, uint64_t seed)
-    : job_(job), writer_(writer), rng_(seed), dedupe_rng_(Mix(seed ^ 0xdedeull)) {
+    : job_(job), verify_(VerifyFormat::Of(job)), writer_(writer), rng_(seed), dedupe_rng_(Mix(seed ^ 0xdedeull)) {
   if (job.dedupe_percentage() > 0 && job.dedupe_mode() == v1::JobSpec::DEDUPE_WORKING_SET) {
     // fio: the working set is dedupe_working_set_percentage (default 5) of the file, in blocks
     // of the smallest write size.
@@ -33,6 +34,10 @@ uint64_t WriteBufferFiller::NextDedupeSeed() {
 }
 
 void WriteBufferFiller::Fill(char* buffer, uint64_t length) {
+  if (job_.has_buffer_pattern()) {
+    FillWithPattern(job_.buffer_pattern(), buffer, length, 0);
+    return;
+  }
   if (job_.zero_buffers()) {
     std::memset(buffer, 0, length);
     return;
@@ -57,16 +62,17 @@ void WriteBufferFiller::FillWith(std::mt19937_64& rng, char* buffer, uint64_t le
 }
 
 void WriteBufferFiller::Prepare(char* buffer, uint64_t length, uint64_t offset, uint64_t issue_ns, uint64_t generation) {
-  if (job_.verify() != v1::JobSpec::VERIFY_NONE && length >= kVerifyHeaderSize) {
+  if (verify_.kind != v1::JobSpec::VERIFY_NONE) {
     // The header and checksum make every block self-describing; the sector stamps keep blocks
     // distinct when the data pattern repeats and let a torn block be recognised.
     writer_.generation = generation;
     ++writer_.write_number;
-    if (!job_.zero_buffers()) StampSectors(buffer, length, offset, writer_);
-    SealBlock(job_.verify(), buffer, length, offset, writer_);
+    SealBlock(verify_, buffer, length, offset, writer_);
     return;
   }
-  if (job_.zero_buffers()) return;
+  // buffer_pattern: the buffers hold it from the start and nothing changes them (fio turns
+  // refill, scramble and zero off with it).
+  if (job_.zero_buffers() || job_.has_buffer_pattern()) return;
   if (job_.dedupe_percentage() > 0) {
     // Contents are a function of their seed alone, so a repeated seed is a duplicate block
     // (fio's dedupe; no scrambling, which would make every block unique).

@@ -1,5 +1,6 @@
 // What the bytes of a job thread's writes hold: fio's random (incompressible) data by default,
-// zero_buffers, buffer_compress_percentage/chunk, refill_buffers and scramble_buffers — or,
+// zero_buffers, buffer_compress_percentage/chunk, refill_buffers, scramble_buffers and
+// buffer_pattern — or,
 // with verify=, self-describing blocks (header, checksum and sector stamps; block_verify.h)
 // that a read-back or a later read job can check.
 #ifndef IOFLEET_WORKER_WRITE_BUFFERS_H_
@@ -31,6 +32,7 @@ class WriteBufferFiller {
   uint64_t NextDedupeSeed();
 
   const v1::JobSpec& job_;
+  const VerifyFormat verify_;
   BlockWriter writer_;
   std::mt19937_64 rng_;
   std::mt19937_64 dedupe_rng_;            // draws duplicates and working-set entries
