@@ -1,5 +1,7 @@
 #include "job/fio_job_file.h"
 
+#include <cerrno>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -401,6 +403,15 @@ TEST(FioJobFile, RwModifiersPercentSizesAndCompression) {
   EXPECT_TRUE(kinds->jobs(3).verify_any_sequence());
   EXPECT_EQ(kinds->jobs(4).buffer_pattern().bytes(), "\xde\xad\xbe\xef");
   EXPECT_EQ(kinds->jobs(4).verify(), v1::JobSpec::VERIFY_NONE);
+  // fio HOWTO's ignore_error example: EAGAIN for reads, ENOSPC and 122 (EDQUOT) for writes.
+  auto ignore = ParseFioJobText("[a]\nrw=write\nsize=1m\nignore_error=EAGAIN,ENOSPC:122\noffset_increment=1m\nverify_backlog=16\n", "i.fio");
+  ASSERT_TRUE(ignore.ok()) << ignore.status();
+  EXPECT_THAT(ignore->jobs(0).ignore_read_errors(), ::testing::ElementsAre(EAGAIN));
+  EXPECT_THAT(ignore->jobs(0).ignore_write_errors(), ::testing::ElementsAre(ENOSPC, 122));
+  EXPECT_EQ(ignore->jobs(0).offset_increment(), 1u << 20);
+  EXPECT_EQ(ignore->jobs(0).verify_backlog(), 16u);
+  EXPECT_THAT(std::string(ParseFioJobText("[a]\nignore_error=,ENOSPX\n", "i.fio").status().message()),
+              HasSubstr("'ENOSPX' is not an errno name or number (did you mean ENOSPC?)"));
   for (const auto& [text, error] : std::vector<std::pair<std::string, std::string>>{
            {"verify=pattern\n", "verify=pattern needs verify_pattern="},
            {"verify=md5\nverify_interval=64\n", "verify_interval must be at least 128 bytes"},

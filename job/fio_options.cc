@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -104,6 +105,36 @@ OptionSetter UintOption(void (Message::*set)(uint32_t), uint32_t min, uint32_t m
     SetField(j, set, transform ? transform(n) : n);
     return absl::OkStatus();
   };
+}
+
+// fio's ignore_error=READ,WRITE,VERIFY: each a ':'-separated list of errno names (ENOSPC) or
+// numbers (122); an empty part leaves that kind at fio's default (EIO, EILSEQ).
+absl::Status SetIgnoreError(absl::string_view v, JobSpec* j) {
+  const std::vector<absl::string_view> kinds = absl::StrSplit(v, ',');
+  if (kinds.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than 3 lists (read, write, verify)"));
+  for (size_t kind = 0; kind < kinds.size(); ++kind) {
+    google::protobuf::RepeatedField<int32_t>* list =
+        kind == 0 ? j->mutable_ignore_read_errors() : kind == 1 ? j->mutable_ignore_write_errors() : j->mutable_ignore_verify_errors();
+    list->Clear();
+    for (absl::string_view token : absl::StrSplit(kinds[kind], ':', absl::SkipWhitespace())) {
+      token = absl::StripAsciiWhitespace(token);
+      int32_t number = 0;
+      if (!absl::SimpleAtoi(token, &number)) {
+        std::vector<std::string> names;
+        for (int e = 1; e < kMaxErrno; ++e) {
+          const char* name = strerrorname_np(e);
+          if (name == nullptr) continue;
+          if (token == name) number = e;
+          names.push_back(name);
+        }
+        if (number == 0) return absl::InvalidArgumentError(absl::StrCat("'", token, "' is not an errno name or number", DidYouMean(token, names)));
+      }
+      if (number <= 0 || number >= kMaxErrno) return absl::InvalidArgumentError(absl::StrCat("errno ", number, " is out of range"));
+      if (list->size() >= static_cast<int>(kMaxIgnoredErrors)) return absl::InvalidArgumentError(absl::StrCat("more than ", kMaxIgnoredErrors, " errors in one list"));
+      list->Add(number);
+    }
+  }
+  return absl::OkStatus();
 }
 
 template <typename Message>
@@ -658,6 +689,12 @@ const std::vector<FioOption>& FioOptions() {
        }},
       {"verify_interval", true, SizeOption(&JobSpec::set_verify_interval, 1u << 30)},
       {"atomic", false, BoolOption(&JobSpec::set_atomic)},
+      {"offset_increment", true, SizeOption(&JobSpec::set_offset_increment, UINT64_MAX)},
+      {"verify_backlog", true, UintOption(&JobSpec::set_verify_backlog, 0, kMaxVerifyBacklog)},
+      {"verify_dump", false, BoolOption(&JobSpec::set_verify_dump)},
+      {"verify_async", true, UintOption(&JobSpec::set_verify_async, 0, kMaxVerifyAsyncThreads)},
+      {"error_dump", false, BoolOption(&JobSpec::set_error_dump_off, /*negated=*/true)},
+      {"ignore_error", true, &SetIgnoreError},
       {"fill_device", false, BoolOption(&JobSpec::set_fill_device)},
       {"create_serialize", false, BoolOption(&JobSpec::set_create_in_parallel, /*negated=*/true)},
       {"verify_write_sequence", false, BoolOption(&JobSpec::set_verify_any_sequence, /*negated=*/true)},

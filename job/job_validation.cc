@@ -367,6 +367,18 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
     return bad(absl::StrCat("bs (", MaxBlockSize(job), ") is larger than size (", job.size(), ")"));
   }
   if (job.offset() > UINT64_MAX - job.size()) return bad("offset + size overflows");
+  if (job.offset_increment() > 0 &&
+      (job.offset_increment() > (UINT64_MAX - job.offset() - job.size()) / std::max(1u, job.numjobs()))) {
+    return bad("offset + offset_increment * numjobs + size overflows");
+  }
+  if (job.verify_backlog() > kMaxVerifyBacklog) return bad(absl::StrCat("verify_backlog above ", kMaxVerifyBacklog, " is not supported"));
+  if (job.verify_async() > kMaxVerifyAsyncThreads) return bad(absl::StrCat("verify_async above ", kMaxVerifyAsyncThreads, " threads is not supported"));
+  for (const auto* list : {&job.ignore_read_errors(), &job.ignore_write_errors(), &job.ignore_verify_errors()}) {
+    if (list->size() > static_cast<int>(kMaxIgnoredErrors)) return bad(absl::StrCat("ignore_error: more than ", kMaxIgnoredErrors, " errors in one list"));
+    for (const int32_t e : *list) {
+      if (e <= 0 || e >= kMaxErrno) return bad(absl::StrCat("ignore_error: errno ", e, " is out of range"));
+    }
+  }
   if (job.verify_across_workers_delay_ns() > 0 && !job.verify_across_workers()) {
     return bad("verify_across_workers_delay has no effect without verify_across_workers=1");
   }

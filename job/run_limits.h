@@ -52,6 +52,16 @@ inline constexpr uint32_t kMaxOpenZones = 4096;
 // zonemode=zbd: zones a worker emulates for one file (each is a few bytes of bookkeeping; a
 // 1 MiB zone size over 64 TiB is this many).
 inline constexpr uint64_t kMaxEmulatedZones = uint64_t{1} << 26;
+
+// fio verify_backlog: writes held for read-back between checks (each a few bytes).
+inline constexpr uint32_t kMaxVerifyBacklog = 1u << 24;
+// fio verify_async: checking threads beside each IO thread.
+inline constexpr uint32_t kMaxVerifyAsyncThreads = 64;
+// fio verify_dump: bad blocks a thread writes out (more are counted, not dumped).
+inline constexpr uint32_t kMaxVerifyDumps = 16;
+// fio ignore_error: errnos per list, and the bound on an errno's value.
+inline constexpr uint32_t kMaxIgnoredErrors = 64;
+inline constexpr int kMaxErrno = 4096;
 inline constexpr uint64_t kMaxBlockSize = 1ull << 30;
 inline constexpr size_t kMaxNameLength = 255;   // a file-name component
 inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX

@@ -198,7 +198,7 @@ void ForEachUnit(const VerifyFormat& format, uint64_t length, F&& unit) {
 }
 
 absl::Status CheckUnit(const VerifyFormat& format, const char* unit, uint64_t length, uint64_t offset, int64_t generation,
-                       const std::string& where) {
+                       const BlockWriter* writer, const std::string& where) {
   const uint64_t data_start = format.has_header() ? kVerifyHeaderSize : 0;
   if (format.has_header()) {
     Header header;
@@ -225,9 +225,18 @@ absl::Status CheckUnit(const VerifyFormat& format, const char* unit, uint64_t le
         }
       }
     }
+    if (writer != nullptr && (header.job != writer->job || header.worker != writer->worker || header.thread != writer->thread ||
+                              header.seed != writer->seed)) {
+      return absl::DataLossError(absl::StrCat(where, "found the block ", DescribeWriter(header), ", not by this thread (job ", writer->job,
+                                              ", worker ", writer->worker, ", thread ", writer->thread, "): overwritten by another writer"));
+    }
     if (generation >= 0 && header.generation != static_cast<uint64_t>(generation)) {
       return absl::DataLossError(absl::StrCat(where, "found generation ", header.generation, ", expected ", generation, " (",
                                               DescribeWriter(header), "): stale data"));
+    }
+    if (writer != nullptr && header.write_number != writer->write_number) {
+      return absl::DataLossError(absl::StrCat(where, "found write ", header.write_number, " of this thread, expected its last one here, write ",
+                                              writer->write_number, " (", DescribeWriter(header), "): stale data"));
     }
     const auto kind = static_cast<JobSpec::Verify>(header.kind);
     if (kind != format.kind) {
@@ -383,13 +392,24 @@ void SealBlock(const VerifyFormat& format, char* block, uint64_t length, uint64_
   });
 }
 
+std::optional<std::string> ExpectedBlock(const VerifyFormat& format, const char* read, uint64_t length, uint64_t offset) {
+  if (format.pattern == nullptr) return std::nullopt;
+  std::string expected(length, '\0');
+  ForEachUnit(format, length, [&](uint64_t start, uint64_t n) {
+    FillWithPattern(*format.pattern, expected.data() + start, n, offset + start);
+    if (format.has_header()) std::memcpy(expected.data() + start, read + start, std::min<uint64_t>(n, kVerifyHeaderSize));
+    return true;
+  });
+  return expected;
+}
+
 absl::Status CheckBlock(const VerifyFormat& format, const char* block, uint64_t length, uint64_t offset, int64_t generation,
-                        const std::string& path) {
+                        const std::string& path, const BlockWriter* writer) {
   absl::Status status;
   ForEachUnit(format, length, [&](uint64_t start, uint64_t n) {
     const std::string where = absl::StrCat("verify (", VerifyKindName(format.kind), ") of ", n, " bytes at offset ", offset + start,
                                            " in ", path, ": ");
-    status = CheckUnit(format, block + start, n, offset + start, generation, where);
+    status = CheckUnit(format, block + start, n, offset + start, generation, writer, where);
     return status.ok();
   });
   return status;

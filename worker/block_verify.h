@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -58,10 +59,17 @@ uint32_t XxHash32(const void* data, size_t length, uint32_t seed = 0);
 // unit, the pattern (if any) or sector stamps, then the header and checksum.
 void SealBlock(const VerifyFormat& format, char* block, uint64_t length, uint64_t offset, const BlockWriter& writer);
 
-// Checks a block read back from `offset`. `generation` < 0 accepts any generation. The error
-// (kDataLoss) says what was expected and what was found, and where.
+// Checks a block read back from `offset`. `generation` < 0 accepts any generation; `writer`
+// (when set) is the thread and write the block must come from (fio's verify_write_sequence: a
+// read-back finds the last write of its own thread). The error (kDataLoss) says what was
+// expected and what was found, and where.
 absl::Status CheckBlock(const VerifyFormat& format, const char* block, uint64_t length, uint64_t offset,
-                        int64_t generation, const std::string& path);
+                        int64_t generation, const std::string& path, const BlockWriter* writer = nullptr);
+
+// fio verify_dump's expected bytes, where they are known without the writer's random data
+// (verify_pattern set): the pattern, with each unit's header as it was read (so a comparison
+// shows the data that differs). Otherwise nullopt.
+std::optional<std::string> ExpectedBlock(const VerifyFormat& format, const char* read, uint64_t length, uint64_t offset);
 
 }  // namespace iofleet
 

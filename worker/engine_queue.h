@@ -33,6 +33,8 @@ struct Slot {
   size_t file_index = 0;
   bool queued = false;
   bool verify_read = false;  // reading back a block this job wrote (do_verify)
+  uint64_t write_number = 0;  // verify: the write this slot sends or reads back
+  uint64_t generation = 0;    // verify: that write's pass
 };
 
 class EngineQueue {

@@ -28,6 +28,7 @@ bool JobReads(const v1::JobSpec& job) { return NeedsExistingData(job.rw()); }
 struct PendingFile {
   std::string path;
   FileSystem* fs = nullptr;
+  uint64_t size = 0;
   absl::StatusOr<bool> changed = false;
 };
 
@@ -116,7 +117,9 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         smallest = std::min(smallest, file_size);
       }
       const uint64_t unit = std::max<uint64_t>(1, OffsetUnit(job));
-      const uint64_t share = smallest > job.offset() ? (smallest - job.offset()) * job.size_percent() / 100 / unit * unit : 0;
+      // offset_increment: the last thread's start must leave it its share too.
+      const uint64_t start = job.offset() + job.offset_increment() * (job.numjobs() - 1);
+      const uint64_t share = smallest > start ? (smallest - start) * job.size_percent() / 100 / unit * unit : 0;
       if (share < MaxBlockSize(job)) {
         return in_job(absl::InvalidArgumentError(absl::StrCat("size=", job.size_percent(), "% of ", smallest, " bytes leaves less than one block")));
       }
@@ -145,7 +148,11 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       job.set_filesize(share);
       job.set_size(share * nrfiles);
     }
-    const uint64_t file_size = job.offset() + FileSize(job);
+    // offset_increment: thread N starts N increments further in (its own file, or the shared one).
+    const uint64_t file_size = job.offset() + job.offset_increment() * (job.numjobs() - 1) + FileSize(job);
+    auto file_size_of = [&](uint32_t jobnum) {
+      return shared_names.empty() ? job.offset() + job.offset_increment() * jobnum + FileSize(job) : file_size;
+    };
     // Write jobs get data only when asked to overwrite; reads always need it.
     const bool fill = JobReads(job) || job.overwrite();
     // verify_across_workers: read what the next worker wrote, as it left it (no layout here;
@@ -186,13 +193,13 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         }
         // fio's fill_device: the job's writes fill the file system; nothing is laid out first.
         if (job.fill_device()) continue;
-        pending.push_back(PendingFile{.path = *path, .fs = &fs_of(*path)});
+        pending.push_back(PendingFile{.path = *path, .fs = &fs_of(*path), .size = file_size_of(jobnum)});
       }
     }
     // fio's create_serialize=0: the job's files are laid out at once, one thread each (at most
     // kParallelLayouts at a time); by default one after another, as fio.
     auto lay_out = [&](PendingFile& f) {
-      f.changed = f.fs->EnsureFile(f.path, file_size, fill, job.direct(), cancelled, job.fallocate());
+      f.changed = f.fs->EnsureFile(f.path, f.size, fill, job.direct(), cancelled, job.fallocate());
       if (f.changed.ok() && job.invalidate()) {
         if (absl::Status dropped = f.fs->DropCachedPages(f.path); !dropped.ok()) f.changed = dropped;
       }
@@ -213,7 +220,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       if (!f.changed.ok()) return in_job(f.changed.status());
       v1::PreparedFile* file = layout.response.add_files();
       file->set_path(f.path);
-      file->set_size(file_size);
+      file->set_size(f.size);
       file->set_laid_out(*f.changed);
     }
   }

@@ -1,5 +1,6 @@
 #include "worker/job_thread.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,9 +13,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "job/run_limits.h"
+#include "worker/async_verifier.h"
 #include "worker/block_verify.h"
 #include "worker/engine_queue.h"
 #include "worker/latency_target.h"
@@ -87,7 +91,12 @@ class IoLoop {
   void Drain();
   Next Complete(Slot* slot, uint64_t now_ns);
   void Fail(const Slot& slot, int error);
-  void RecordVerifyFailure(const absl::Status& failure);
+  // A block that failed its check: counted, dumped (verify_dump), fatal with verify_fatal.
+  void RecordVerifyFailure(size_t file_index, uint64_t offset, const char* data, uint64_t length, const absl::Status& failure);
+  // verify_async: records what the verifier's threads found (on this thread).
+  void CollectAsyncFailures();
+  // fio verify_dump: writes the bad block (and what was expected, where known) beside its file.
+  void DumpBlock(size_t file_index, uint64_t offset, const char* data, uint64_t length);
   // Carries out what the latency_target search asks (the IOs in flight finish first where it
   // changes the depth; see LatencyTargetSearch::Action).
   void OnLatencySearch(LatencyTargetSearch::Action action, uint64_t now_ns);
@@ -134,6 +143,9 @@ class IoLoop {
   uint64_t generation_ = 0;  // the write pass, written into verify headers
   bool verifying_ = false;
   bool filled_ = false;  // fill_device: a write met ENOSPC
+  std::optional<AsyncVerifier> verifier_;  // verify_async
+  uint32_t dumps_ = 0, dumps_failed_ = 0;  // verify_dump
+  std::string first_dump_;
   uint64_t continued_errors_ = 0;
   absl::Status first_continued_error_;
   uint64_t start_ns_ = 0;         // the job's start (after startdelay)
@@ -204,6 +216,13 @@ absl::Status IoLoop::Setup() {
     }
   }
 
+  if (job_.verify_async() > 0 && verify_.kind != v1::JobSpec::VERIFY_NONE) {
+    // Up to twice the bytes in flight wait for a checker; beyond that the IO thread checks.
+    verifier_.emplace(job_.verify_async(), uint64_t{2} * job_.iodepth() * MaxBlockSize(job_), [this](const AsyncVerifier::Block& b) {
+      return CheckBlock(verify_, b.data.data(), b.data.size(), b.offset, b.generation, files_[b.file_index].path,
+                        b.writer ? &*b.writer : nullptr);
+    });
+  }
   queue_.emplace(engine_.get(), stats_);
   return queue_->Allocate(job_, MaxBlockSize(job_), [this](char* buffer, uint64_t length) { write_buffers_.Fill(buffer, length); });
 }
@@ -231,9 +250,13 @@ void IoLoop::Fail(const Slot& slot, int error) {
       (op == IoOp::kFsync || op == IoOp::kFdatasync)
           ? ErrnoStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)))
           : ErrnoStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot), atomic_refused));
-  // fio's continue_on_error: counted (the stats already have it), reported, not fatal.
+  // fio's continue_on_error: a non-fatal error (EIO or EILSEQ, or what ignore_error lists for
+  // the kind) is counted (the stats already have it) and reported, and the job goes on.
   const uint32_t kind = op == IoOp::kRead ? 1 : 2;  // a trim error counts as a write error
-  if (job_.continue_on_error() & kind) {
+  const auto& listed = kind == 1 ? job_.ignore_read_errors() : job_.ignore_write_errors();
+  const bool non_fatal = listed.empty() ? (error == EIO || error == EILSEQ)
+                                        : std::find(listed.begin(), listed.end(), error) != listed.end();
+  if ((job_.continue_on_error() & kind) && non_fatal) {
     if (continued_errors_++ == 0) first_continued_error_ = failure;
     return;
   }
@@ -279,13 +302,22 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
   }
   if (data && error == 0 && slot->done == slot->length) {
     if (r.op == IoOp::kWrite && track_writes_) {
-      read_back_.Wrote(slot->file_index, slot->offset, slot->length);
-    } else if (r.op == IoOp::kRead && job_.verify() != v1::JobSpec::VERIFY_NONE) {
-      // A write job's own read-back expects this pass's generation; a read job takes any.
-      absl::Status checked = CheckBlock(verify_, slot->buffer, slot->length, slot->offset,
-                                        slot->verify_read && !job_.verify_any_sequence() ? static_cast<int64_t>(generation_) : -1,
-                                        PathOf(*slot));
-      if (!checked.ok()) RecordVerifyFailure(checked);
+      read_back_.Wrote(slot->file_index, slot->offset, slot->length, slot->write_number, slot->generation);
+    } else if (r.op == IoOp::kRead && job_.verify() != v1::JobSpec::VERIFY_NONE && (slot->verify_read || !work_.writes())) {
+      // A write job's own read-back expects this pass's generation; a read job takes any. As in
+      // fio, the reads of a job that also writes are checked only in its read-back.
+      // fio's verify_write_sequence (on by default): a read-back finds this thread's last write.
+      const bool own_sequence = slot->verify_read && !job_.verify_any_sequence();
+      const int64_t generation = own_sequence ? static_cast<int64_t>(slot->generation) : -1;
+      std::optional<BlockWriter> writer;
+      if (own_sequence) {
+        writer = write_buffers_.writer();
+        writer->write_number = slot->write_number;
+      }
+      if (!verifier_ || !verifier_->Submit(slot->buffer, slot->length, slot->offset, slot->file_index, generation, writer)) {
+        absl::Status checked = CheckBlock(verify_, slot->buffer, slot->length, slot->offset, generation, PathOf(*slot), writer ? &*writer : nullptr);
+        if (!checked.ok()) RecordVerifyFailure(slot->file_index, slot->offset, slot->buffer, slot->length, checked);
+      }
     }
   }
   // The stats' direction; for data, also the rate limits' (0 read, 1 write, 2 trim).
@@ -359,6 +391,8 @@ bool IoLoop::IssueReadBack(Slot* slot, uint64_t now) {
   queue_->Take();
   slot->issue_ns = now;
   slot->verify_read = true;
+  slot->write_number = block->write_number;
+  slot->generation = block->generation;
   Send(slot, IoOp::kRead, block->file_index, block->offset, block->length);
   return true;
 }
@@ -392,6 +426,8 @@ bool IoLoop::IssueData(Slot* slot, uint64_t now) {
   if (data_direction == DataDirection::kWrite) {
     last_write_file_ = target.file_index;
     write_buffers_.Prepare(slot->buffer, target.length, target.offset, slot->issue_ns, generation_);
+    slot->write_number = write_buffers_.last_write_number();
+    slot->generation = generation_;
     if (job_.fsync_every() > 0 && ++writes_since_fsync_ >= job_.fsync_every()) {
       writes_since_fsync_ = 0;
       sync_due_ = Sync::kFsync;
@@ -472,18 +508,55 @@ void IoLoop::ReapSome(int64_t timeout_ns) {
   }
   // Resubmitted remainders of short transfers go out now.
   CommitBatch();
+  CollectAsyncFailures();
 }
 
 void IoLoop::Drain() {
   while (queue_->in_flight() > 0) ReapSome();
 }
 
-void IoLoop::RecordVerifyFailure(const absl::Status& failure) {
+void IoLoop::RecordVerifyFailure(size_t file_index, uint64_t offset, const char* data, uint64_t length, const absl::Status& failure) {
   read_back_.Failed(failure);
   stats_->directions[kReadIndex].AddError();
+  if (job_.verify_dump()) DumpBlock(file_index, offset, data, length);
   if (job_.verify_fatal()) {
     stopping_ = true;
     if (outcome_.status.ok()) outcome_.status = failure;
+  }
+}
+
+void IoLoop::CollectAsyncFailures() {
+  if (!verifier_) return;
+  for (const auto& [block, failure] : verifier_->TakeFailures()) {
+    RecordVerifyFailure(block.file_index, block.offset, block.data.data(), block.data.size(), failure);
+  }
+}
+
+void IoLoop::DumpBlock(size_t file_index, uint64_t offset, const char* data, uint64_t length) {
+  if (dumps_ >= kMaxVerifyDumps) return;
+  ++dumps_;
+  // fio's names: <file>.<offset>.received and .expected, here beside the file, within the
+  // worker's roots like every file it makes.
+  const std::string base = absl::StrCat(files_[file_index].path, ".", offset);
+  auto write_file = [&](const std::string& path, const char* bytes, uint64_t n) {
+    const int fd = OpenConfined(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
+    bool ok = fd >= 0;
+    for (uint64_t done = 0; ok && done < n;) {
+      const ssize_t w = ::write(fd, bytes + done, n - done);
+      ok = w > 0;
+      done += ok ? static_cast<uint64_t>(w) : 0;
+    }
+    if (fd >= 0) ::close(fd);
+    return ok;
+  };
+  bool ok = write_file(base + ".received", data, length);
+  if (const std::optional<std::string> expected = ExpectedBlock(verify_, data, length, offset); ok && expected) {
+    ok = write_file(base + ".expected", expected->data(), expected->size());
+  }
+  if (!ok) {
+    ++dumps_failed_;
+  } else if (first_dump_.empty()) {
+    first_dump_ = base + ".received";
   }
 }
 
@@ -523,6 +596,8 @@ void IoLoop::VerifyPass() {
     }
     ReapSome();
   }
+  if (verifier_) verifier_->Drain();
+  CollectAsyncFailures();
   verifying_ = false;
   stopping_ = stopping_ || was_stopping;
 }
@@ -579,6 +654,11 @@ JobThreadOutcome IoLoop::Run() {
     outcome_.zone_resets += work_.NewPass();
     while (true) {
       FillAndSubmit();
+      // fio's verify_backlog: every that many writes, read them back and check them.
+      if (track_writes_ && job_.verify_backlog() > 0 && read_back_.pending() >= job_.verify_backlog() && !stopping_) {
+        VerifyPass();
+        continue;
+      }
       if (think_due_) {
         // fio's thinktime: let what is in flight finish, then pause.
         Drain();
@@ -636,10 +716,19 @@ JobThreadOutcome IoLoop::Run() {
     if (track_writes_ && (!job_.time_based() || !go)) VerifyPass();
     ++generation_;
   }
-  if (continued_errors_ > 0 && outcome_.status.ok()) {
-    outcome_.status = absl::Status(first_continued_error_.code(),
-                                   absl::StrCat(continued_errors_, " IO error(s), continued (continue_on_error); first: ",
-                                                first_continued_error_.message()));
+  // As in fio, errors the job continued past do not fail it; error_dump=0 leaves them to the
+  // error counts.
+  if (continued_errors_ > 0 && !job_.error_dump_off()) {
+    outcome_.notes.push_back(absl::StrCat(continued_errors_, " IO error(s), continued (continue_on_error); first: ",
+                                          first_continued_error_.ToString()));
+  }
+  if (verifier_) verifier_->Drain();
+  CollectAsyncFailures();
+  if (dumps_ > 0) {
+    outcome_.notes.push_back(absl::StrCat("verify_dump: ", dumps_ - dumps_failed_, " bad block(s) written",
+                                          first_dump_.empty() ? "" : absl::StrCat(" (first: ", first_dump_, ")"),
+                                          dumps_failed_ > 0 ? absl::StrCat("; ", dumps_failed_, " could not be written (outside the worker's roots, or on NFS)") : "",
+                                          dumps_ >= kMaxVerifyDumps ? absl::StrCat("; at most ", kMaxVerifyDumps, " per thread") : ""));
   }
   if (outcome_.status.ok()) outcome_.status = read_back_.Verdict();
   if (job_.end_fsync() && work_.writes() && outcome_.status.ok()) SyncNow();
@@ -659,6 +748,14 @@ JobThreadOutcome IoLoop::Run() {
 }  // namespace
 
 JobThreadOutcome RunJobThread(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* stats) {
+  if (plan.job->offset_increment() > 0 && plan.jobnum > 0) {
+    // fio's offset_increment: this thread's share starts jobnum increments further in.
+    v1::JobSpec shifted = *plan.job;
+    shifted.set_offset(shifted.offset() + shifted.offset_increment() * plan.jobnum);
+    JobThreadPlan own = plan;
+    own.job = &shifted;
+    return IoLoop(own, stop, stats).Run();
+  }
   return IoLoop(plan, stop, stats).Run();
 }
 

@@ -466,6 +466,127 @@ TEST(FioOptions, MetaVerifyWithPatternAndIntervalChecksEveryInterval) {
               ::testing::HasSubstr("verify (meta) of 512 bytes at offset 199168 in " + path + ": byte 300 of the block (file offset 199468) is 01, the pattern has aa"));
 }
 
+// verify_backlog=4: the job reads back every 4 writes as it goes, not only at the end of the
+// pass. Stopped after 8 writes, it has already checked at least 4 blocks; without the backlog
+// a stopped job has read nothing back.
+TEST(FioOptions, VerifyBacklogChecksWritesAsTheJobGoes) {
+  for (const uint32_t backlog : {4u, 0u}) {
+    const std::string path = FilledFile("backlog" + std::to_string(backlog), 64 << 20, 0);
+    v1::JobSpec job = Job(v1::SEQ_WRITE, 64 << 20, "psync");
+    job.set_verify(v1::JobSpec::VERIFY_CRC32C);
+    job.set_do_verify(true);
+    job.set_verify_backlog(backlog);
+    job.add_rate_iops(0);
+    job.add_rate_iops(2000);  // 16,384 writes would take 8 s
+    auto stats = std::make_unique<ThreadStats>();
+    StopSignal stop;
+    std::thread stopper([&] {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (Of(stats->directions[kWriteIndex]).ops < 8 && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      stop.Stop();
+    });
+    JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get());
+    stopper.join();
+    EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+    const uint64_t writes = Of(stats->directions[kWriteIndex]).ops, reads = Of(stats->directions[kReadIndex]).ops;
+    EXPECT_GE(writes, 8u);
+    EXPECT_LT(writes, 1000u);
+    if (backlog > 0) {
+      EXPECT_GE(reads, 4u) << writes << " writes";
+      EXPECT_LE(reads, writes);
+    } else {
+      EXPECT_EQ(reads, 0u);
+    }
+  }
+}
+
+// A read-back finds this thread's last write to each block; a block another writer put there
+// since is named (fio's verify_write_sequence), unless verify_write_sequence=0.
+TEST(FioOptions, ReadBackNamesABlockOverwrittenByAnotherWriter) {
+  const std::string path = FilledFile("sequence", 64 << 10, 0);
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 64 << 10, "psync");
+  job.set_verify(v1::JobSpec::VERIFY_CRC32C);
+  VerifyFormat format = VerifyFormat::Of(job);
+  std::string block(4096, '\0');
+  const BlockWriter mine{.job = 0, .worker = 0, .thread = 0, .seed = 7, .generation = 0, .write_number = 3};
+  SealBlock(format, block.data(), block.size(), 8192, mine);
+  EXPECT_TRUE(CheckBlock(format, block.data(), block.size(), 8192, 0, path, &mine).ok());
+  BlockWriter later = mine;
+  later.write_number = 5;
+  EXPECT_THAT(std::string(CheckBlock(format, block.data(), block.size(), 8192, 0, path, &later).message()),
+              ::testing::HasSubstr("found write 3 of this thread, expected its last one here, write 5"));
+  BlockWriter other = mine;
+  other.thread = 1;
+  EXPECT_THAT(std::string(CheckBlock(format, block.data(), block.size(), 8192, 0, path, &other).message()),
+              ::testing::HasSubstr("not by this thread (job 0, worker 0, thread 1): overwritten by another writer"));
+  EXPECT_TRUE(CheckBlock(format, block.data(), block.size(), 8192, -1, path, nullptr).ok());
+}
+
+// verify_dump=1: the bad block goes to <file>.<offset>.received beside the file, and with a
+// pattern what was expected to <file>.<offset>.expected; verify_async=2 finds the same block.
+TEST(FioOptions, VerifyDumpWritesTheBadBlockAndAsyncVerifyFindsIt) {
+  const std::string path = FilledFile("dump", 1 << 20, 0);
+  auto pattern = ParseDataPattern("\"iofleet\"", true);
+  ASSERT_TRUE(pattern.ok());
+  v1::JobSpec write = Job(v1::SEQ_WRITE, 1 << 20, "psync");
+  write.set_verify(v1::JobSpec::VERIFY_SHA256);
+  *write.mutable_verify_pattern() = *pattern;
+  ASSERT_TRUE(RunJob(write, path).outcome.status.ok());
+  int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_EQ(::pwrite(fd, "X", 1, 37 * 4096 + 1000), 1);
+  ::close(fd);
+  for (const uint32_t threads : {0u, 2u}) {
+    v1::JobSpec read = Job(v1::SEQ_READ, 1 << 20, "io_uring");
+    read.set_iodepth(8);
+    read.set_verify(v1::JobSpec::VERIFY_SHA256);
+    *read.mutable_verify_pattern() = *pattern;
+    read.set_verify_dump(true);
+    read.set_verify_async(threads);
+    Ran checked = RunJob(read, path);
+    EXPECT_EQ(checked.reads, 256u);
+    ASSERT_EQ(checked.outcome.status.code(), absl::StatusCode::kDataLoss) << checked.outcome.status;
+    EXPECT_THAT(std::string(checked.outcome.status.message()), ::testing::HasSubstr("1 block(s) failed verification"));
+    EXPECT_THAT(std::string(checked.outcome.status.message()), ::testing::HasSubstr("at offset 151552"));
+    EXPECT_THAT(checked.outcome.notes, ::testing::Contains(::testing::HasSubstr("verify_dump: 1 bad block(s) written (first: " + path + ".151552.received)")));
+    std::string received(4096, '\0'), expected(4096, '\0'), on_disk(4096, '\0');
+    fd = ::open((path + ".151552.received").c_str(), O_RDONLY);
+    ASSERT_EQ(::read(fd, received.data(), 4096), 4096);
+    ::close(fd);
+    fd = ::open((path + ".151552.expected").c_str(), O_RDONLY);
+    ASSERT_EQ(::read(fd, expected.data(), 4096), 4096);
+    ::close(fd);
+    fd = ::open(path.c_str(), O_RDONLY);
+    ASSERT_EQ(::pread(fd, on_disk.data(), 4096, 37 * 4096), 4096);
+    ::close(fd);
+    EXPECT_EQ(received, on_disk);
+    EXPECT_EQ(received[1000], 'X');
+    EXPECT_EQ(expected[1000], "iofleet"[(1000) % 7]);
+    int differences = 0;
+    for (int i = 0; i < 4096; ++i) differences += received[i] != expected[i];
+    EXPECT_EQ(differences, 1);  // only the byte changed behind the job's back
+    ::unlink((path + ".151552.received").c_str());
+    ::unlink((path + ".151552.expected").c_str());
+  }
+}
+
+// offset_increment: thread N of the job starts N increments further in.
+TEST(FioOptions, OffsetIncrementShiftsEachThread) {
+  const std::string path = FilledFile("increment", 1 << 20, 0);
+  v1::JobSpec job = Job(v1::SEQ_WRITE, 64 << 10, "psync");
+  job.set_offset(4096);
+  job.set_offset_increment(256 << 10);
+  job.set_zero_buffers(false);
+  auto stats = std::make_unique<ThreadStats>();
+  StopSignal stop;
+  JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .jobnum = 2, .seed = 1, .start = std::chrono::steady_clock::now()}, stop, stats.get());
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(UntouchedBlocks(path, 0, (512 << 10) + 4096, 0), (512 << 10) / 4096 + 1);
+  EXPECT_EQ(UntouchedBlocks(path, (512 << 10) + 4096, (576 << 10) + 4096, 0), 0);
+  EXPECT_EQ(UntouchedBlocks(path, (576 << 10) + 4096, 1 << 20, 0), ((1 << 20) - (576 << 10) - 4096) / 4096);
+}
+
 // fio's offsets for rw=read:-8k (examples/backwards-read.fio) with bs=4k over 64 KiB: block 0,
 // then from 8 KiB below the end downwards, 4 KiB at a time (get_next_seq_offset).
 TEST(FioOptions, BackwardsModifierFollowsFiosOffsets) {

@@ -9,10 +9,11 @@ namespace iofleet {
 void ReadBack::StartReadBack() {
   queue_.clear();
   next_ = 0;
+  pending_ = 0;
   for (size_t f = 0; f < written_.size(); ++f) {
-    std::map<uint64_t, uint64_t> latest;
-    for (const auto& [offset, length] : written_[f]) latest[offset] = length;
-    for (const auto& [offset, length] : latest) queue_.push_back(Block{.file_index = f, .offset = offset, .length = length});
+    std::map<uint64_t, Block> latest;
+    for (const Block& b : written_[f]) latest[b.offset] = b;
+    for (const auto& [offset, block] : latest) queue_.push_back(block);
     written_[f].clear();
   }
 }

@@ -19,11 +19,19 @@ class ReadBack {
   struct Block {
     size_t file_index = 0;
     uint64_t offset = 0, length = 0;
+    uint64_t write_number = 0;  // the last write to it, and its pass (its verify header says so)
+    uint64_t generation = 0;
   };
   explicit ReadBack(size_t files) : written_(files) {}
 
   // A write completed in full.
-  void Wrote(size_t file_index, uint64_t offset, uint64_t length) { written_[file_index].emplace_back(offset, length); }
+  void Wrote(size_t file_index, uint64_t offset, uint64_t length, uint64_t write_number, uint64_t generation) {
+    written_[file_index].push_back(
+        Block{.file_index = file_index, .offset = offset, .length = length, .write_number = write_number, .generation = generation});
+    ++pending_;
+  }
+  // Writes since the last StartReadBack (fio verify_backlog counts these).
+  uint64_t pending() const { return pending_; }
   // The pass's writes become the list to read back, each offset once, file by file in offset order.
   void StartReadBack();
   // The next block to read back, if any is left.
@@ -37,9 +45,10 @@ class ReadBack {
   absl::Status Verdict() const;
 
  private:
-  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> written_;  // [file] (offset, length) this pass
+  std::vector<std::vector<Block>> written_;  // [file] the writes since the last read-back
   std::vector<Block> queue_;
   size_t next_ = 0;
+  uint64_t pending_ = 0;
   uint64_t failures_ = 0;
   absl::Status first_failure_;
 };

@@ -24,6 +24,9 @@ class WriteBufferFiller {
   // Makes `buffer` what the write of `length` bytes at `offset`, issued at `issue_ns`, sends;
   // `generation` is the pass (a read-back expects the current one).
   void Prepare(char* buffer, uint64_t length, uint64_t offset, uint64_t issue_ns, uint64_t generation);
+  // The write number the last verified Prepare stamped.
+  uint64_t last_write_number() const { return writer_.write_number; }
+  const BlockWriter& writer() const { return writer_; }
 
  private:
   // Random (or compressible, buffer_compress_percentage) contents drawn from `rng`.
