@@ -113,11 +113,17 @@ int Run(const std::vector<std::string>& args) {
     std::cout << kUsage << FormatOptionHelp(kRunOptions);
     return 0;
   }
-  if (options.job_options.empty()) {
-    if (cl->positional().size() != 1) return UsageError("iofleet run takes one job file, or fio job options (--name=JOB --rw=...)");
+  if (cl->positional().size() > 1 || (options.job_options.empty() && cl->positional().empty())) {
+    return UsageError("iofleet run takes one job file, or fio job options (--name=JOB --rw=...)");
+  }
+  if (!cl->positional().empty()) {
     options.job_file = cl->positional()[0];
-  } else if (!cl->positional().empty()) {
-    return UsageError("give either a job file or job options on the command line, not both");
+    // fio: options before a job file are global defaults for it (`fio --filename=/dev/sdb job.fio`).
+    for (const std::string& option : options.job_options) {
+      if (absl::StartsWith(option, "--name=")) {
+        return UsageError("with a job file, fio options on the command line are defaults for its jobs: " + option + " cannot start a job of its own");
+      }
+    }
   }
   if (absl::Status read = ReadSessionFlags(*cl, &options.session); !read.ok()) return UsageError(read.message());
   options.output_format = cl->Get("output-format", "normal");

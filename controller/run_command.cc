@@ -101,8 +101,10 @@ namespace {
 // The job as given (a file, or fio's command-line form), parsed with the run's options.
 absl::StatusOr<v1::RunSpec> ParseJob(const RunOptions& options) {
   const FioParseOptions parse_options{.ignore_unsupported = options.ignore_unsupported, .sections = options.sections};
-  return options.job_options.empty() ? ParseFioJobFile(options.job_file, parse_options)
-                                     : ParseFioCommandLine(options.job_options, parse_options);
+  if (options.job_file.empty()) return ParseFioCommandLine(options.job_options, parse_options);
+  FioParseOptions with_defaults = parse_options;
+  with_defaults.global_options = options.job_options;
+  return ParseFioJobFile(options.job_file, with_defaults);
 }
 
 }  // namespace

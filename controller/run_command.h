@@ -17,7 +17,8 @@ namespace iofleet {
 
 struct RunOptions {
   std::string job_file;                  // a fio job file, or
-  std::vector<std::string> job_options;  // fio's command-line job options (--name=x --rw=...)
+  std::vector<std::string> job_options;  // fio's command-line job options (--name=x --rw=...); with
+                                         // a job file, global defaults the file's own override (fio's)
   SessionFlags session;                  // workers, timing, telemetry, outputs (shared with mdtest, compare)
   std::string output_format = "normal";  // normal | json | json+ | iofleet-json
   std::string directory;                 // for jobs without directory= (else a temp dir locally)

@@ -349,6 +349,10 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
     if (const size_t names = JobFileNames(job).size(); names > 1) job.set_nrfiles(static_cast<uint32_t>(names));
     if (job.size() == 0 && job.filesize() > 0) job.set_size(job.filesize() * std::max(1u, job.nrfiles()));
     // fio: no size= for named files (filename=/dev/sdb) takes their size, as size=100% does.
+    if (job.sprandom()) {  // fio's defaults: spr_op=0.15, spr_num_regions=100
+      if (job.spr_over_provisioning() == 0) job.set_spr_over_provisioning(0.15);
+      if (job.spr_num_regions() == 0) job.set_spr_num_regions(100);
+    }
     if (job.size() == 0 && job.size_percent() == 0 && !job.filename().empty() && !job.has_metadata() && !job.fill_device()) {
       job.set_size_percent(100);
     }
@@ -371,6 +375,17 @@ absl::StatusOr<RunSpec> ParseLines(const std::vector<SourceLine>& lines, const s
 absl::StatusOr<RunSpec> ParseFioJobText(const std::string& text, const std::string& file_name,
                                         const FioParseOptions& options) {
   std::vector<SourceLine> lines;
+  if (!options.global_options.empty()) {
+    lines.push_back({kCommandLine, 0, "[global]"});
+    int argument = 0;
+    for (const std::string& option : options.global_options) {
+      ++argument;
+      if (!absl::StartsWith(option, "--")) {
+        return absl::InvalidArgumentError(absl::StrCat("command line argument ", argument, ": '", option, "' is not a --option"));
+      }
+      lines.push_back({kCommandLine, argument, option.substr(2)});
+    }
+  }
   RETURN_IF_ERROR(AppendLines(text, file_name, 0, &lines));
   return ParseLines(lines, file_name, options);
 }

@@ -25,6 +25,9 @@ struct FioParseOptions {
   bool ignore_unsupported = false;
   // fio's --section: only these job sections (and [global]) are read; empty reads them all.
   std::vector<std::string> sections;
+  // fio options from the command line (`--filename=/dev/sdb`) that come before the job file: a
+  // [global] section ahead of the file's, which the file's own [global] overrides (fio's order).
+  std::vector<std::string> global_options;
 };
 
 // Parses job-file text; `file_name` is used in error messages ("quick.fio:12: ...").

@@ -410,6 +410,17 @@ TEST(FioJobFile, RwModifiersPercentSizesAndCompression) {
   EXPECT_THAT(ignore->jobs(0).ignore_write_errors(), ::testing::ElementsAre(ENOSPC, 122));
   EXPECT_EQ(ignore->jobs(0).offset_increment(), 1u << 20);
   EXPECT_EQ(ignore->jobs(0).verify_backlog(), 16u);
+  // fio's `fio --filename=/dev/sdb --ioengine=io_uring job.fio`: command-line options are
+  // defaults the job file's own [global] overrides.
+  FioParseOptions with_defaults;
+  with_defaults.global_options = {"--filename=/dev/sdb", "--ioengine=io_uring", "--iodepth=4"};
+  auto defaulted = ParseFioJobText("[global]\nioengine=libaio\n[j]\nrw=randwrite\nsize=1m\n", "d.fio", with_defaults);
+  ASSERT_TRUE(defaulted.ok()) << defaulted.status();
+  EXPECT_EQ(defaulted->jobs(0).filename(), "/dev/sdb");
+  EXPECT_EQ(defaulted->jobs(0).ioengine(), "libaio");
+  EXPECT_EQ(defaulted->jobs(0).iodepth(), 4u);
+  with_defaults.global_options = {"--nosuchoption=1"};
+  EXPECT_THAT(std::string(ParseFioJobText("[j]\nsize=1m\n", "d.fio", with_defaults).status().message()), HasSubstr("command line argument 1"));
   EXPECT_THAT(std::string(ParseFioJobText("[a]\nignore_error=,ENOSPX\n", "i.fio").status().message()),
               HasSubstr("'ENOSPX' is not an errno name or number (did you mean ENOSPC?)"));
   for (const auto& [text, error] : std::vector<std::pair<std::string, std::string>>{

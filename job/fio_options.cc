@@ -689,6 +689,17 @@ const std::vector<FioOption>& FioOptions() {
        }},
       {"verify_interval", true, SizeOption(&JobSpec::set_verify_interval, 1u << 30)},
       {"atomic", false, BoolOption(&JobSpec::set_atomic)},
+      {"sprandom", false, BoolOption(&JobSpec::set_sprandom)},
+      {"spr_op", true, [](absl::string_view v, JobSpec* j) {
+         double op;
+         // fio's model needs write amplification 0.5/op + 0.7 above 1.
+         if (!absl::SimpleAtod(v, &op) || !(op > 0 && op < 5.0 / 3)) {
+           return absl::InvalidArgumentError(absl::StrCat("'", v, "' is not an over-provisioning ratio above 0 and below 1.67 (0.15 is 15%)"));
+         }
+         j->set_spr_over_provisioning(op);
+         return absl::OkStatus();
+       }},
+      {"spr_num_regions", true, UintOption(&JobSpec::set_spr_num_regions, 1, kMaxSprandomRegions)},
       {"offset_increment", true, SizeOption(&JobSpec::set_offset_increment, UINT64_MAX)},
       {"verify_backlog", true, UintOption(&JobSpec::set_verify_backlog, 0, kMaxVerifyBacklog)},
       {"verify_dump", false, BoolOption(&JobSpec::set_verify_dump)},

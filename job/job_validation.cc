@@ -371,6 +371,18 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
       (job.offset_increment() > (UINT64_MAX - job.offset() - job.size()) / std::max(1u, job.numjobs()))) {
     return bad("offset + offset_increment * numjobs + size overflows");
   }
+  if (job.sprandom()) {
+    if (job.rw() != v1::RAND_WRITE) return bad("sprandom is for rw=randwrite (it writes a drive into a steady state), as in fio");
+    if (!job.norandommap()) return bad("sprandom needs norandommap=1, as in fio (it chooses which blocks are written again itself)");
+    if (!(job.spr_over_provisioning() > 0 && job.spr_over_provisioning() < 5.0 / 3)) return bad("spr_op must be above 0 and below 1.67");
+    if (job.spr_num_regions() == 0 || job.spr_num_regions() > kMaxSprandomRegions) {
+      return bad(absl::StrCat("spr_num_regions must be from 1 to ", kMaxSprandomRegions));
+    }
+    const uint64_t bs = MaxBlockSize(job);
+    if (MinBlockSize(job) != bs || (bs & (bs - 1)) != 0) return bad("sprandom needs one block size, a power of 2 (fio's)");
+  } else if (job.spr_over_provisioning() != 0 || job.spr_num_regions() != 0) {
+    return bad("spr_op and spr_num_regions have no effect without sprandom=1");
+  }
   if (job.verify_backlog() > kMaxVerifyBacklog) return bad(absl::StrCat("verify_backlog above ", kMaxVerifyBacklog, " is not supported"));
   if (job.verify_async() > kMaxVerifyAsyncThreads) return bad(absl::StrCat("verify_async above ", kMaxVerifyAsyncThreads, " threads is not supported"));
   for (const auto* list : {&job.ignore_read_errors(), &job.ignore_write_errors(), &job.ignore_verify_errors()}) {

@@ -62,6 +62,8 @@ inline constexpr uint32_t kMaxVerifyDumps = 16;
 // fio ignore_error: errnos per list, and the bound on an errno's value.
 inline constexpr uint32_t kMaxIgnoredErrors = 64;
 inline constexpr int kMaxErrno = 4096;
+// fio sprandom: regions of the physical space.
+inline constexpr uint32_t kMaxSprandomRegions = 1u << 20;
 inline constexpr uint64_t kMaxBlockSize = 1ull << 30;
 inline constexpr size_t kMaxNameLength = 255;   // a file-name component
 inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX

@@ -54,7 +54,7 @@ std::vector<BadInput> Cases() {
       {"unset_variable", "[j]\ndirectory=${IOFLEET_SURELY_UNSET_VARIABLE}\n", "environment variable 'IOFLEET_SURELY_UNSET_VARIABLE' is not set"},
       {"exec_prerun", "[j]\nsize=1m\nexec_prerun=touch /tmp/x\n", "is refused: iofleet never runs commands on workers"},
       {"unimplemented_fio_option", "[j]\nsize=1m\ncpumask=3\n", "fio option 'cpumask' is not implemented by iofleet"},
-      {"verify_sha", "[j]\nverify=sha512\n", "use crc32c or md5"},
+      {"verify_unknown", "[j]\nverify=sha513\n", "(did you mean sha512?)"},
       {"hipri_buffered_uring", "[j]\nioengine=io_uring\nhipri=1\nsize=1m\ndirectory=DIR\n", "hipri=1 with io_uring polls for completions, which needs direct=1"},
       {"percent_size_no_file", "[j]\nsize=50%\ndirectory=DIR\n", "size=N% needs filename="},
       {"relative_directory", "[j]\nsize=1m\ndirectory=relative/dir\n", "directory=relative/dir is relative: give --directory"},

@@ -207,6 +207,12 @@ absl::Status IoLoop::Setup() {
     files_.push_back(File{.path = path, .handle = *handle});
   }
   if (files_.empty()) return absl::InvalidArgumentError("a job thread needs at least one file");
+  if (job_.sprandom()) {
+    if (absl::Status s = SprandomOffsets::Check(FileSize(job_) / std::max<uint64_t>(1, OffsetUnit(job_)), job_.spr_over_provisioning(), job_.spr_num_regions());
+        !s.ok()) {
+      return s;
+    }
+  }
   if (job_.zones().mode() == v1::ZoneSpec::ZBD) {
     if (plan_.zones == nullptr) return absl::InternalError("zonemode=zbd without the run's zone tables");
     for (size_t i = 0; i < files_.size(); ++i) {

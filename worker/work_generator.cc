@@ -24,6 +24,12 @@ uint64_t RegionBytes(const v1::JobSpec& job) {
   return end > start ? end - start : 0;
 }
 
+// fio's sprandom: the pass writes the physical size (logical blocks plus over-provisioning).
+uint64_t SprandomBudget(const v1::JobSpec& job, size_t files) {
+  const uint64_t unit = std::max<uint64_t>(1, OffsetUnit(job));
+  return SprandomOffsets::PhysicalBlocks(RegionBytes(job) / unit, job.spr_over_provisioning()) * unit * files;
+}
+
 }  // namespace
 
 WorkGenerator::WorkGenerator(const v1::JobSpec& job, size_t files, uint64_t seed)
@@ -40,9 +46,12 @@ WorkGenerator::WorkGenerator(const v1::JobSpec& job, size_t files, uint64_t seed
       min_block_(MinBlockSize(job)),
       file_size_(RegionBytes(job)),
       region_start_(RegionStart(job)),
-      pass_budget_(job.io_size() ? job.io_size() : job.size()) {
+      pass_budget_(job.sprandom() ? SprandomBudget(job, files) : job.io_size() ? job.io_size() : job.size()) {
   for (File& f : files_) f.offsets = std::make_unique<RandomOffsets>(job_.random_distribution(), std::max<uint64_t>(1, OffsetSpan() / unit_), !job_.norandommap() || job_.random_generator_lfsr(), rng_(),
                                                                   job_.random_sequence_stride());
+  if (job_.sprandom()) {
+    for (File& f : files_) f.sprandom = std::make_unique<SprandomOffsets>(file_size_ / unit_, job_.spr_over_provisioning(), job_.spr_num_regions(), rng_());
+  }
   read_zones_ = ZonesInUnits(job.random_distribution(), true, file_size_ / unit_, unit_);
   write_zones_ = ZonesInUnits(job.random_distribution(), false, file_size_ / unit_, unit_);
 }
@@ -83,8 +92,10 @@ uint64_t WorkGenerator::ZonedUnit(bool is_read) {
 
 uint32_t WorkGenerator::NewPass() {
   uint32_t zone_resets = 0;
+  sprandom_done_ = false;
   for (File& f : files_) {
     f.offsets->NewPass();
+    if (f.sprandom) f.sprandom->NewPass();
     f.cursor = 0;
     f.pass_bytes = 0;
     f.last_end = 0;
@@ -163,7 +174,16 @@ std::optional<IoTarget> WorkGenerator::Next(DataDirection direction) {
       position = file.last_end;
     } else {
       const bool is_read = direction == DataDirection::kRead;
-      position = file.zone_start + (read_zones_.empty() ? file.offsets->Next(rng_) : ZonedUnit(is_read)) * unit_;
+      if (file.sprandom) {
+        const std::optional<uint64_t> block = file.sprandom->Next();
+        if (!block) {
+          sprandom_done_ = true;
+          return std::nullopt;
+        }
+        position = *block * unit_;
+      } else {
+        position = file.zone_start + (read_zones_.empty() ? file.offsets->Next(rng_) : ZonedUnit(is_read)) * unit_;
+      }
       file.run_length = 0;
     }
     ++file.run_length;

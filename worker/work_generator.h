@@ -1,6 +1,6 @@
 // Where each request of a job thread's pass goes: which of its files, which offset, how many
 // bytes and which direction — fio's rw (and its ":N" modifier), rwmixread, file_service_type,
-// random_distribution/norandommap, offset/size/io_size, bs/bsrange/bssplit and zonemode (strided
+// random_distribution/norandommap, sprandom, offset/size/io_size, bs/bsrange/bssplit and zonemode (strided
 // zones here; zbd zones through the file's EmulatedZones). It issues nothing itself; the IO loop
 // asks it for the next request and says when a pass begins.
 #ifndef IOFLEET_WORKER_WORK_GENERATOR_H_
@@ -16,6 +16,7 @@
 #include "proto/job.pb.h"
 #include "worker/emulated_zones.h"
 #include "worker/random_offsets.h"
+#include "worker/sprandom.h"
 
 namespace iofleet {
 
@@ -57,7 +58,7 @@ class WorkGenerator {
   uint32_t NewPass();
   // Whether the pass has issued its bytes (io_size, else size), as in fio (with rw=write:4k too),
   // or zbd found no zone for its next IO.
-  bool PassDone() const { return no_zone_ || pass_bytes_ >= pass_budget_; }
+  bool PassDone() const { return no_zone_ || sprandom_done_ || pass_bytes_ >= pass_budget_; }
   // zbd ended the pass before it issued anything.
   bool ZonesExhausted() const { return no_zone_ && pass_bytes_ == 0; }
 
@@ -70,6 +71,7 @@ class WorkGenerator {
     uint64_t run_length = 0;  // IOs in a row since the last random offset (rw=randread:N)
     uint64_t zone_start = 0;  // zonemode=strided: where the current zone begins
     std::unique_ptr<RandomOffsets> offsets;
+    std::unique_ptr<SprandomOffsets> sprandom;  // fio's sprandom=1: its offsets instead
     EmulatedZones* zones = nullptr;  // zonemode=zbd
   };
   // Picks the file for the next IO (fio's file_service_type); one file needs no choice.
@@ -104,6 +106,7 @@ class WorkGenerator {
   uint64_t pass_bytes_ = 0;
   uint64_t zone_bytes_ = 0;  // zonemode=strided: issued in the current zone
   bool no_zone_ = false;     // zonemode=zbd ended the pass
+  bool sprandom_done_ = false;  // sprandom wrote all its regions
 };
 
 }  // namespace iofleet
