@@ -1,6 +1,10 @@
 #include "controller/direction_summary.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "job/io_priority.h"
 
 namespace iofleet {
 
@@ -15,6 +19,18 @@ void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into)
   MergeHistogramProto(from.latency(), into->mutable_latency());
   MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
   MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
+  for (const v1::PriorityLatency& priority : from.priorities()) {
+    v1::PriorityLatency* same = nullptr;
+    for (v1::PriorityLatency& known : *into->mutable_priorities()) {
+      if (known.ioprio() == priority.ioprio()) same = &known;
+    }
+    if (same == nullptr) {
+      if (into->priorities_size() >= static_cast<int>(kMaxJobPriorities)) continue;  // checked on arrival; a sum of jobs keeps the first
+      same = into->add_priorities();
+      same->set_ioprio(priority.ioprio());
+    }
+    MergeHistogramProto(priority.completion_latency(), same->mutable_completion_latency());
+  }
   // The kSlowestKeptPerTotal slowest, slowest first (ties: the earlier first). Most requests are not
   // among them once the list is full, and are not copied.
   auto* slowest = into->mutable_slowest();
@@ -41,6 +57,17 @@ void CheckReportFromWire(const std::string& worker, const MalformedHistogram& ma
     }
     for (v1::SlowRequest& request : *stats.mutable_slowest()) {
       if (request.worker().empty()) request.set_worker(worker);
+    }
+    // cmdprio's per-priority latencies: as many as a job can have, each a valid histogram.
+    if (stats.priorities_size() > static_cast<int>(kMaxJobPriorities)) {
+      malformed(stats, "per-priority latencies", absl::InvalidArgumentError(absl::StrCat(stats.priorities_size(), " priorities, more than ", kMaxJobPriorities)));
+      stats.clear_priorities();
+    }
+    for (v1::PriorityLatency& priority : *stats.mutable_priorities()) {
+      absl::Status valid = ValidateHistogramProto(priority.completion_latency());
+      if (valid.ok()) continue;
+      priority.clear_completion_latency();
+      malformed(stats, "per-priority completion latency", valid);
     }
   }
 }
@@ -100,6 +127,20 @@ v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t
   if (stats.latency().count()) Summarize(stats.latency(), percentiles, result.mutable_latency());
   if (stats.submit_latency().count()) Summarize(stats.submit_latency(), percentiles, result.mutable_submit_latency());
   if (stats.completion_latency().count()) Summarize(stats.completion_latency(), percentiles, result.mutable_completion_latency());
+  std::vector<const v1::PriorityLatency*> priorities;
+  for (const v1::PriorityLatency& p : stats.priorities()) {
+    if (p.completion_latency().count()) priorities.push_back(&p);
+  }
+  // In the job's order (its default first), as fio lists them.
+  for (const v1::PriorityLatency* p : priorities) {
+    v1::PriorityResult* r = result.add_priorities();
+    r->set_ioprio(p->ioprio());
+    r->set_priority_class(IoprioClass(p->ioprio()));
+    r->set_level(IoprioLevel(p->ioprio()));
+    r->set_hint(IoprioHint(p->ioprio()));
+    r->set_ops(p->completion_latency().count());
+    Summarize(p->completion_latency(), percentiles, r->mutable_completion_latency());
+  }
   if (include_histogram) {
     *result.mutable_histogram() = stats.latency();
     *result.mutable_completion_histogram() = stats.completion_latency();

@@ -78,6 +78,17 @@ void DirectionObject(const v1::DirectionResult* d, uint64_t elapsed_ns, const st
     });
   }
   LatencyObject(d && d->has_latency() ? d->latency() : empty, d ? d->ops() : 0, false, PutObject(out, "lat_ns"));
+  // fio's "prios" (3.33): each priority of a cmdprio job, its class, level and clat.
+  if (d && d->priorities_size() > 0) {
+    google::protobuf::ListValue* list = (*out->mutable_fields())["prios"].mutable_list_value();
+    for (const v1::PriorityResult& p : d->priorities()) {
+      Struct* entry = list->add_values()->mutable_struct_value();
+      Put(entry, "prioclass", p.priority_class());
+      Put(entry, "prio", p.level());
+      if (p.hint()) Put(entry, "priohint", p.hint());
+      LatencyObject(p.completion_latency(), p.ops(), true, PutObject(entry, "clat_ns"));
+    }
+  }
   std::vector<double> bw_samples, iops_samples;
   if (d) {
     for (const v1::IntervalResult* interval : intervals) {

@@ -75,8 +75,25 @@ void RenderDirection(const v1::DirectionResult& d, uint64_t elapsed_ns, bool cla
   };
   if (d.has_submit_latency()) line("slat", d.submit_latency());
   if (d.has_completion_latency()) line("clat", d.completion_latency());
+  // fio's per-priority clat of a cmdprio job: "clat prio CLASS/LEVEL".
+  for (const v1::PriorityResult& p : d.priorities()) {
+    // With a hint, fio's "class/level/hint".
+    const std::string name = absl::StrCat("clat prio ", p.priority_class(), "/", p.level(), p.hint() ? absl::StrCat("/", p.hint()) : "");
+    const LatencyUnit unit = UnitFor(p.completion_latency().max_ns());
+    absl::StrAppendFormat(out, "%s    %s (%s): min=%s, max=%s, avg=%s, stdev=%s\n", indent, name, unit.name,
+                          FormatScaled(p.completion_latency().min_ns() / unit.ns), FormatScaled(p.completion_latency().max_ns() / unit.ns),
+                          FormatScaled(p.completion_latency().mean_ns() / unit.ns), FormatScaled(p.completion_latency().stddev_ns() / unit.ns));
+  }
   line("lat", d.latency());
   if (clat_block) RenderPercentiles(d.has_completion_latency() ? "clat" : "lat", Clat(d), d.ops(), indent, out);
+  if (clat_block) {
+    for (const v1::PriorityResult& p : d.priorities()) {
+      const std::string name = absl::StrFormat("clat prio %u/%u%s (%.2f%% of IOs)", p.priority_class(), p.level(),
+                                               p.hint() ? absl::StrCat("/", p.hint()) : "",
+                                               d.ops() ? 100.0 * static_cast<double>(p.ops()) / static_cast<double>(d.ops()) : 0.0);
+      RenderPercentiles(name.c_str(), p.completion_latency(), p.ops(), indent, out);
+    }
+  }
   if (lat_block) RenderPercentiles("lat", d.latency(), d.ops(), indent, out);
   // The slowest requests, named (the JSON has up to 10): where to look at 3 a.m.
   for (int i = 0; i < std::min(d.slowest_size(), 3); ++i) {

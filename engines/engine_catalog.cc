@@ -8,14 +8,14 @@ namespace iofleet {
 
 const std::vector<EngineTraits>& EngineCatalog() {
   static const std::vector<EngineTraits> kEngines = {
-      {"sync", "lseek + read/write", true, false, false, false},
-      {"psync", "pread/pwrite", true, false, false, false},
-      {"pvsync2", "preadv2/pwritev2, RWF_HIPRI with hipri=1, RWF_ATOMIC with atomic=1", true, false, false, true},
-      {"mmap", "memcpy to/from a shared mapping of the file", true, false, false, false},
-      {"libaio", "Linux native AIO (io_submit/io_getevents)", false, false, false, true},
-      {"io_uring", "io_uring via liburing", false, false, false, true},
-      {"nfs", "userspace NFSv3 client (libnfs), asynchronous; nfs_url=nfs://server/export", false, false, true, false},
-      {"null", "no IO at all: the harness's own ceiling", false, true, false, false},
+      {"sync", "lseek + read/write", true, false, false, false, false},
+      {"psync", "pread/pwrite", true, false, false, false, false},
+      {"pvsync2", "preadv2/pwritev2, RWF_HIPRI with hipri=1, RWF_ATOMIC with atomic=1", true, false, false, true, false},
+      {"mmap", "memcpy to/from a shared mapping of the file", true, false, false, false, false},
+      {"libaio", "Linux native AIO (io_submit/io_getevents)", false, false, false, true, true},
+      {"io_uring", "io_uring via liburing", false, false, false, true, true},
+      {"nfs", "userspace NFSv3 client (libnfs), asynchronous; nfs_url=nfs://server/export", false, false, true, false, false},
+      {"null", "no IO at all: the harness's own ceiling", false, true, false, false, false},
   };
   return kEngines;
 }

@@ -20,6 +20,7 @@ struct EngineTraits {
   bool diskless;     // does no IO to files: nothing to lay out (fio's null)
   bool nfs_urls;     // its files are nfs:// URLs reached by a userspace client (fio's nfs)
   bool atomic_writes;  // can send writes with RWF_ATOMIC (fio's atomic=1)
+  bool per_io_priority;  // each IO can carry its own ioprio (fio's cmdprio_*)
 };
 
 // Every engine, in the order `--help` and a worker's handshake list them.

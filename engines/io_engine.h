@@ -32,6 +32,8 @@ struct IoRequest {
   int64_t result = 0;        // set on completion: bytes transferred, or -errno
   int buffer_index = -1;     // index into RegisterBuffers() buffers, or -1
   uint32_t tag = 0;          // owned by the core (its slot index, < iodepth)
+  uint16_t ioprio = 0;       // kRead/kWrite: this IO's priority (Linux ioprio), 0: the thread's;
+                             // engines whose catalog entry has per_io_priority send it
 };
 
 // How the file will be accessed, for the kernel's readahead (fio's fadvise_hint=1 default).

@@ -150,6 +150,7 @@ class IoUringEngine final : public PosixFileEngine {
         break;
       case IoOp::kTrim: break;  // done before an SQE is taken (above)
     }
+    if (request->ioprio != 0) sqe->ioprio = request->ioprio;  // fio's cmdprio
     if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data(sqe, request);
     return SubmitResult::kQueued;

@@ -15,6 +15,9 @@
 namespace iofleet {
 namespace {
 
+// linux/aio_abi.h's IOCB_FLAG_IOPRIO: aio_reqprio holds the IO's priority.
+constexpr unsigned kIocbFlagIoprio = 1u << 1;
+
 class LibaioEngine final : public PosixFileEngine {
  public:
   LibaioEngine(uint32_t iodepth, bool atomic_writes) : iocbs_(iodepth), events_(iodepth), atomic_writes_(atomic_writes) {
@@ -42,6 +45,11 @@ class LibaioEngine final : public PosixFileEngine {
     } else {
       io_prep_pwrite(cb, request->file, request->buffer, request->length, static_cast<long long>(request->offset));
       if (atomic_writes_) cb->aio_rw_flags = kRwfAtomic;  // fio's atomic=1
+    }
+    if (request->ioprio != 0) {
+      // fio's cmdprio: the IO's own priority (IOCB_FLAG_IOPRIO, Linux 5.0).
+      cb->u.c.flags |= kIocbFlagIoprio;
+      cb->aio_reqprio = request->ioprio;
     }
     cb->data = request;
     pending_.push_back(cb);

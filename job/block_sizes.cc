@@ -77,6 +77,7 @@ uint64_t PickBlockSize(const v1::JobSpec& job, DataDirection direction, uint64_t
   }
   const v1::BlockSizeRange& bs = direction == DataDirection::kTrim ? job.trim_bs() : is_read ? job.read_bs() : job.write_bs();
   if (bs.max() <= bs.min()) return bs.min();
+  if (job.bs_unaligned()) return bs.min() + random % (bs.max() - bs.min() + 1);  // fio's bs_unaligned
   return bs.min() + (random % ((bs.max() - bs.min()) / bs.min() + 1)) * bs.min();
 }
 

@@ -18,7 +18,8 @@ uint64_t MinBlockSize(const v1::JobSpec& job);
 // The offset granularity: blockalign, or else the smallest block size.
 uint64_t OffsetUnit(const v1::JobSpec& job);
 // The size of one IO in a direction, from a uniformly random 64-bit number: a bssplit entry
-// by its weight, or a size in [min, max] in multiples of min. (Trims have no bssplit.)
+// by its weight, or a size in [min, max] in multiples of min (any size with bs_unaligned).
+// (Trims have no bssplit.)
 uint64_t PickBlockSize(const v1::JobSpec& job, DataDirection direction, uint64_t random);
 // Sets one block size for reads, writes and trims (fio's plain bs=N).
 void SetFixedBlockSize(v1::JobSpec* job, uint64_t bs);

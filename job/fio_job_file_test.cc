@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job/block_sizes.h"
@@ -238,6 +240,31 @@ TEST(FioJobFile, BssplitWeightsAndRemainders) {
   EXPECT_THAT(std::string(ParseFioJobText("[a]\nbssplit=4k/60:8k/60\n", "s.fio").status().message()),
               HasSubstr("s.fio:2: bad value for bssplit: percentages in '4k/60:8k/60' add up to 120, above 100"));
   EXPECT_THAT(std::string(ParseFioJobText("[a]\nbssplit=4k/60:8k/30\n", "s.fio").status().message()), HasSubstr("add up to 90, not 100"));
+}
+
+// fio's bs_unaligned: a bsrange IO is any byte count in the range, not only multiples of its
+// smallest size; without it every size is a multiple.
+TEST(FioJobFile, UnalignedBlockSizesTakeAnyByteCount) {
+  for (const bool unaligned : {false, true}) {
+    auto spec = ParseFioJobText(absl::StrCat("[a]\nrw=randwrite\nsize=1m\nbsrange=4k-16k\n", unaligned ? "bs_unaligned\n" : ""), "u.fio");
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    EXPECT_EQ(spec->jobs(0).bs_unaligned(), unaligned);
+    int multiples = 0;
+    uint64_t smallest = ~0ull, largest = 0;
+    for (uint64_t r = 0; r < 2000; ++r) {
+      const uint64_t size = PickBlockSize(spec->jobs(0), DataDirection::kWrite, r * 0x9e3779b97f4a7c15ull);
+      multiples += size % 4096 == 0;
+      smallest = std::min(smallest, size);
+      largest = std::max(largest, size);
+    }
+    EXPECT_GE(smallest, 4096u);
+    EXPECT_LE(largest, 16384u);
+    if (unaligned) {
+      EXPECT_LT(multiples, 20) << "about 1 in 3072 sizes is a multiple of 4 KiB";
+    } else {
+      EXPECT_EQ(multiples, 2000);
+    }
+  }
 }
 
 TEST(FioJobFile, RandomDistributionsPercentilesAndBatching) {

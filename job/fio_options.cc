@@ -107,6 +107,59 @@ OptionSetter UintOption(void (Message::*set)(uint32_t), uint32_t min, uint32_t m
   };
 }
 
+// fio's cmdprio_percentage/cmdprio_class/cmdprio/cmdprio_hint=N[,N]: reads, writes.
+OptionSetter CommandPriorityValues(google::protobuf::RepeatedField<uint32_t>* (v1::CommandPriorities::*field)(), uint32_t max) {
+  return [field, max](absl::string_view v, JobSpec* j) {
+    google::protobuf::RepeatedField<uint32_t>* values = (j->mutable_cmdprio()->*field)();
+    values->Clear();
+    const std::vector<absl::string_view> parts = absl::StrSplit(v, ',');
+    if (parts.size() > 2) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than two values (reads,writes)"));
+    for (absl::string_view part : parts) {
+      uint32_t n;
+      if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &n) || n > max) {
+        return absl::InvalidArgumentError(absl::StrCat("'", part, "' is not a whole number from 0 to ", max));
+      }
+      values->Add(n);
+    }
+    return absl::OkStatus();
+  };
+}
+
+// fio's cmdprio_bssplit=bs/perc[/class/level[/hint]]:...[,reads' form for writes].
+absl::Status SetCommandPrioritySplit(absl::string_view v, JobSpec* j) {
+  const std::vector<absl::string_view> directions = absl::StrSplit(v, ',');
+  if (directions.size() > 3) return absl::InvalidArgumentError(absl::StrCat("'", v, "' has more than three parts (read,write,trim)"));
+  v1::CommandPriorities* c = j->mutable_cmdprio();
+  c->clear_read_bssplit();
+  c->clear_write_bssplit();
+  for (int d = 0; d < 2; ++d) {
+    // One part applies to both directions; fio ignores a third (trims).
+    const absl::string_view text = directions.size() == 1 ? directions[0] : directions[d];
+    auto* shares = d == 0 ? c->mutable_read_bssplit() : c->mutable_write_bssplit();
+    for (absl::string_view entry : absl::StrSplit(text, ':', absl::SkipWhitespace())) {
+      const std::vector<absl::string_view> fields = absl::StrSplit(entry, '/');
+      if (fields.size() != 2 && fields.size() != 4 && fields.size() != 5) {
+        return absl::InvalidArgumentError(absl::StrCat("'", entry, "' is not bs/percent, bs/percent/class/level or bs/percent/class/level/hint"));
+      }
+      auto size = ParseSize(fields[0]);
+      if (!size.ok()) return size.status();
+      if (*size == 0 || *size > (1ull << 30)) return absl::InvalidArgumentError(absl::StrCat("block size '", fields[0], "' is out of range"));
+      uint32_t numbers[4] = {0, 0, 0, 0};  // percent, class, level, hint
+      for (size_t f = 1; f < fields.size(); ++f) {
+        if (!absl::SimpleAtoi(fields[f], &numbers[f - 1])) return absl::InvalidArgumentError(absl::StrCat("'", fields[f], "' in '", entry, "' is not a number"));
+      }
+      auto* share = shares->Add();
+      share->set_block_size(*size);
+      share->set_percent(numbers[0]);
+      share->set_own_priority(fields.size() > 2);
+      share->set_priority_class(numbers[1]);
+      share->set_level(numbers[2]);
+      share->set_hint(numbers[3]);
+    }
+  }
+  return absl::OkStatus();
+}
+
 // fio's ignore_error=READ,WRITE,VERIFY: each a ':'-separated list of errno names (ENOSPC) or
 // numbers (122); an empty part leaves that kind at fio's default (EIO, EILSEQ).
 absl::Status SetIgnoreError(absl::string_view v, JobSpec* j) {
@@ -689,6 +742,14 @@ const std::vector<FioOption>& FioOptions() {
        }},
       {"verify_interval", true, SizeOption(&JobSpec::set_verify_interval, 1u << 30)},
       {"atomic", false, BoolOption(&JobSpec::set_atomic)},
+      {"prio", true, UintOption(&JobSpec::set_prio_level, 0, 7)},
+      {"prioclass", true, UintOption(&JobSpec::set_prio_class, 0, 3)},
+      {"cmdprio_percentage", true, CommandPriorityValues(&v1::CommandPriorities::mutable_percent, 100)},
+      {"cmdprio_class", true, CommandPriorityValues(&v1::CommandPriorities::mutable_priority_class, 3)},
+      {"cmdprio", true, CommandPriorityValues(&v1::CommandPriorities::mutable_level, 7)},
+      {"cmdprio_hint", true, CommandPriorityValues(&v1::CommandPriorities::mutable_hint, 7)},
+      {"cmdprio_bssplit", true, &SetCommandPrioritySplit},
+      {"log_prio", false, BoolOption(&JobSpec::set_log_prio)},
       {"sprandom", false, BoolOption(&JobSpec::set_sprandom)},
       {"spr_op", true, [](absl::string_view v, JobSpec* j) {
          double op;
@@ -747,6 +808,7 @@ const std::vector<FioOption>& FioOptions() {
                                                                 {"truncate", JobSpec::FALLOCATE_NONE}, {"1", JobSpec::FALLOCATE_POSIX},
                                                                 {"0", JobSpec::FALLOCATE_NONE}})},
       {"ba", true, SizeOption(&JobSpec::set_blockalign, 1ull << 30)},
+      {"bs_unaligned", false, BoolOption(&JobSpec::set_bs_unaligned)},
       {"random_distribution", true, &SetRandomDistribution},
       {"random_sequence_stride", true, BoolOption(&JobSpec::set_random_sequence_stride)},
       {"iodepth_batch", true, UintOption(&JobSpec::set_iodepth_batch_submit, 0, 4096)},

@@ -11,6 +11,7 @@
 #include "engines/engine_catalog.h"
 #include "job/block_sizes.h"
 #include "job/data_pattern.h"
+#include "job/io_priority.h"
 #include "job/file_names.h"
 #include "job/mdtest_tree.h"
 #include "job/run_limits.h"
@@ -438,6 +439,12 @@ absl::Status ValidateJob(const v1::JobSpec& job) {
   if (job.io_submit_offload() && (*engine)->synchronous) {
     return bad(absl::StrCat("io_submit_mode=offload needs an engine that queues (libaio, io_uring, nfs); ioengine=", job.ioengine(),
                             " completes each IO before the next is sent"));
+  }
+  auto priorities = ResolveIoPriorities(job);
+  if (!priorities.ok()) return bad(priorities.status().message());
+  if ((!priorities->rules[0].empty() || !priorities->rules[1].empty()) && !(*engine)->per_io_priority) {
+    return bad(absl::StrCat("cmdprio_* sets a priority per IO, which needs ioengine=libaio or io_uring (as in fio); ioengine=", job.ioengine(),
+                            " has no way to (prio=/prioclass= set the whole job's)"));
   }
   if (job.atomic() && !(*engine)->atomic_writes) {
     std::vector<std::string> able;

@@ -220,6 +220,29 @@ TEST_F(FioEquivalence, RandomWritesWithFsyncFromTwoJobs) {
 
 // fio's rw modifiers: rw=write:4k keeps going past the end from the start until size bytes were
 // written (size=2m bs=4k: 512 writes), rw=read:-8k reads backwards, rw=randread:8 runs of 8.
+// cmdprio-percentage.fio's options on a file (best effort instead of realtime, which needs
+// CAP_SYS_ADMIN): both tools send 25% of the reads at class 2 and the rest at the job's idle
+// class, and list fio's "prios" in the same order: the job's class first.
+TEST_F(FioEquivalence, CommandPrioritiesSplitLikeFio) {
+  const std::string job = "[randread]\nrw=randread\nbs=4k\nsize=8m\nioengine=libaio\ndirect=1\niodepth=8\nprioclass=3\n"
+                          "cmdprio_percentage=25\ncmdprio_class=2\ncmdprio=0\nfilename=prio.dat\n";
+  for (const std::string tool : {"fio", "iofleet"}) {
+    Outcome out = Run(tool, job, tool);
+    ASSERT_EQ(out.exit_code, 0) << tool << ": " << out.err;
+    EXPECT_EQ(Number(out.json, {"read", "total_ios"}), 2048) << tool;
+    const auto& prios = out.json.fields().at("jobs").list_value().values(0).struct_value().fields().at("read").struct_value().fields().at("prios").list_value();
+    ASSERT_EQ(prios.values_size(), 2) << tool;
+    auto field = [&](int i, const std::string& key) { return prios.values(i).struct_value().fields().at(key); };
+    EXPECT_EQ(field(0, "prioclass").number_value(), 3) << tool;
+    EXPECT_EQ(field(1, "prioclass").number_value(), 2) << tool;
+    EXPECT_EQ(field(1, "prio").number_value(), 0) << tool;
+    const double high = field(1, "clat_ns").struct_value().fields().at("N").number_value();
+    const double low = field(0, "clat_ns").struct_value().fields().at("N").number_value();
+    EXPECT_EQ(high + low, 2048) << tool;
+    EXPECT_NEAR(high / 2048, 0.25, 0.05) << tool;
+  }
+}
+
 TEST_F(FioEquivalence, RwModifiersIssueFiosIoCounts) {
   const std::string job = "[w]\nioengine=psync\nbs=4k\nrw=write:4k\nsize=2m\n"
                           "[b]\nioengine=psync\nbs=4k\nrw=read:-8k\nsize=1m\nstonewall\n"

@@ -80,6 +80,17 @@ const std::vector<Example>& Examples() {
     "nfs: needs an NFS server (tests/nfs_boundary_e2e_test.cc runs one)",
     "numa: its second job needs NUMA node 1, which this machine lacks",
     "xnvme-compare: its default section is a 1 GiB libaio read of a device for the compare",
+    "atomic-verify: needs a file system that takes RWF_ATOMIC (XFS on a loop device, root); tests/targets_test.cc runs it "
+    "there and on ext4, which refuses it as it does fio",
+    "surface-scan: fills its file system; tests/targets_test.cc runs it on a 9 MiB tmpfs (129 writes, 128 verified reads, as fio)",
+    "cross-stripe-verify: shrunk, its threads' ranges overlap and fio 3.33 fails its verify where another thread rewrote a "
+    "block between write and read-back (a race); the counts match (128 writes, 128 reads)",
+    "enospc-pressure: a race test of a full device; fio 3.33 cannot trim a regular file (ENOTTY) and stops",
+    "sprandom: fio 3.33 predates sprandom (3.41); worker/sprandom_test.cc checks the model",
+    "cmdprio-percentage, cmdprio-bssplit: for a device whose scheduler honours priorities; tests/fio_equivalence_test.cc "
+    "compares the per-priority split on a file (CommandPrioritiesSplitLikeFio). cmdprio-bssplit's randrw with bssplit and "
+    "fio's random map: fio 3.33 ends the pass after 19.7 MiB of 64 MiB (29 IOs); with norandommap it does all 64 MiB "
+    "(79 IOs), as iofleet does (78) with or without",
 };
 
 struct Outcome {

@@ -92,6 +92,25 @@ MountedTarget::~MountedTarget() {
   Shell("rm -rf " + mount_point_ + (backing_.empty() ? "" : " " + backing_), &failed);
 }
 
+LoopDevice::LoopDevice(const std::string& base, const std::string& size) {
+  ::mkdir(base.c_str(), 0755);
+  image_ = base + "/loop.img";
+  bool failed = false;
+  std::string out = Shell("truncate -s " + size + " " + image_, &failed);
+  if (!failed) out = Shell("losetup -f --show --direct-io=on " + image_, &failed);
+  if (failed) {
+    error_ = "loop device: " + out;
+  } else {
+    device_ = out;
+  }
+}
+
+LoopDevice::~LoopDevice() {
+  bool failed = false;
+  if (!device_.empty()) Shell("losetup -d " + device_, &failed);
+  ::unlink(image_.c_str());
+}
+
 NfsServer::NfsServer(const std::string& base) : base_(base) {
   ::mkdir(base_.c_str(), 0755);
   export_dir_ = base_ + "/export";

@@ -31,6 +31,23 @@ class MountedTarget {
   bool mounted_ = false;
 };
 
+// A loop device over a sparse image of `size` (truncate's syntax), with no file system: a
+// block device for jobs with filename=/dev/... . Detached and its image removed when destroyed.
+class LoopDevice {
+ public:
+  LoopDevice(const std::string& base, const std::string& size);
+  ~LoopDevice();
+  LoopDevice(const LoopDevice&) = delete;
+  LoopDevice& operator=(const LoopDevice&) = delete;
+
+  // Empty when the device exists; else why not.
+  const std::string& error() const { return error_; }
+  const std::string& path() const { return device_; }
+
+ private:
+  std::string image_, device_, error_;
+};
+
 // An NFS server for tests, as shared/targets.md describes: rpcbind and nfs-ganesha (VFS) in a
 // network namespace of its own (they bind every address, so never in the machine's), with only
 // lo up, exporting a scratch directory over NFSv3/TCP. Clients — workers with ioengine=nfs, a

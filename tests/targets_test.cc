@@ -24,6 +24,7 @@
 namespace iofleet {
 namespace {
 
+using ::iofleet::testing::LoopDevice;
 using ::iofleet::testing::MountedTarget;
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
@@ -301,6 +302,43 @@ TEST(FioExamplesOnTargets, AtomicVerifyOnXfsAndRefusedOnExt4) {
           << run.Stderr();
     }
   }
+}
+
+// fio's cmdprio-percentage.fio on a block device (a loop device for its /dev/sda), 3 s: the job
+// runs at the idle class and 20% of its reads carry the realtime class (root may set it), each
+// priority's completion latency reported apart as fio's "clat prio" lines and JSON "prios". The
+// job has no size=: the whole device, as fio.
+TEST(FioExamplesOnTargets, CommandPriorityPercentageOnABlockDevice) {
+  if (::geteuid() != 0) GTEST_SKIP() << "loop devices need root";
+  const std::string example = ReadFile(Runfile("tests/fio_examples/cmdprio-percentage.fio"));
+  ASSERT_NE(example.find("filename=/dev/sda"), std::string::npos);
+  LoopDevice device(TempDir() + "/cmdprio", "64M");
+  ASSERT_EQ(device.error(), "");
+  const std::string dir = TempDir() + "/cmdprio/logs";
+  ::mkdir(dir.c_str(), 0755);
+  const std::string job = TempDir() + "/cmdprio/job.fio";
+  std::ofstream(job) << absl::StrReplaceAll(example, {{"filename=/dev/sda", "filename=" + device.path() + "\nruntime=3\ntime_based"}});
+  const std::string device_dir = device.path().substr(0, device.path().rfind('/'));
+  TestWorker worker("cmdprio-worker", {"--allow-root", device_dir, "--allow-root", dir});
+  const std::string json = TempDir() + "/cmdprio/out.json";
+  TestProcess run({Runfile("controller/iofleet"), "run", job, "--directory", dir, "--hosts", worker.address(), "--output-format", "json",
+                   "--output", json},
+                  TempDir() + "/cmdprio/run");
+  ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
+  google::protobuf::Struct out;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &out).ok());
+  const auto& read = out.fields().at("jobs").list_value().values(0).struct_value().fields().at("read").struct_value().fields();
+  const double total = read.at("total_ios").number_value();
+  EXPECT_GT(total, 100);
+  const auto& prios = read.at("prios").list_value();
+  ASSERT_EQ(prios.values_size(), 2);
+  auto field = [&](int i, const std::string& key) { return prios.values(i).struct_value().fields().at(key); };
+  EXPECT_EQ(field(0, "prioclass").number_value(), 3);  // the job's, listed first as fio does
+  EXPECT_EQ(field(1, "prioclass").number_value(), 1);
+  const double high = field(1, "clat_ns").struct_value().fields().at("N").number_value();
+  const double low = field(0, "clat_ns").struct_value().fields().at("N").number_value();
+  EXPECT_EQ(high + low, total);
+  EXPECT_NEAR(high / total, 0.20, 0.05);
 }
 
 }  // namespace

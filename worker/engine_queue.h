@@ -35,6 +35,8 @@ struct Slot {
   bool verify_read = false;  // reading back a block this job wrote (do_verify)
   uint64_t write_number = 0;  // verify: the write this slot sends or reads back
   uint64_t generation = 0;    // verify: that write's pass
+  uint16_t ioprio = 0;        // cmdprio: the data IO's priority (0: the thread's)
+  int priority_slot = -1;     // its index among the job's priorities (-1: not kept apart)
 };
 
 class EngineQueue {

@@ -62,8 +62,16 @@ class PosixFileSystem final : public FileSystem {
   int Stat(const std::string& path, uint64_t* size) override {
     struct stat st;
     if (const int rc = tree_.Stat(path, &st); rc != 0) return -rc;
-    if (size != nullptr) *size = static_cast<uint64_t>(st.st_size);
-    return 0;
+    if (size == nullptr) return 0;
+    *size = static_cast<uint64_t>(st.st_size);
+    if (!S_ISBLK(st.st_mode)) return 0;
+    // A block device's st_size is 0; its size is the device's (fio's size=100% of /dev/sdX, and
+    // a job with filename= but no size=).
+    const int fd = OpenConfined(path, O_RDONLY);
+    if (fd < 0) return -fd;
+    const int error = ::ioctl(fd, BLKGETSIZE64, size) == 0 ? 0 : errno;
+    ::close(fd);
+    return error;
   }
   int Rename(const std::string& from, const std::string& to) override { return -tree_.Rename(from, to); }
   int Unlink(const std::string& path) override { return -tree_.Unlink(path); }

@@ -57,6 +57,7 @@ std::vector<DirectionCut> CutIntervals(absl::Span<DirectionCounters* const> coun
     cut.latency = b.latency.Take();
     cut.submit = b.submit_latency.Take();
     cut.completion = b.completion_latency.Take();
+    for (uint32_t p = 0; p < c.priorities; ++p) cut.priority_completion.push_back(b.priority_completion[p].Take());
     cut.bytes = b.bytes.exchange(0, std::memory_order_relaxed);
     cut.errors = b.errors.exchange(0, std::memory_order_relaxed);
     for (auto& slot : b.slowest.slots) {

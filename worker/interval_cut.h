@@ -19,6 +19,7 @@ struct SlowSample {
 // What one counter (one thread, one direction) recorded during the interval just closed.
 struct DirectionCut {
   LatencyHistogram latency, submit, completion;
+  std::vector<LatencyHistogram> priority_completion;  // per job priority (cmdprio jobs)
   uint64_t bytes = 0, errors = 0;
   std::vector<SlowSample> slowest;
 };

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -15,8 +16,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
+#include "common/mix.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
+#include "job/io_priority.h"
 #include "job/run_limits.h"
 #include "worker/async_verifier.h"
 #include "worker/block_verify.h"
@@ -79,6 +82,8 @@ class IoLoop {
   // The next data request into `slot`; false when the rate limit holds it back.
   bool IssueData(Slot* slot, uint64_t now);
   void IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now);
+  // cmdprio: the priority of a data IO of `length` bytes, into `slot`.
+  void PickPriority(Slot* slot, DataDirection direction, uint64_t length);
   // Points `slot`'s request at a block of `file_index` and hands it to the engine.
   void Send(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint64_t length);
   // Points `slot`'s request at a block of `file_index` (nothing sent).
@@ -143,6 +148,8 @@ class IoLoop {
   uint64_t generation_ = 0;  // the write pass, written into verify headers
   bool verifying_ = false;
   bool filled_ = false;  // fill_device: a write met ENOSPC
+  IoPriorities priorities_;       // prioclass/prio, cmdprio_*
+  std::mt19937_64 priority_rng_;  // draws cmdprio's percentages
   std::optional<AsyncVerifier> verifier_;  // verify_async
   uint32_t dumps_ = 0, dumps_failed_ = 0;  // verify_dump
   std::string first_dump_;
@@ -159,6 +166,7 @@ class IoLoop {
 };
 
 constexpr uint64_t kUntimedClockStride = 64;
+constexpr int kIoprioWhoProcess = 1;  // linux/ioprio.h IOPRIO_WHO_PROCESS (with 0: this thread)
 
 // randrepeat=1 (fio's default): the same sequences every run, from randseed; otherwise new.
 // Each part draws from its own generator, seeded from this one in a fixed order.
@@ -180,7 +188,8 @@ IoLoop::IoLoop(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* s
       read_back_(plan.paths.size()),
       verify_(VerifyFormat::Of(job_)),
       track_writes_(work_.writes() && job_.verify() != v1::JobSpec::VERIFY_NONE && job_.do_verify()),
-      timed_(!(job_.disable_lat() && job_.disable_clat() && job_.disable_slat()) || pacer_.limited()) {}
+      timed_(!(job_.disable_lat() && job_.disable_clat() && job_.disable_slat()) || pacer_.limited()),
+      priority_rng_(Mix(ThreadSeed(plan) ^ 0x10b210ull)) {}
 
 uint64_t IoLoop::CompletionClock() {
   if (timed_ || untimed_completions_++ % kUntimedClockStride == 0) last_clock_ns_ = NowNs();
@@ -207,6 +216,14 @@ absl::Status IoLoop::Setup() {
     files_.push_back(File{.path = path, .handle = *handle});
   }
   if (files_.empty()) return absl::InvalidArgumentError("a job thread needs at least one file");
+  // fio's prioclass/prio: the thread's IO priority (its IOs' too, unless cmdprio picks another).
+  auto priorities = ResolveIoPriorities(job_);
+  if (!priorities.ok()) return priorities.status();
+  priorities_ = *std::move(priorities);
+  if (priorities_.thread_priority && ::syscall(SYS_ioprio_set, kIoprioWhoProcess, 0, static_cast<int>(priorities_.default_ioprio)) != 0) {
+    return ErrnoStatus(errno, absl::StrCat("ioprio_set(class ", IoprioClass(priorities_.default_ioprio), ", level ",
+                                           IoprioLevel(priorities_.default_ioprio), ") for prioclass/prio (realtime needs root)"));
+  }
   if (job_.sprandom()) {
     if (absl::Status s = SprandomOffsets::Check(FileSize(job_) / std::max<uint64_t>(1, OffsetUnit(job_)), job_.spr_over_provisioning(), job_.spr_num_regions());
         !s.ok()) {
@@ -252,10 +269,12 @@ void IoLoop::Fail(const Slot& slot, int error) {
           ? " with RWF_ATOMIC (atomic=1): the kernel cannot write this block untorn here (it needs direct=1, a file system and device "
             "with atomic write support, and a block size and alignment within their limits: statx STATX_WRITE_ATOMIC)"
           : "";
+  const std::string priority_refused =
+      error == EPERM && IoprioClass(slot.ioprio) == 1 ? " (this IO's cmdprio is realtime, class 1: it needs CAP_SYS_ADMIN or CAP_SYS_NICE)" : "";
   const absl::Status failure =
       (op == IoOp::kFsync || op == IoOp::kFdatasync)
           ? ErrnoStatus(error, absl::StrCat(OpName(op), " of ", PathOf(slot)))
-          : ErrnoStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot), atomic_refused));
+          : ErrnoStatus(error, absl::StrCat(OpName(op), " of ", slot.length, " bytes at offset ", slot.offset, " in ", PathOf(slot), atomic_refused, priority_refused));
   // fio's continue_on_error: a non-fatal error (EIO or EILSEQ, or what ignore_error lists for
   // the kind) is counted (the stats already have it) and reported, and the job goes on.
   const uint32_t kind = op == IoOp::kRead ? 1 : 2;  // a trim error counts as a write error
@@ -332,7 +351,8 @@ IoLoop::Next IoLoop::Complete(Slot* slot, uint64_t now_ns) {
   if (slot->issue_ns >= record_from_ns_) {
     stats_->directions[direction].Record(
         slot->issue_ns, slot->submit_ns, now_ns, slot->queued, data ? slot->done : 0, error != 0,
-        RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .tracked = true});
+        RequestIdentity{.offset = slot->offset, .file = static_cast<uint32_t>(slot->file_index), .tracked = true},
+        data ? slot->priority_slot : -1);
   }
   if (error != 0) Fail(*slot, error);
   if (latency_search_ && data && error == 0 && !verifying_) {
@@ -397,6 +417,8 @@ bool IoLoop::IssueReadBack(Slot* slot, uint64_t now) {
   queue_->Take();
   slot->issue_ns = now;
   slot->verify_read = true;
+  slot->ioprio = 0;
+  slot->priority_slot = -1;
   slot->write_number = block->write_number;
   slot->generation = block->generation;
   Send(slot, IoOp::kRead, block->file_index, block->offset, block->length);
@@ -450,6 +472,7 @@ bool IoLoop::IssueData(Slot* slot, uint64_t now) {
   if (job_.number_ios() > 0 && ++data_ios_issued_ >= job_.number_ios()) stopping_ = true;
   queue_->Take();
   slot->verify_read = false;
+  PickPriority(slot, data_direction, target.length);
   const uint32_t in_flight = queue_->in_flight();
   static constexpr IoOp kOps[] = {IoOp::kRead, IoOp::kWrite, IoOp::kTrim};
   if (data_direction == DataDirection::kTrim && job_.zones().mode() == v1::ZoneSpec::ZBD) {
@@ -468,9 +491,38 @@ bool IoLoop::IssueData(Slot* slot, uint64_t now) {
   return true;
 }
 
+void IoLoop::PickPriority(Slot* slot, DataDirection direction, uint64_t length) {
+  slot->ioprio = 0;
+  slot->priority_slot = -1;
+  if (priorities_.distinct.empty() || direction == DataDirection::kTrim) return;
+  // fio's cmdprio: of the IOs a rule covers (its block size, or all), its share get its
+  // priority; the rest get the job's.
+  uint32_t chosen = priorities_.default_ioprio;
+  const std::vector<IoPriorities::Rule>& rules = priorities_.rules[direction == DataDirection::kRead ? 0 : 1];
+  // As fio, a direction without cmdprio rules keeps no per-priority latency.
+  if (rules.empty()) {
+    slot->ioprio = static_cast<uint16_t>(chosen);
+    return;
+  }
+  const uint32_t draw = static_cast<uint32_t>(priority_rng_() % 100);
+  uint32_t below = 0;
+  for (const IoPriorities::Rule& rule : rules) {
+    if (rule.block_size != 0 && rule.block_size != length) continue;
+    below += rule.percent;
+    if (draw < below) {
+      chosen = rule.ioprio;
+      break;
+    }
+  }
+  slot->ioprio = static_cast<uint16_t>(chosen);
+  slot->priority_slot = static_cast<int>(std::find(priorities_.distinct.begin(), priorities_.distinct.end(), chosen) - priorities_.distinct.begin());
+}
+
 void IoLoop::IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now) {
   slot->issue_ns = now;
   slot->verify_read = false;
+  slot->ioprio = 0;
+  slot->priority_slot = -1;
   Send(slot, op, file_index, 0, 0);
 }
 
@@ -488,6 +540,7 @@ void IoLoop::Prepare(Slot* slot, IoOp op, size_t file_index, uint64_t offset, ui
   r.length = slot->length = length;
   r.offset = slot->offset = offset;
   r.buffer_index = data ? static_cast<int>(r.tag) : -1;
+  r.ioprio = data ? slot->ioprio : 0;
   r.result = 0;
   slot->file_index = file_index;
   slot->done = 0;

@@ -4,6 +4,7 @@
 #include "worker/job_thread.h"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "worker/work_generator.h"
 #include "job/block_sizes.h"
 #include "job/data_pattern.h"
+#include "job/io_priority.h"
 #include "worker/block_verify.h"
 #include "worker/job_thread_test_util.h"
 
@@ -585,6 +587,36 @@ TEST(FioOptions, OffsetIncrementShiftsEachThread) {
   EXPECT_EQ(UntouchedBlocks(path, 0, (512 << 10) + 4096, 0), (512 << 10) / 4096 + 1);
   EXPECT_EQ(UntouchedBlocks(path, (512 << 10) + 4096, (576 << 10) + 4096, 0), 0);
   EXPECT_EQ(UntouchedBlocks(path, (576 << 10) + 4096, 1 << 20, 0), ((1 << 20) - (576 << 10) - 4096) / 4096);
+}
+
+// fio's cmdprio-percentage.fio on a file: the thread runs at prioclass=3 (idle; ioprio_set, so
+// the test thread that ran the job has it afterwards), and about 20% of its reads carry another
+// class (best effort here: realtime needs CAP_SYS_ADMIN, which the test sandbox drops), each
+// counted in its priority's completion latency.
+TEST(FioOptions, CommandPrioritiesSplitTheReadsAndTheThreadGetsItsClass) {
+  const std::string path = FilledFile("prio", 8 << 20, 1);
+  v1::JobSpec job = Job(v1::RAND_READ, 8 << 20, "libaio");
+  job.set_iodepth(8);
+  job.set_prio_class(3);
+  job.mutable_cmdprio()->add_percent(20);
+  job.mutable_cmdprio()->add_priority_class(2);
+  auto priorities = ResolveIoPriorities(job);
+  ASSERT_TRUE(priorities.ok()) << priorities.status();
+  ASSERT_EQ(priorities->distinct.size(), 2u);
+  std::thread runner([&] {
+    auto stats = std::make_unique<ThreadStats>(2);
+    StopSignal stop;
+    JobThreadOutcome outcome = RunJobThread({.job = &job, .paths = {path}, .seed = 5, .start = std::chrono::steady_clock::now()}, stop, stats.get());
+    ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+    EXPECT_EQ(::syscall(SYS_ioprio_get, 1, 0), static_cast<long>(IoprioValue(3, 0)));
+    uint64_t by_priority[2] = {0, 0};
+    for (const IntervalBuffer& b : stats->directions[kReadIndex].buffers) {
+      for (int p = 0; p < 2; ++p) by_priority[p] += b.priority_completion[p].Snapshot().count();
+    }
+    EXPECT_EQ(by_priority[0] + by_priority[1], 2048u);
+    EXPECT_NEAR(static_cast<double>(by_priority[1]) / 2048, 0.20, 0.04);
+  });
+  runner.join();
 }
 
 // fio's offsets for rw=read:-8k (examples/backwards-read.fio) with bs=4k over 64 KiB: block 0,

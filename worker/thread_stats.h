@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "histogram/latency_histogram.h"
 
@@ -44,6 +45,9 @@ struct IntervalBuffer {
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> errors{0};
   SlowestRequests slowest;
+  // fio's clat per IO priority (cmdprio jobs only; made before the threads start): index i is
+  // the job's i-th distinct priority (job/io_priority.h).
+  std::unique_ptr<LiveLatencyHistogram[]> priority_completion;
 };
 
 // Makes the IO thread's "I am recording" store visible before it reads which buffer to record
@@ -66,12 +70,14 @@ inline void IoPathBarrier() {
 // waits and takes no lock, and every request lands in exactly one interval, with its bytes.
 struct DirectionCounters {
   // IO thread only. `queued`: the request went through a submission queue, so it has a slat.
+  // `priority`: the request's index among the job's priorities, or -1.
   void Record(uint64_t issue_ns, uint64_t submit_ns, uint64_t complete_ns, bool queued, uint64_t done_bytes, bool failed,
-              const RequestIdentity& request = {}) {
+              const RequestIdentity& request = {}, int priority = -1) {
     uint64_t s;
     IntervalBuffer& b = Begin(&s);
     b.latency.Record(complete_ns - issue_ns);
     b.completion_latency.Record(complete_ns - submit_ns);
+    if (priority >= 0 && static_cast<uint32_t>(priority) < priorities) b.priority_completion[priority].Record(complete_ns - submit_ns);
     if (queued) b.submit_latency.Record(submit_ns - issue_ns);
     Bump(b.bytes, done_bytes);
     if (failed) Bump(b.errors, 1);
@@ -100,6 +106,12 @@ struct DirectionCounters {
   // Intervals cut so far; written by the collector only.
   std::atomic<uint64_t> epoch{0};
   IntervalBuffer buffers[2];
+  // How many priorities have their own completion latency (set before the threads start).
+  uint32_t priorities = 0;
+  void KeepPriorities(uint32_t n) {
+    priorities = n;
+    for (IntervalBuffer& b : buffers) b.priority_completion = n ? std::make_unique<LiveLatencyHistogram[]>(n) : nullptr;
+  }
 
  private:
   static void Bump(std::atomic<uint64_t>& cell, uint64_t n) { cell.store(cell.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
@@ -156,6 +168,12 @@ inline int BatchBucket(uint32_t n) {
 }
 
 struct ThreadStats {
+  ThreadStats() = default;
+  // A job whose IOs carry `priorities` different priorities (fio's cmdprio): their completion
+  // latencies are kept apart too (reads, writes and trims).
+  explicit ThreadStats(uint32_t priorities) {
+    for (int d = kReadIndex; d <= kTrimIndex; ++d) directions[d].KeepPriorities(priorities);
+  }
   DirectionCounters directions[kDirectionCount];
   std::atomic<uint64_t> depth[kDepthBuckets] = {};
   std::atomic<uint64_t> submit[kDepthBuckets] = {};

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "job/io_priority.h"
 #include "job/job_phases.h"
 #include "job/mdtest_tree.h"
 #include "job/run_limits.h"
@@ -86,8 +87,11 @@ void WorkerRun::Arm() {
     const uint32_t numjobs = specs[j].numjobs();
     state.task_items.assign(numjobs, 0);
     state.task_elapsed_ns.assign(numjobs, 0);
+    // cmdprio: the job's priorities, each with its own completion latency (validated already).
+    auto priorities = ResolveIoPriorities(specs[j]);
+    state.priorities = priorities.ok() ? priorities->distinct : std::vector<uint32_t>{};
     for (uint32_t t = 0; t < numjobs; ++t) {
-      state.threads.push_back(std::make_unique<ThreadStats>());
+      state.threads.push_back(std::make_unique<ThreadStats>(static_cast<uint32_t>(state.priorities.size())));
       for (DirectionCounters& counters : state.threads.back()->directions) state.counters.push_back(&counters);
     }
   }
@@ -236,6 +240,7 @@ v1::IntervalReport WorkerRun::ReportInterval(size_t job_index, uint32_t interval
   const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(job_index));
   for (int d = 0; d < kDirectionCount; ++d) {
     LatencyHistogram merged, submit, completion;
+    std::vector<LatencyHistogram> by_priority(state.priorities.size());
     uint64_t bytes = 0, errors = 0;
     std::vector<v1::SlowRequest> slowest;
     for (size_t t = 0; t < state.threads.size(); ++t) {
@@ -243,6 +248,7 @@ v1::IntervalReport WorkerRun::ReportInterval(size_t job_index, uint32_t interval
       merged.Merge(cut.latency);
       submit.Merge(cut.submit);
       completion.Merge(cut.completion);
+      for (size_t p = 0; p < cut.priority_completion.size() && p < by_priority.size(); ++p) by_priority[p].Merge(cut.priority_completion[p]);
       bytes += cut.bytes;
       errors += cut.errors;
       // Name the file and place the completion in wall-clock time.
@@ -273,6 +279,12 @@ v1::IntervalReport WorkerRun::ReportInterval(size_t job_index, uint32_t interval
     if (!spec.disable_lat()) *stats->mutable_latency() = merged.ToProto();
     if (submit.count() > 0 && !spec.disable_slat()) *stats->mutable_submit_latency() = submit.ToProto();
     if (!spec.disable_clat()) *stats->mutable_completion_latency() = completion.ToProto();
+    for (size_t p = 0; p < by_priority.size(); ++p) {
+      if (by_priority[p].count() == 0 || spec.disable_clat()) continue;
+      v1::PriorityLatency* priority = stats->add_priorities();
+      priority->set_ioprio(state.priorities[p]);
+      *priority->mutable_completion_latency() = by_priority[p].ToProto();
+    }
   }
   return report;
 }

@@ -80,6 +80,7 @@ class WorkerRun final : public SessionRun {
     std::vector<std::unique_ptr<ThreadStats>> threads;
     // Every thread's counters, thread-major and direction-minor, as the collector cuts them.
     std::vector<DirectionCounters*> counters;
+    std::vector<uint32_t> priorities;  // cmdprio: the ioprio of each kept-apart latency
     size_t threads_finished = 0;
     Clock::time_point last_end;
     absl::Status first_error;
