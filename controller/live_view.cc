@@ -222,6 +222,12 @@ void LiveView::SetPhaseSteps(int job, uint64_t steps) {
   phase_steps_[job] = steps;
 }
 
+void LiveView::AppendLogLine(std::string line) {
+  if (options_.interval_log.empty()) return;
+  std::lock_guard<std::mutex> lock(extra_mu_);
+  extra_lines_ += line;
+}
+
 void LiveView::PrintLine(const std::string& text) {
   std::lock_guard<std::mutex> lock(stderr_mu_);
   std::cerr << (line_open_ ? "\n" : "") << text << "\n";
@@ -269,6 +275,11 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
       ops = std::max(ops, 0.0);
       for (const v1::DirectionStats& s : in.directions) ops += static_cast<double>(s.ops());
     }
+  }
+  if (ndjson_ != nullptr) {
+    std::lock_guard<std::mutex> lock(extra_mu_);
+    json_lines_ += extra_lines_;
+    extra_lines_.clear();
   }
   // Whole lines, written at once: a reader (tail -f) never sees half a line.
   for (auto [file, lines] : {std::pair{ndjson_, &json_lines_}, std::pair{csv_, &csv_rows_}}) {

@@ -59,6 +59,10 @@ class LiveView {
   // last line), without the two interleaving.
   void PrintLine(const std::string& text);
 
+  // A line of another source for the NDJSON interval log (target metrics), written with the
+  // next intervals published (lines are never interleaved). Dropped without an interval log.
+  void AppendLogLine(std::string line);
+
   // One NDJSON line / CSV row for a published interval and direction (exposed for tests).
   std::string JsonLine(const PublishedInterval& interval, int direction) const;
   std::string CsvRow(const PublishedInterval& interval, int direction) const;
@@ -94,6 +98,8 @@ class LiveView {
   std::string json_lines_, csv_rows_;    // what Publish writes to the logs, kept for their capacity
   mutable std::mutex steps_mu_;
   std::map<int, uint64_t> phase_steps_;  // SetPhaseSteps (steps_mu_)
+  std::mutex extra_mu_;
+  std::string extra_lines_;  // AppendLogLine's, until the next Publish (extra_mu_)
   std::mutex stderr_mu_;    // the live thread's lines and PrintLine's
   bool line_open_ = false;  // a progress line is on the terminal without a newline (stderr_mu_)
 };

@@ -34,6 +34,7 @@
 #include "controller/mdtest_plan.h"
 #include "controller/mdtest_render.h"
 #include "controller/run_aggregator.h"
+#include "controller/target_metrics.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/job_validation.h"
 #include "job/run_resolution.h"
@@ -80,12 +81,18 @@ std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::st
                                                                    const v1::MdtestReport& report) {
   v1::MdtestReport hosts;
   *hosts.mutable_workers() = report.workers();
-  return {{"command.txt", absl::StrCat(command_line, "\n")},
-          {"job-resolved.json", MdtestJson(resolved)},
-          {"result.json", MdtestJson(report)},
-          {"report.txt", RenderText(report)},
-          {"report.html", RenderMdtestHtmlReport(report)},
-          {"hosts.json", MdtestJson(hosts)}};
+  std::vector<std::pair<std::string, std::string>> files = {{"command.txt", absl::StrCat(command_line, "\n")},
+                                                            {"job-resolved.json", MdtestJson(resolved)},
+                                                            {"result.json", MdtestJson(report)},
+                                                            {"report.txt", RenderText(report)},
+                                                            {"report.html", RenderMdtestHtmlReport(report)},
+                                                            {"hosts.json", MdtestJson(hosts)}};
+  if (report.target_metrics_size() > 0) {
+    v1::MdtestReport target;  // --target-metrics on their own, beside the clients' result
+    *target.mutable_target_metrics() = report.target_metrics();
+    files.emplace_back("target-metrics.json", MdtestJson(target));
+  }
+  return files;
 }
 
 int RunMdtest(const std::vector<std::string>& args) {
@@ -268,6 +275,13 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     remove_created();
     return Usage(started.message());
   }
+  absl::StatusOr<std::unique_ptr<TargetMetricsScraper>> target_metrics =
+      StartTargetMetrics(o.session.target_metrics, o.session.interval, [&live](std::string line) { live.AppendLogLine(std::move(line)); }, &aggregator);
+  if (!target_metrics.ok()) {
+    (void)live.Finish();
+    remove_created();
+    return Usage(target_metrics.status().message());
+  }
 
   bool stop = false;
   // Per iteration: the items each task has after a stonewalled directory / file creation
@@ -308,6 +322,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
       const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, {static_cast<size_t>(k)},
                                                         absl::StrCat(run_id, "-i", iteration, "-", k), &aggregator, &phase_report);
+      if (*target_metrics) (*target_metrics)->PhaseEnded();
       // The phase's own problems now; those found while its results are read (incomplete
       // workers) after them, below — each once.
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);
@@ -410,6 +425,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       }
       for (int i = phase_problems_seen; i < phase_report.problems_size(); ++i) report.add_problems(phase_report.problems(i));
       if (!report.problems().empty() || outcome.interrupted) {
+        if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
         if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
         if (outcome.interrupted) report.add_problems("interrupted by the user: later phases were not run");
         // Remove what this iteration made, so nothing is left half-created.
@@ -437,6 +453,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       }
     }
   }
+  if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
   if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
   SummaryRows(report, false, report.mutable_summary_rate());
   SummaryRows(report, true, report.mutable_summary_time());

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/units.h"
+#include "controller/report_text.h"
 #include "controller/direction_summary.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -202,6 +203,8 @@ std::string RenderText(const v1::MdtestReport& report) {
       absl::StrAppendFormat(&out, "   %-4d %-20s %-28s %14.3f\n", p.iteration(), p.operation(), w.worker(), seconds > 0 ? static_cast<double>(items) / seconds : 0.0);
     }
   }
+  // The system under test's view: its endpoints beside the phases' rates above.
+  AppendTargetMetricsText(report.target_metrics(), "", &out);
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");
     for (const auto& problem : report.problems()) absl::StrAppend(&out, "  - ", problem, "\n");

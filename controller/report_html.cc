@@ -302,6 +302,46 @@ std::string SlowestTable(const std::string& title, const std::pair<std::string, 
   return html + "</table>\n";
 }
 
+// --target-metrics: each endpoint's highlights, problems, and its busiest counters per second
+// over the intervals (the system under test's view beside the clients' charts above).
+std::string TargetMetricsSection(const google::protobuf::RepeatedPtrField<v1::TargetMetricsResult>& targets) {
+  std::string html;
+  for (const v1::TargetMetricsResult& t : targets) {
+    absl::StrAppend(&html, "<h2>Target metrics: ", Escape(t.name()), "</h2><p>", Escape(t.url()), ": ", t.scrapes(), " scrapes, ",
+                    t.intervals_size(), " intervals", t.failed_scrapes() ? absl::StrCat(", ", t.failed_scrapes(), " failed") : "", "</p><ul>");
+    for (const std::string& line : t.highlights()) absl::StrAppend(&html, "<li>", Escape(line), "</li>");
+    html += "</ul>\n";
+    if (!t.problems().empty()) html += Problems(t.problems());
+    // The six counters that grew most over the run, as rates per interval.
+    std::vector<std::pair<double, std::string>> busiest;
+    for (const v1::TargetMetricSeries& s : t.run_total()) {
+      if (s.kind() == v1::TargetMetricSeries::COUNTER && s.value() > 0) busiest.emplace_back(-s.value(), s.name() + s.labels());
+    }
+    std::sort(busiest.begin(), busiest.end());
+    if (busiest.size() > 6) busiest.resize(6);
+    if (busiest.empty() || t.intervals().empty()) continue;
+    std::map<std::string, Series> rates;
+    for (const auto& [minus, key] : busiest) rates[key].name = key;
+    const int64_t start = t.intervals(0).start_unix_ns();
+    for (const v1::TargetMetricsInterval& in : t.intervals()) {
+      const double x = static_cast<double>(in.end_unix_ns() - start) / 1e9;
+      const double seconds = std::max(1e-9, static_cast<double>(in.end_unix_ns() - in.start_unix_ns()) / 1e9);
+      for (auto& [key, series] : rates) {
+        double value = 0;
+        for (const v1::TargetMetricSeries& s : in.series()) {
+          if (s.kind() == v1::TargetMetricSeries::COUNTER && s.name() + s.labels() == key) value = s.value();
+        }
+        series.points.push_back({x, value / seconds});
+      }
+    }
+    std::vector<Series> lines;
+    for (const auto& [key, series] : rates) lines.push_back(series);
+    html += LineChart(absl::StrCat(t.name(), ": its busiest counters (log scale)"), "seconds since the first phase started", "per second", lines,
+                      &FormatCount, /*log_y=*/true);
+  }
+  return html;
+}
+
 }  // namespace
 
 std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
@@ -342,6 +382,7 @@ std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
     for (int i = 0; i < std::min(p.slowest_size(), 3); ++i) slowest.push_back({absl::StrCat(p.iteration()), p.operation(), &p.slowest(i)});
   }
   html += SlowestTable("Slowest operations (3 per phase)", {"iteration", "operation"}, slowest, /*offsets=*/false);
+  html += TargetMetricsSection(report.target_metrics());
   html += HostsTable(report.workers());
   return html + "</body></html>\n";
 }
@@ -418,6 +459,7 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
                       PerWorkerSeries(workers), &FormatCount);
     html += Distribution(job);
   }
+  html += TargetMetricsSection(report.target_metrics());
   html += HostsTable(report.workers());
   html += "</body></html>\n";
   return html;

@@ -306,6 +306,28 @@ void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult
   }
 }
 
+// The value of percentile `p` in a summary, or -1.
+double PercentileNs(const v1::LatencySummary& lat, double p) {
+  for (const v1::Percentile& q : lat.percentiles()) {
+    if (std::abs(q.percentile() - p) < 1e-9) return static_cast<double>(q.value_ns());
+  }
+  return -1;
+}
+
+// The clients' view of a run in one line, for the target metrics beside it.
+std::string ClientsLine(const v1::RunReport& report) {
+  std::vector<std::string> clients;
+  for (const v1::DirectionResult& d : report.cluster()) {
+    if (d.ops() == 0) continue;
+    std::string part = absl::StrCat(d.direction(), " ", d.ops(), " ops");
+    const double p50 = PercentileNs(d.latency(), 50), p99 = PercentileNs(d.latency(), 99);
+    if (p50 >= 0) absl::StrAppend(&part, ", p50 ", FormatDurationNs(p50));
+    if (p99 >= 0) absl::StrAppend(&part, ", p99 ", FormatDurationNs(p99));
+    clients.push_back(std::move(part));
+  }
+  return clients.empty() ? "no IO" : absl::StrJoin(clients, "; ");
+}
+
 }  // namespace
 
 std::string RenderTextReport(const v1::RunReport& report) {
@@ -412,11 +434,25 @@ std::string RenderTextReport(const v1::RunReport& report) {
   for (const v1::DirectionResult& d : report.cluster()) RenderDirection(d, report.cluster_elapsed_ns(), true, false, "  ", &out);
   if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
   RenderRelayedWorkers(report, &out);
+  AppendTargetMetricsText(report.target_metrics(), ClientsLine(report), &out);
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");
     for (const std::string& p : report.problems()) absl::StrAppend(&out, "  - ", p, "\n");
   }
   return out;
+}
+
+void AppendTargetMetricsText(const google::protobuf::RepeatedPtrField<v1::TargetMetricsResult>& targets, const std::string& clients,
+                             std::string* out) {
+  if (targets.empty()) return;
+  absl::StrAppend(out, "\nTarget metrics (what the system under test reported, scraped at each interval boundary):\n");
+  if (!clients.empty()) absl::StrAppend(out, "  clients: ", clients, "\n");
+  for (const v1::TargetMetricsResult& t : targets) {
+    absl::StrAppendFormat(out, "  %s (%s): %u scrapes, %d intervals%s\n", t.name(), t.url(), t.scrapes(), t.intervals_size(),
+                          t.failed_scrapes() ? absl::StrFormat(", %u failed", t.failed_scrapes()) : "");
+    for (const std::string& line : t.highlights()) absl::StrAppend(out, "    ", line, "\n");
+    for (const std::string& p : t.problems()) absl::StrAppend(out, "    problem: ", p, "\n");
+  }
 }
 
 std::string RenderJsonReport(const v1::RunReport& report) {

@@ -12,6 +12,11 @@ namespace iofleet {
 
 std::string RenderTextReport(const v1::RunReport& report);
 
+// --target-metrics: each endpoint's highlights and problems, after `clients` (the clients'
+// view in one line; empty: none). Nothing without targets.
+void AppendTargetMetricsText(const google::protobuf::RepeatedPtrField<v1::TargetMetricsResult>& targets, const std::string& clients,
+                             std::string* out);
+
 // The report as one JSON document (protobuf's JSON mapping; 64-bit integers are strings).
 std::string RenderJsonReport(const v1::RunReport& report);
 

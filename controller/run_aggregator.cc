@@ -27,8 +27,12 @@ RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
 }
 
 void RunAggregator::MarkStarted(size_t job, int64_t start_unix_ns) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (job < job_start_unix_ns_.size()) job_start_unix_ns_[job] = start_unix_ns;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (job >= job_start_unix_ns_.size()) return;
+    job_start_unix_ns_[job] = start_unix_ns;
+  }
+  if (phase_start_observer_) phase_start_observer_(phases_.phase_of[job], start_unix_ns);
 }
 
 void RunAggregator::AddTotals(const Totals& from, Totals* into) {

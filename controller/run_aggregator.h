@@ -6,6 +6,7 @@
 #define IOFLEET_CONTROLLER_RUN_AGGREGATOR_H_
 
 #include <array>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -47,6 +48,10 @@ class RunAggregator final : public ReportSink {
   // Records that `job` (an index into the whole spec) started at `start_unix_ns` (its
   // stonewall phase's start instant).
   void MarkStarted(size_t job, int64_t start_unix_ns);
+  // Called (outside the aggregator's lock, in MarkStarted's thread) with the stonewall phase
+  // and start instant of each job marked started: the interval clock of that phase, for those
+  // who keep time with the workers (--target-metrics). Set before the run starts.
+  void OnPhaseStart(std::function<void(uint32_t phase, int64_t start_unix_ns)> observer) { phase_start_observer_ = std::move(observer); }
   // Adds reports from worker `worker_index` (what one of its messages carried); their
   // job_index is into the whole spec. Reports of one worker arrive in order. This is where
   // histograms from the wire are checked: a malformed one is left out and named among the
@@ -165,6 +170,7 @@ class RunAggregator final : public ReportSink {
   const JobPhases phases_;
   std::vector<int64_t> job_start_unix_ns_;  // 0: not started
   const std::vector<std::string> workers_;
+  std::function<void(uint32_t, int64_t)> phase_start_observer_;
   mutable std::mutex mu_;
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]

@@ -34,6 +34,7 @@
 #include "controller/report_text.h"
 #include "controller/results_dir.h"
 #include "controller/run_aggregator.h"
+#include "controller/target_metrics.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/file_names.h"
@@ -88,12 +89,22 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
   v1::RunReport hosts;  // the workers and their host facts only
   *hosts.mutable_workers() = report.workers();
   if (!google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json).ok()) hosts_json = "{}";
-  return {{"job.fio", job_as_given},
-          {"job-resolved.json", resolved_json},
-          {"result.json", RenderJsonReport(report)},
-          {"report.txt", RenderTextReport(report)},
-          {"report.html", RenderHtmlReport(report)},
-          {"hosts.json", hosts_json}};
+  std::vector<std::pair<std::string, std::string>> files = {{"job.fio", job_as_given},
+                                                            {"job-resolved.json", resolved_json},
+                                                            {"result.json", RenderJsonReport(report)},
+                                                            {"report.txt", RenderTextReport(report)},
+                                                            {"report.html", RenderHtmlReport(report)},
+                                                            {"hosts.json", hosts_json}};
+  // --target-metrics: each endpoint's intervals and run totals on their own, beside the
+  // clients' result.
+  if (report.target_metrics_size() > 0) {
+    v1::RunReport target;
+    *target.mutable_target_metrics() = report.target_metrics();
+    std::string target_json;
+    if (!google::protobuf::util::MessageToJsonString(target, &target_json, json).ok()) target_json = "{}";
+    files.emplace_back("target-metrics.json", std::move(target_json));
+  }
+  return files;
 }
 
 namespace {
@@ -250,6 +261,13 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                                 .metrics = options.metrics,
                                 .fio_logs = fio_logs ? &*fio_logs : nullptr});
   if (absl::Status started = live.Start(&aggregator); !started.ok()) return early(Fail(started, 2));
+  // --target-metrics: the system under test's own view, scraped on the workers' interval clock.
+  absl::StatusOr<std::unique_ptr<TargetMetricsScraper>> target_metrics =
+      StartTargetMetrics(options.session.target_metrics, interval, [&live](std::string line) { live.AppendLogLine(std::move(line)); }, &aggregator);
+  if (!target_metrics.ok()) {
+    (void)live.Finish();
+    return early(Fail(target_metrics.status(), 2));
+  }
   const JobPhases phases = SplitIntoPhases(spec);
   bool interrupted = false, stopped_early = false;
   for (uint32_t phase = 0; phase < phases.phases && !stopped_early; ++phase) {
@@ -264,6 +282,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
     }
     const std::string run_id = phases.phases == 1 ? report.run_id() : absl::StrCat(report.run_id(), "-p", phase);
     const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, global_index, run_id, &aggregator, &report);
+    if (*target_metrics) (*target_metrics)->PhaseEnded();
     if (!outcome.prepared) {
       if (phase == 0) return early(Fail(absl::FailedPreconditionError(absl::StrJoin(report.problems(), "\niofleet: ")), 1));
       report.add_problems(absl::StrCat("stonewall phases ", phase, " to ", phases.phases - 1, " were not run"));
@@ -287,6 +306,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
   }
 
   // 7. Report.
+  if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
   if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
   if (fio_logs) {
     auto written = fio_logs->Close();

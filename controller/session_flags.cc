@@ -99,6 +99,7 @@ const std::vector<OptionSpec>& SessionOptionSpecs() {
       {"results-dir", true, false, "DIR", "where each run's results directory goes (default ./results; none: no directory)"},
       {"output", true, false, "FILE", "write the report to FILE (atomically) instead of stdout"},
       {"report", true, false, "FILE.html", "also write a self-contained HTML report with charts"},
+      {"target-metrics", true, true, "NAME=URL", "scrape the system under test's Prometheus endpoint (JuiceFS --metrics, node exporter) at each interval boundary; repeatable"},
   };
   return kSpecs;
 }
@@ -198,6 +199,14 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
   flags->results_dir = cl.Get("results-dir", "results");
   flags->output_file = cl.Get("output");
   flags->html_report = cl.Get("report");
+  for (const std::string& value : cl.GetAll("target-metrics")) {
+    absl::StatusOr<TargetMetricsEndpoint> endpoint = ParseTargetMetricsFlag(value);
+    if (!endpoint.ok()) return endpoint.status();
+    for (const TargetMetricsEndpoint& other : flags->target_metrics) {
+      if (other.name == endpoint->name) return absl::InvalidArgumentError(absl::StrCat("--target-metrics: the name '", other.name, "' is given twice"));
+    }
+    flags->target_metrics.push_back(*std::move(endpoint));
+  }
   return absl::OkStatus();
 }
 

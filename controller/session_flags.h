@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/command_line.h"
+#include "controller/target_metrics.h"
 
 namespace iofleet {
 
@@ -42,6 +43,8 @@ struct SessionFlags {
   std::string results_dir = "results";         // --results-dir DIR|none
   std::string output_file;                     // --output FILE (written atomically)
   std::string html_report;                     // --report FILE.html
+  // --target-metrics NAME=URL (repeatable): Prometheus endpoints of the system under test.
+  std::vector<TargetMetricsEndpoint> target_metrics;
 
   // No hosts given and none dialling in: the controller starts local workers.
   bool local() const { return hosts.empty() && listen.empty() && !slurm && ssh_hosts.empty(); }

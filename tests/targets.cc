@@ -1,8 +1,11 @@
 #include "tests/targets.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,7 +34,30 @@ std::string Shell(const std::string& command, bool* failed) {
   return output;
 }
 
+// A port on 127.0.0.1 that nothing listens on now (the kernel's pick for port 0).
+int FreeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
 }  // namespace
+
+std::string JuiceFsBinary() {
+  if (const char* built = std::getenv("IOFLEET_JUICEFS"); built != nullptr && ::access(built, X_OK) == 0) return built;
+  bool failed = false;
+  const std::string on_path = Shell("command -v juicefs", &failed);
+  return failed ? "" : on_path;
+}
 
 MountedTarget::MountedTarget(const std::string& kind, const std::string& base) : kind_(kind), base_(base) {
   ::mkdir(base_.c_str(), 0755);
@@ -56,15 +82,20 @@ MountedTarget::MountedTarget(const std::string& kind, const std::string& base) :
   } else if (kind_ == "juicefs") {
     // shared/targets.md: an offline volume (file storage, sqlite metadata), mounted in the
     // background; `juicefs mount -d` returns once the mount is ready.
+    const std::string juicefs = JuiceFsBinary();
     backing_ = base_ + "/juicefs-volume";
     ::mkdir(backing_.c_str(), 0755);
     const std::string meta = "sqlite3://" + backing_ + "/meta.db";
-    out = Shell("juicefs --no-agent format --storage file --bucket " + backing_ + "/data/ --trash-days 0 " + meta + " iofleet", &failed);
+    out = juicefs.empty() ? "no juicefs binary (tools/build_juicefs.sh builds one)" : "";
+    failed = juicefs.empty();
+    if (!failed) out = Shell(juicefs + " --no-agent format --storage file --bucket " + backing_ + "/data/ --trash-days 0 " + meta + " iofleet", &failed);
+    const int port = FreeLoopbackPort();
     if (!failed) {
-      out = Shell("juicefs --no-agent mount -d --no-usage-report --cache-dir " + backing_ + "/cache --log " + backing_ + "/mount.log " + meta +
-                      " " + mount_point_,
+      out = Shell(juicefs + " --no-agent mount -d --no-usage-report --cache-dir " + backing_ + "/cache --log " + backing_ + "/mount.log" +
+                      " --metrics 127.0.0.1:" + std::to_string(port) + " " + meta + " " + mount_point_,
                   &failed);
     }
+    if (!failed) metrics_url_ = "http://127.0.0.1:" + std::to_string(port) + "/metrics";
   } else if (kind_ == "bindfs") {
     backing_ = base_ + "/bindfs-backing";
     ::mkdir(backing_.c_str(), 0755);
@@ -84,7 +115,7 @@ MountedTarget::~MountedTarget() {
   bool failed = false;
   if (mounted_) {
     if (kind_ == "bindfs") Shell("fusermount -u " + mount_point_ + " || umount -l " + mount_point_, &failed);
-    else if (kind_ == "juicefs") Shell("juicefs umount " + mount_point_ + " || umount -l " + mount_point_, &failed);
+    else if (kind_ == "juicefs") Shell(JuiceFsBinary() + " umount " + mount_point_ + " || umount -l " + mount_point_, &failed);
     else Shell("umount " + mount_point_ + " || umount -l " + mount_point_, &failed);
   }
   if (!loop_device_.empty()) Shell("losetup -d " + loop_device_, &failed);

@@ -11,9 +11,13 @@
 
 namespace iofleet::testing {
 
+// The juicefs binary the tests mount with: $IOFLEET_JUICEFS (tools/run_tests.sh sets it to what
+// tools/build_juicefs.sh built), else `juicefs` on PATH; empty when there is none.
+std::string JuiceFsBinary();
+
 class MountedTarget {
  public:
-  // kind: "tmpfs", "ext4", "xfs", "bindfs" or "juicefs" (needs the juicefs binary).
+  // kind: "tmpfs", "ext4", "xfs", "bindfs" or "juicefs" (needs JuiceFsBinary()).
   // `base` is a scratch directory of the test's.
   MountedTarget(const std::string& kind, const std::string& base);
   ~MountedTarget();
@@ -25,9 +29,11 @@ class MountedTarget {
   const std::string& path() const { return mount_point_; }
   // What the worker's mount table should call it.
   std::string expected_fs_type() const;
+  // juicefs: its Prometheus endpoint (juicefs mount --metrics), http://127.0.0.1:PORT/metrics.
+  const std::string& metrics_url() const { return metrics_url_; }
 
  private:
-  std::string kind_, base_, mount_point_, image_, loop_device_, backing_, error_;
+  std::string kind_, base_, mount_point_, image_, loop_device_, backing_, error_, metrics_url_;
   bool mounted_ = false;
 };
 

@@ -29,17 +29,32 @@ using ::iofleet::testing::MountedTarget;
 using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::DirectoryEntries;
+using ::iofleet::testing::JuiceFsBinary;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
 
 
+// The report of a run, read from its iofleet-json output.
+v1::RunReport ReportOf(const std::string& json) {
+  v1::RunReport report;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok()) << json;
+  return report;
+}
+
+uint64_t BytesOf(const v1::RunReport& report, int job, const std::string& direction) {
+  for (const auto& d : report.jobs(job).directions()) {
+    if (d.direction() == direction) return d.bytes();
+  }
+  return 0;
+}
+
 class Targets : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Targets, SameJobAndMdtestGiveConsistentResults) {
   if (::geteuid() != 0) GTEST_SKIP() << "mounting targets needs root";
-  if (GetParam() == "juicefs" && ::system("PATH=/usr/local/bin:/usr/bin:/bin command -v juicefs >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "no juicefs binary on this machine (optional: it builds from source in ~10 min, see shared/targets.md)";
+  if (GetParam() == "juicefs" && JuiceFsBinary().empty()) {
+    GTEST_SKIP() << "no juicefs binary: tools/build_juicefs.sh builds one (make test does, and passes it as IOFLEET_JUICEFS)";
   }
   MountedTarget target(GetParam(), TempDir() + "/targets-" + GetParam());
   ASSERT_TRUE(target.error().empty()) << "could not set up the target: " << target.error();
@@ -51,28 +66,71 @@ TEST_P(Targets, SameJobAndMdtestGiveConsistentResults) {
   const std::string job = TempDir() + "/target-" + GetParam() + ".fio";
   std::ofstream(job) << "[verify]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=2m\nverify=crc32c\ndirectory=" << target.path() << "/io\n";
   const std::string json = TempDir() + "/target-" + GetParam() + ".json";
-  TestProcess run({Runfile("controller/iofleet"), "run", job, "--hosts", hosts, "--output-format", "iofleet-json", "--output", json},
-                  TempDir() + "/target-run-" + GetParam());
+  std::vector<std::string> run_args = {Runfile("controller/iofleet"), "run", job, "--hosts", hosts, "--output-format", "iofleet-json",
+                                       "--output", json, "--interval", "200ms"};
+  // JuiceFS's own view of the run, from its --metrics endpoint.
+  if (!target.metrics_url().empty()) run_args.insert(run_args.end(), {"--target-metrics", "juicefs=" + target.metrics_url()});
+  TestProcess run(run_args, TempDir() + "/target-run-" + GetParam());
   ASSERT_EQ(run.Wait(std::chrono::seconds(120)).value_or(-1), 0) << run.Stderr();
-  v1::RunReport report;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok());
-  uint64_t written = 0, read = 0;
-  for (const auto& d : report.jobs(0).directions()) {
-    if (d.direction() == "write") written = d.bytes();
-    if (d.direction() == "read") read = d.bytes();
+  const v1::RunReport report = ReportOf(json);
+  EXPECT_EQ(BytesOf(report, 0, "write"), 2u * (2 << 20));
+  EXPECT_EQ(BytesOf(report, 0, "read"), 2u * (2 << 20)) << "every byte written was read back and verified";
+  if (!target.metrics_url().empty()) {
+    // Scraped at every interval boundary of the phase: intervals 0, 1, ... in order, each
+    // bounded by the scrapes around it; and JuiceFS saw at least the writes the clients did
+    // (each 4 KiB pwrite is one FUSE write, or more if the kernel splits it).
+    ASSERT_EQ(report.target_metrics_size(), 1);
+    const v1::TargetMetricsResult& t = report.target_metrics(0);
+    EXPECT_TRUE(t.problems().empty()) << t.problems(0);
+    ASSERT_GE(t.intervals_size(), 2);
+    for (int i = 0; i < t.intervals_size(); ++i) {
+      EXPECT_EQ(t.intervals(i).index(), static_cast<uint32_t>(i));
+      EXPECT_LT(t.intervals(i).start_unix_ns(), t.intervals(i).end_unix_ns());
+      if (i > 0) {
+        EXPECT_EQ(t.intervals(i).start_unix_ns(), t.intervals(i - 1).end_unix_ns());
+      }
+    }
+    double fuse_writes = 0, per_interval = 0;
+    for (const v1::TargetMetricSeries& s : t.run_total()) {
+      if (s.name() == "juicefs_fuse_ops_total" && absl::StrContains(s.labels(), "method=\"write\"")) fuse_writes += s.value();
+    }
+    for (const v1::TargetMetricsInterval& in : t.intervals()) {
+      for (const v1::TargetMetricSeries& s : in.series()) {
+        if (s.name() == "juicefs_fuse_ops_total" && absl::StrContains(s.labels(), "method=\"write\"")) per_interval += s.value();
+      }
+    }
+    uint64_t client_writes = 0;
+    for (const auto& d : report.jobs(0).directions()) client_writes += d.direction() == "write" ? d.ops() : 0;
+    EXPECT_EQ(client_writes, 1024u);
+    EXPECT_GE(fuse_writes, static_cast<double>(client_writes));
+    EXPECT_EQ(per_interval, fuse_writes) << "the intervals add up to the run";
+    EXPECT_THAT(t.highlights(), ::testing::Contains(::testing::HasSubstr("JuiceFS FUSE operations: ")));
   }
-  EXPECT_EQ(written, 2u * (2 << 20));
-  EXPECT_EQ(read, written) << "every byte written was read back and verified";
   for (const auto& w : report.workers()) {
     ASSERT_EQ(w.facts().targets_size(), 1);
     EXPECT_TRUE(absl::StartsWith(w.facts().targets(0).fs_type(), target.expected_fs_type())) << w.facts().targets(0).fs_type();
   }
 
+  // O_DIRECT: libaio random writes at depth 8 that bypass the page cache, each read back and
+  // verified; every target here takes direct=1 (a file system that refused it would fail the
+  // open with EINVAL, and the run).
+  const std::string direct_job = TempDir() + "/target-direct-" + GetParam() + ".fio";
+  std::ofstream(direct_job) << "[direct]\nioengine=libaio\niodepth=8\ndirect=1\nrw=randwrite\nbs=4k\nsize=1m\nverify=crc32c\ndirectory=" << target.path()
+                            << "/direct\n";
+  const std::string direct_json = TempDir() + "/target-direct-" + GetParam() + ".json";
+  TestProcess direct({Runfile("controller/iofleet"), "run", direct_job, "--hosts", hosts, "--output-format", "iofleet-json", "--output", direct_json},
+                     TempDir() + "/target-direct-run-" + GetParam());
+  ASSERT_EQ(direct.Wait(std::chrono::seconds(120)).value_or(-1), 0) << direct.Stderr();
+  const v1::RunReport direct_report = ReportOf(direct_json);
+  EXPECT_EQ(BytesOf(direct_report, 0, "write"), 2u * (1 << 20));
+  EXPECT_EQ(BytesOf(direct_report, 0, "read"), 2u * (1 << 20)) << "every byte written with O_DIRECT was read back and verified";
+
   // A small mdtest: 2 workers x 2 tasks x 50 files, created, checked, removed.
   const std::string md_json = TempDir() + "/target-md-" + GetParam() + ".json";
-  TestProcess md({Runfile("controller/iofleet"), "mdtest", "-d", target.path() + "/md", "-n", "50", "-F", "-u", "-w", "1024", "-e", "1024",
-                  "--hosts", hosts, "--tasks-per-worker", "2", "--output-format", "json", "--output", md_json},
-                 TempDir() + "/target-md-" + GetParam());
+  std::vector<std::string> md_args = {Runfile("controller/iofleet"), "mdtest", "-d", target.path() + "/md", "-n", "50", "-F", "-u", "-w", "1024",
+                                      "-e", "1024", "--hosts", hosts, "--tasks-per-worker", "2", "--output-format", "json", "--output", md_json};
+  if (!target.metrics_url().empty()) md_args.insert(md_args.end(), {"--target-metrics", "juicefs=" + target.metrics_url()});
+  TestProcess md(md_args, TempDir() + "/target-md-" + GetParam());
   ASSERT_EQ(md.Wait(std::chrono::seconds(120)).value_or(-1), 0) << md.Stderr();
   v1::MdtestReport md_report;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(md_json), &md_report).ok());
@@ -82,6 +140,59 @@ TEST_P(Targets, SameJobAndMdtestGiveConsistentResults) {
     }
   }
   EXPECT_EQ(DirectoryEntries(target.path() + "/md"), 0);
+  if (!target.metrics_url().empty()) {
+    // JuiceFS saw the 200 files made (FUSE create) and removed (unlink) by the phases.
+    ASSERT_EQ(md_report.target_metrics_size(), 1);
+    double creates = 0, unlinks = 0;
+    for (const v1::TargetMetricSeries& s : md_report.target_metrics(0).run_total()) {
+      if (s.name() != "juicefs_fuse_ops_total") continue;
+      if (absl::StrContains(s.labels(), "method=\"create\"")) creates += s.value();
+      if (absl::StrContains(s.labels(), "method=\"unlink\"")) unlinks += s.value();
+    }
+    EXPECT_GE(creates, 200);
+    EXPECT_GE(unlinks, 200);
+    EXPECT_GE(md_report.target_metrics(0).intervals_size(), 4) << "at least one per phase";
+  }
+}
+
+// The field's first question, "how much slower is JuiceFS than a local disk?": `iofleet compare`
+// runs one job on ext4 (a loop device) and on a JuiceFS mount, with the same worker, and each
+// run does the job's exact IO on its own target.
+TEST(JuiceFs, CompareWithALocalDisk) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting targets needs root";
+  if (JuiceFsBinary().empty()) GTEST_SKIP() << "no juicefs binary: tools/build_juicefs.sh builds one (make test does)";
+  MountedTarget local("ext4", TempDir() + "/cmp-local");
+  MountedTarget juicefs("juicefs", TempDir() + "/cmp-juicefs");
+  ASSERT_EQ(local.error(), "");
+  ASSERT_EQ(juicefs.error(), "");
+  TestWorker worker("jfs-cmp-worker", {"--allow-root", local.path(), "--allow-root", juicefs.path()});
+  const std::string job = TempDir() + "/jfs-cmp.fio";
+  std::ofstream(job) << "[w]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=2m\nfsync=32\n";
+  const std::string out = TempDir() + "/jfs-cmp.json", results = TempDir() + "/jfs-cmp-results";
+  TestProcess compare({Runfile("controller/iofleet"), "compare", job, "--target", "local=" + local.path(), "--target", "juicefs=" + juicefs.path(),
+                       "--hosts", worker.address(), "--output-format", "json", "--output", out, "--results-dir", results},
+                      TempDir() + "/jfs-cmp.run");
+  ASSERT_EQ(compare.Wait(std::chrono::seconds(180)).value_or(-1), 0) << compare.Stderr();
+  v1::CompareReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(out), &report).ok());
+  ASSERT_EQ(report.targets_size(), 2);
+  ASSERT_GT(report.metrics_size(), 0);
+  EXPECT_EQ(report.metrics(0).name(), "write IOPS");
+  for (const auto& e : report.metrics(0).entries()) EXPECT_GT(e.median(), 0) << e.target();
+  const std::vector<std::string> saved = ::iofleet::testing::DirectoryNames(results);
+  ASSERT_EQ(saved.size(), 1u);
+  for (const auto& [name, target] : {std::pair<std::string, const MountedTarget*>{"local", &local}, {"juicefs", &juicefs}}) {
+    const v1::RunReport run = ReportOf(results + "/" + saved[0] + "/" + name + "/1/result.json");
+    ASSERT_EQ(run.jobs_size(), 1);
+    EXPECT_EQ(BytesOf(run, 0, "write"), 2u << 20) << name;
+    EXPECT_EQ(run.jobs(0).directions(0).ops(), 512u) << name;
+    ASSERT_EQ(run.workers_size(), 1);
+    ASSERT_EQ(run.workers(0).facts().targets_size(), 1);
+    EXPECT_TRUE(absl::StartsWith(run.workers(0).facts().targets(0).fs_type(), target->expected_fs_type())) << name;
+    struct stat st;
+    EXPECT_EQ(::stat((target->path() + "/w.w0.0.0").c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_size, 2 << 20) << name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(RealFilesystems, Targets, ::testing::Values("tmpfs", "ext4", "xfs", "bindfs", "juicefs"),
@@ -210,20 +321,6 @@ TEST(TargetErrors, NoSpaceLeftMidRun) {
     EXPECT_LT(::iofleet::testing::BytesMovedDuring(worker.process().pid(), std::chrono::seconds(1)),
               ::iofleet::testing::kIdleBytesPerSecond);
   }
-}
-
-// The report of a run, read from its iofleet-json output.
-v1::RunReport ReportOf(const std::string& json) {
-  v1::RunReport report;
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json), &report).ok()) << json;
-  return report;
-}
-
-uint64_t BytesOf(const v1::RunReport& report, int job, const std::string& direction) {
-  for (const auto& d : report.jobs(job).directions()) {
-    if (d.direction() == direction) return d.bytes();
-  }
-  return 0;
 }
 
 // fio's surface-scan.fio, unchanged: fill_device writes 64 KiB blocks of 512-byte intervals

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 command -v clang-14 >/dev/null || { echo "fuzz: clang-14 missing (tools/install_deps.sh installs it)" >&2; exit 1; }
-targets=(fio_job_file mdtest_options worker_request)
+targets=(fio_job_file mdtest_options worker_request prometheus_text)
 labels=()
 for name in "${targets[@]}"; do labels+=("//fuzz:${name}_fuzzer"); done
 out=$(mktemp -d /tmp/iofleet-fuzz-XXXXXX)

@@ -13,6 +13,7 @@ run_packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev
   libnfs-dev               # the userspace NFS client behind ioengine=nfs and nfs:// paths
+  libcurl4-openssl-dev     # the controller's scrapes of the target's Prometheus endpoints (--target-metrics)
   pkg-config
 )
 # The tests: real peers, real targets, real tools to check the output with.

@@ -6,7 +6,19 @@ cd "$(dirname "$0")/.."
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-bazel test //... ${BAZEL_TEST_FLAGS:-} 2>&1 | tee "$log"
+# JuiceFS for the targets test, built once into ~/.cache (about 10 minutes the first time on 2
+# cores, then found at once): the JuiceFS tests run every time, never skipped for want of it.
+juicefs_env=()
+if juicefs=$(tools/build_juicefs.sh 2> "$log.juicefs"); then
+  juicefs_env=(--test_env=IOFLEET_JUICEFS="$juicefs")
+  juicefs_failed=0
+else
+  tail -20 "$log.juicefs" >&2
+  echo "juicefs: tools/build_juicefs.sh failed: the JuiceFS tests cannot run" >&2
+  juicefs_failed=1
+fi
+rm -f "$log.juicefs"
+bazel test //... "${juicefs_env[@]}" ${BAZEL_TEST_FLAGS:-} 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE)' "$log")
@@ -19,6 +31,7 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   failed=1  # a build error: no test could say so itself
   echo "bazel test failed (exit $rc) before tests could report" >&2
 fi
+[ "$juicefs_failed" -eq 0 ] || count_failure
 # The worker's and the aggregator's threads, and the sessions (both ways, resumed after a reset,
 # through relays and relays of relays, with real controller, worker, relay and simulator processes
 # built with TSAN: a race there makes the controller exit 66, or shows on a relay's stderr), under
