@@ -292,7 +292,9 @@ void TargetMetricsScraper::Loop() {
 }
 
 void TargetMetricsScraper::ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>> interval) {
-  const absl::Duration timeout = std::clamp(interval_ / 2, absl::Milliseconds(200), absl::Seconds(5));
+  // A busy target answers late (JuiceFS on a loaded host: seconds): a late scrape only delays
+  // this boundary (the next one catches up), so it may take up to two intervals.
+  const absl::Duration timeout = std::clamp(2 * interval_, absl::Seconds(2), absl::Seconds(10));
   for (Endpoint& e : endpoints_) {
     auto body = e.fetcher->Get(timeout, PrometheusLimits{}.max_bytes);
     absl::StatusOr<PrometheusScrape> scrape = body.ok() ? ParsePrometheusText(*body) : body.status();

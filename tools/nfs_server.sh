@@ -15,7 +15,13 @@ case "${1:-}" in
     export_dir=$(realpath -m "${2:-$state/export}")
     [ "$(id -u)" -eq 0 ] || { echo "nfs_server.sh: needs root (network namespace)" >&2; exit 1; }
     command -v ganesha.nfsd >/dev/null || bash "$(dirname "$0")/install_deps.sh"
-    ip netns list | grep -qx "$ns" && { echo "nfs_server.sh: already running (tools/nfs_server.sh stop)" >&2; exit 1; }
+    # IOFLEET_NFS_NETNS_READY=1: the namespace was made for us, with other servers in it already
+    # (tools/juicefs_nfs.sh: JuiceFS's metrics endpoint).
+    if [ "${IOFLEET_NFS_NETNS_READY:-0}" != 1 ]; then
+      ip netns list | grep -qx "$ns" && { echo "nfs_server.sh: already running (tools/nfs_server.sh stop)" >&2; exit 1; }
+      ip netns add "$ns"
+      ip -n "$ns" link set lo up
+    fi
     mkdir -p "$state/recovery" "$export_dir"
     cat > "$state/ganesha.conf" <<CONF
 NFS_CORE_PARAM { NFS_Port = 2049; MNT_Port = 20048; Protocols = 3, 4; Enable_NLM = false;
@@ -24,8 +30,6 @@ NFSv4 { Graceless = true; RecoveryRoot = $state/recovery; }
 EXPORT { Export_Id = 1; Path = $export_dir; Pseudo = /export; Access_Type = RW; Squash = No_Root_Squash;
   Protocols = 3, 4; Transports = TCP; SecType = sys; FSAL { Name = VFS; } }
 CONF
-    ip netns add "$ns"
-    ip -n "$ns" link set lo up
     ip -n "$ns" addr add 10.200.99.1/32 dev lo  # ganesha wants an address that is not 127/8
     setsid ip netns exec "$ns" unshare -m --propagation private sh -c \
       "mount -t tmpfs tmpfs /run && { rpcbind -f & sleep 0.3; exec ganesha.nfsd -F -f $state/ganesha.conf -L $state/ganesha.log -p $state/ganesha.pid; }" \

@@ -80,6 +80,9 @@ run_script_tests launchers 900 tests/launchers/*_test.sh
 # The peers themselves beside iofleet (tests/peers/*_test.sh: the real mdtest, built from
 # ../shared/peers by tools/build_mdtest.sh, run with the same options on the same file systems).
 run_script_tests peers 1200 tests/peers/*_test.sh
+# The field report's topology: JuiceFS exported over NFS, compared with local and JuiceFS
+# (tests/field/*_test.sh).
+run_script_tests field 900 tests/field/*_test.sh
 # The parsers' fuzz targets, for a bounded time each (FUZZ_SECONDS, default 60).
 if tools/fuzz.sh 2>&1 | tee "$log.fuzz"; then
   passed=$((passed + $(grep -c "no failure" "$log.fuzz")))
