@@ -261,6 +261,22 @@ TEST_F(FioEquivalence, RwModifiersIssueFiosIoCounts) {
   EXPECT_EQ(Number(ifl.json, {"read", "total_ios"}, 1), 256);
 }
 
+// fsync=1 over several passes (loops=3): each pass's last write gets its fsync at the start of
+// the next, only the job's very last one goes without (fio 3.33 with libaio: 192 writes, 191
+// fsyncs; with psync fio counts 193 fsyncs for 192 writes, an extra one per pass change, which
+// iofleet does not copy).
+TEST_F(FioEquivalence, FsyncEveryWriteAcrossLoopsAsFio) {
+  const std::string job = "[w]\nioengine=libaio\nrw=randwrite\nbs=4k\nsize=256k\nfsync=1\nloops=3\n";
+  Outcome fio = Run("fio", job, "fio");
+  Outcome ifl = Run("iofleet", job, "iofleet");
+  ASSERT_EQ(fio.exit_code, 0) << fio.err;
+  ASSERT_EQ(ifl.exit_code, 0) << ifl.err;
+  EXPECT_EQ(Number(fio.json, {"write", "total_ios"}), 192);
+  EXPECT_EQ(Number(fio.json, {"sync", "total_ios"}), 191);
+  EXPECT_EQ(Number(ifl.json, {"write", "total_ios"}), 192);
+  EXPECT_EQ(Number(ifl.json, {"sync", "total_ios"}), 191);
+}
+
 // fio's zonemode=zbd on a regular file (zones emulated): random writes at the write pointers of
 // at most 4 open zones, then random trims (zone resets), a sequential read of what is left and
 // random reads inside it — the same IO counts as fio, phase after phase, because the zones'

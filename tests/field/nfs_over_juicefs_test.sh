@@ -5,7 +5,7 @@
 # JuiceFS's own metrics scraped (--target-metrics). Its fio jobs (configs/field-fsync-4k.fio,
 # configs/field-write-16m.fio) and mdtest (-I 10 -z 2 -b 5 -w 131072 -e 131072 -t -u) are the
 # field's, scaled to this machine. Checked: every run completes on every target with exact
-# counts (an fsync per write but the last few; whole 16 MiB blocks; 620 files created, read and removed), the
+# counts (an fsync per write but each thread's last; whole 16 MiB blocks; 620 files created, read and removed), the
 # NFS runs go through the nfs engine, and JuiceFS saw the clients' work — on the JuiceFS target
 # at least the clients' writes as FUSE writes, through NFS the NFS server's writes reaching
 # JuiceFS and its object store. Everything is removed at the end, also on failure.
@@ -62,9 +62,9 @@ for target in ("local", "juicefs", "nfs-juicefs"):
     dirs = {d["direction"]: d for d in r["jobs"][0]["directions"]}
     writes, syncs = int(dirs["write"]["ops"]), int(dirs["sync"]["ops"])
     # fsync=1: an fsync after each write, but (as in fio: 14,715 writes, 14,712 fsyncs for
-    # this job on a local disk for 3 s) a thread stopped by the runtime may leave its last
-    # writes without theirs: at most a few per thread (2 workers x 8 threads).
-    assert writes > 0 and 0 <= writes - syncs <= 64, ("one fsync per write", target, writes, syncs)
+    # this job on a local disk for 3 s) a thread stopped by the runtime leaves its last write
+    # without one: at most one per thread (2 workers x 8 threads).
+    assert writes > 0 and 0 <= writes - syncs <= 16, ("one fsync per write", target, writes, syncs)
     assert int(dirs["write"]["bytes"]) == 4096 * writes, target
     assert int(dirs["write"].get("errors", 0)) == 0, target
     [tm] = r["target_metrics"]
