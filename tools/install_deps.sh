@@ -23,6 +23,8 @@ test_packages=(
   python3-pandas           # fio's fiologparser_hist.py (in the fio package) reads the hist logs in the tests
   xfsprogs e2fsprogs bindfs fuse3  # real targets in the tests (xfs and ext4 on loop devices, a FUSE mount)
   nfs-ganesha nfs-ganesha-vfs rpcbind libnfs-utils  # an NFS server for the tests (in a netns)
+  prometheus-node-exporter # the NFS server host's metrics in the NFS-over-JuiceFS test (--target-metrics)
+  curl                     # scripts wait for HTTP endpoints with it
   prometheus               # promtool checks the /metrics exposition in the tests
   chromium                 # renders the HTML report headless in the tests
   iproute2 openssl         # network namespaces and test certificates in the tests

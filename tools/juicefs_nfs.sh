@@ -3,11 +3,12 @@
 # its object store) and that mount exported over NFS by nfs-ganesha (VFS FSAL) — "NFS over
 # JuiceFS" — with the NFS server and JuiceFS's metrics endpoint in a network namespace of their
 # own, as tools/nfs_server.sh does for plain NFS. Clients run inside the namespace:
-#   tools/juicefs_nfs.sh start [DIR]   state under DIR (default /tmp/iofleet-jfsnfs); prints three
+#   tools/juicefs_nfs.sh start [DIR]   state under DIR (default /tmp/iofleet-jfsnfs); prints four
 #                                      lines: the JuiceFS mount, its nfs:// URL (the export),
-#                                      and JuiceFS's metrics URL (reachable in the namespace)
+#                                      JuiceFS's metrics URL and the NFS server host's node
+#                                      exporter (both reachable in the namespace)
 #   ip netns exec iofleet-nfs iofleet compare ... --target juicefs=MOUNT/x --target nfs=URL/x \
-#       --target-metrics juicefs=METRICS
+#       --target-metrics juicefs=METRICS --target-metrics nfs-server=NODE
 #   tools/juicefs_nfs.sh stop [DIR]    stops ganesha, unmounts JuiceFS, deletes the namespace and DIR
 # JuiceFS is mounted in the machine's mount namespace (so ganesha and local clients see it) but
 # with its network in the NFS namespace (so its metrics port is where the clients are).
@@ -16,6 +17,7 @@ cd "$(dirname "$0")/.."
 ns=iofleet-nfs
 state=$(realpath -m "${2:-/tmp/iofleet-jfsnfs}")
 metrics_port=9567
+node_port=9100
 
 stop() {
   tools/nfs_server.sh stop || true
@@ -43,10 +45,19 @@ case "${1:-}" in
       --log "$state/juicefs.log" --metrics "127.0.0.1:$metrics_port" "sqlite3://$state/volume/meta.db" "$state/mnt" > "$state/mount.log" 2>&1
     mkdir -p "$state/mnt/export"
     url=$(IOFLEET_NFS_NETNS_READY=1 tools/nfs_server.sh start "$state/mnt/export")
+    # The NFS server host's own view (CPU, disks, memory): a node exporter beside ganesha.
+    setsid ip netns exec "$ns" prometheus-node-exporter --web.listen-address="127.0.0.1:$node_port" \
+      --collector.disable-defaults --collector.cpu --collector.diskstats --collector.meminfo --collector.loadavg --collector.netdev \
+      </dev/null > "$state/node-exporter.log" 2>&1 &
+    for _ in $(seq 100); do
+      ip netns exec "$ns" curl -sf "http://127.0.0.1:$node_port/metrics" > /dev/null && break
+      sleep 0.1
+    done
     trap - ERR
     echo "$state/mnt"
     echo "$url"
     echo "http://127.0.0.1:$metrics_port/metrics"
+    echo "http://127.0.0.1:$node_port/metrics"
     ;;
   stop)
     stop

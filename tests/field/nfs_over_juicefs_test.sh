@@ -2,7 +2,7 @@
 # The field report's topology and workloads, on one machine: JuiceFS (FUSE) exported over NFS by
 # nfs-ganesha (tools/juicefs_nfs.sh), and one `iofleet compare` per workload of a local
 # directory, the JuiceFS mount and NFS over JuiceFS (the nfs engine, no client mount), with
-# JuiceFS's own metrics scraped (--target-metrics). Its fio jobs (configs/field-fsync-4k.fio,
+# JuiceFS's own metrics and the server host's node exporter scraped (--target-metrics). Its fio jobs (configs/field-fsync-4k.fio,
 # configs/field-write-16m.fio) and mdtest (-I 10 -z 2 -b 5 -w 131072 -e 131072 -t -u) are the
 # field's, scaled to this machine. Checked: every run completes on every target with exact
 # counts (an fsync per write but each thread's last; whole 16 MiB blocks; 620 files created, read and removed), the
@@ -24,8 +24,8 @@ trap cleanup EXIT
 fail() { echo "nfs_over_juicefs_test: FAIL: $*" >&2; tail -15 "$base"/*.err >&2 2>/dev/null; exit 1; }
 
 mapfile -t target < <(tools/juicefs_nfs.sh start "$state" 2> "$base/start.err") || fail "JuiceFS over NFS did not come up"
-[ "${#target[@]}" -eq 3 ] || fail "tools/juicefs_nfs.sh start printed ${#target[@]} lines, not 3"
-mount=${target[0]} url=${target[1]} metrics=${target[2]}
+[ "${#target[@]}" -eq 4 ] || fail "tools/juicefs_nfs.sh start printed ${#target[@]} lines, not 4"
+mount=${target[0]} url=${target[1]} metrics=${target[2]} node=${target[3]}
 mkdir -p "$base/local"
 started=$(date +%s)
 
@@ -34,7 +34,7 @@ compare() {
   local name=$1
   shift
   timeout 300 ip netns exec iofleet-nfs "$bin/controller/iofleet" compare "$@" --target local="$base/local/$name" \
-    --target juicefs="$mount/$name" --target nfs-juicefs="$url/$name" --target-metrics juicefs="$metrics" \
+    --target juicefs="$mount/$name" --target nfs-juicefs="$url/$name" --target-metrics juicefs="$metrics" --target-metrics nfs-server="$node" \
     --results-dir "$base/results-$name" --quiet > "$base/$name.out" 2> "$base/$name.err" || fail "compare $name"
 }
 compare fsync configs/field-fsync-4k.fio
@@ -67,7 +67,10 @@ for target in ("local", "juicefs", "nfs-juicefs"):
     assert writes > 0 and 0 <= writes - syncs <= 16, ("one fsync per write", target, writes, syncs)
     assert int(dirs["write"]["bytes"]) == 4096 * writes, target
     assert int(dirs["write"].get("errors", 0)) == 0, target
-    [tm] = r["target_metrics"]
+    tm, node = r["target_metrics"]
+    # The NFS server host's node exporter, scraped beside JuiceFS: its CPUs were busy.
+    assert node["name"] == "nfs-server" and len(node["intervals"]) >= 5, node.get("problems")
+    assert any(s["name"] == "node_cpu_seconds_total" and s.get("value", 0) > 0 for s in node["run_total"]), "no CPU time on the server"
     # (A scrape that failed on a loaded machine is a problem of tm, and its interval is covered
     # by the next scrape: the run totals below hold either way.)
     assert len(tm["intervals"]) >= 5, (target, len(tm["intervals"]), tm.get("problems"))
