@@ -18,9 +18,6 @@ namespace {
 
 using Kind = PrometheusSeries::Kind;
 
-// A scrape's size and series are bounded (PrometheusLimits); an interval keeps at most this
-// many changed series (the rest are counted in a problem): a node exporter changes thousands.
-constexpr size_t kMaxSeriesPerInterval = 2000;
 
 int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
 
@@ -185,7 +182,8 @@ std::vector<std::string> TargetHighlights(const std::vector<PrometheusSeries>& i
   return lines;
 }
 
-TargetMetricsScraper::TargetMetricsScraper(std::vector<TargetMetricsEndpoint> endpoints, absl::Duration interval) : interval_(interval) {
+TargetMetricsScraper::TargetMetricsScraper(std::vector<TargetMetricsEndpoint> endpoints, absl::Duration interval, TargetMetricsLimits limits)
+    : interval_(interval), limits_(limits) {
   for (TargetMetricsEndpoint& e : endpoints) {
     Endpoint endpoint;
     endpoint.fetcher = std::make_unique<HttpFetcher>(e.url);
@@ -319,11 +317,21 @@ void TargetMetricsScraper::ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>
       record.set_index(interval->second);
       record.set_start_unix_ns(e.last_unix_ns);
       record.set_end_unix_ns(now);
-      if (changed.size() > kMaxSeriesPerInterval && e.result.problems_size() < 20) {
-        e.result.add_problems(absl::StrFormat("interval %u of phase %u: %zu series changed, the first %zu kept", interval->second,
-                                              interval->first, changed.size(), kMaxSeriesPerInterval));
+      if (changed.size() > limits_.series_per_interval && !e.trimmed && e.result.problems_size() < 20) {
+        e.result.add_problems(absl::StrFormat("interval %u of phase %u: %zu series changed, the first %zu kept (and so in later intervals)",
+                                              interval->second, interval->first, changed.size(), limits_.series_per_interval));
+        e.trimmed = true;
       }
-      for (size_t i = 0; i < changed.size() && i < kMaxSeriesPerInterval; ++i) *record.add_series() = SeriesProto(changed[i]);
+      const size_t wanted = std::min(changed.size(), limits_.series_per_interval);
+      const bool full = e.series_records > limits_.series_records;
+      const size_t keep = full ? 0 : std::min(wanted, limits_.series_records - e.series_records);
+      if (keep < wanted && !full && e.result.problems_size() < 20) {
+        e.result.add_problems(absl::StrFormat("interval %u of phase %u on: intervals keep no more series (%zu kept in all; run totals cover the rest)",
+                                              interval->second, interval->first, limits_.series_records));
+      }
+      for (size_t i = 0; i < keep; ++i) *record.add_series() = SeriesProto(changed[i]);
+      // Once full, no more (and one problem said so).
+      e.series_records = keep < wanted ? limits_.series_records + 1 : e.series_records + keep;
       if (log_line_) {
         google::protobuf::util::JsonPrintOptions options;
         options.preserve_proto_field_names = true;

@@ -43,9 +43,16 @@ std::vector<std::string> TargetHighlights(const std::vector<PrometheusSeries>& i
 // A series as the report keeps it (histograms with p50/p99).
 v1::TargetMetricSeries SeriesProto(const PrometheusSeries& series);
 
+// What an endpoint's intervals keep: a node exporter changes hundreds of series a second, and
+// an hour of them would hold hundreds of MB. Run totals are not bounded by these.
+struct TargetMetricsLimits {
+  size_t series_per_interval = 2000;  // the first ones in the exposition's order
+  size_t series_records = 1000000;    // over the run, per endpoint; later intervals keep their span only
+};
+
 class TargetMetricsScraper {
  public:
-  TargetMetricsScraper(std::vector<TargetMetricsEndpoint> endpoints, absl::Duration interval);
+  TargetMetricsScraper(std::vector<TargetMetricsEndpoint> endpoints, absl::Duration interval, TargetMetricsLimits limits = {});
   ~TargetMetricsScraper();
   TargetMetricsScraper(const TargetMetricsScraper&) = delete;
   TargetMetricsScraper& operator=(const TargetMetricsScraper&) = delete;
@@ -74,6 +81,8 @@ class TargetMetricsScraper {
     std::optional<PrometheusScrape> first;  // the first phase's baseline
     int64_t first_unix_ns = 0;
     bool answering = true;  // a failure is named once, and again when it answers again
+    size_t series_records = 0;  // kept in result.intervals so far (bounded; above the bound: full)
+    bool trimmed = false;       // an interval had more changed series than one keeps (said once)
     v1::TargetMetricsResult result;
   };
   struct Event {
@@ -88,6 +97,7 @@ class TargetMetricsScraper {
 
   std::vector<Endpoint> endpoints_;
   const absl::Duration interval_;
+  const TargetMetricsLimits limits_;
   std::function<void(std::string)> log_line_;
   std::thread thread_;
   std::mutex mu_;

@@ -6,6 +6,9 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <memory>
 #include <thread>
 
@@ -69,25 +72,47 @@ class Endpoint {
   prometheus::Family<prometheus::Histogram>& put_;
 };
 
+// The interval-log lines a scraper has written, and a wait for the n-th (bounded: 30 s).
+class Lines {
+ public:
+  std::function<void(std::string)> Sink() {
+    return [this](std::string line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.push_back(std::move(line));
+      arrived_.notify_all();
+    };
+  }
+  bool WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return arrived_.wait_for(lock, std::chrono::seconds(30), [&] { return lines_.size() >= n; });
+  }
+  std::vector<std::string> Get() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable arrived_;
+  std::vector<std::string> lines_;
+};
+
 TEST(TargetMetricsScraper, ScrapesEachIntervalBoundary) {
   Endpoint endpoint;
   endpoint.Write(5);  // before the run: not in it
   TargetMetricsScraper scraper({{"jfs", endpoint.url()}}, absl::Milliseconds(200));
-  std::vector<std::string> lines;
-  std::mutex mu;
-  ASSERT_TRUE(scraper.Start([&](std::string line) {
-    std::lock_guard<std::mutex> lock(mu);
-    lines.push_back(std::move(line));
-  }).ok());
+  Lines lines;
+  ASSERT_TRUE(scraper.Start(lines.Sink()).ok());
   const int64_t start = NowNs() + 100'000'000;
   scraper.PhaseStarted(0, start);
   scraper.PhaseStarted(0, start);  // every job of the phase says so
-  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start + 50'000'000)));
+  // Each batch of writes once the scrape closing the interval before it is in (its log line).
+  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start)));
   endpoint.Write(100);  // interval 0
   endpoint.Put(0.015);
-  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start + 250'000'000)));
+  ASSERT_TRUE(lines.WaitFor(1));
   endpoint.Write(40);  // interval 1
-  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start + 450'000'000)));
+  ASSERT_TRUE(lines.WaitFor(2));
   endpoint.Write(7);  // interval 2, the last (partial)
   endpoint.Put(0.03);
   scraper.PhaseEnded();
@@ -110,9 +135,9 @@ TEST(TargetMetricsScraper, ScrapesEachIntervalBoundary) {
     }
     EXPECT_EQ(writes, want[i]) << "interval " << i;
   }
-  // The boundaries are the workers' interval clock: start + 200 ms, + 400 ms.
-  EXPECT_NEAR(static_cast<double>(t.intervals(0).end_unix_ns() - start), 200e6, 60e6);
-  EXPECT_NEAR(static_cast<double>(t.intervals(1).end_unix_ns() - start), 400e6, 60e6);
+  // The boundaries are the workers' interval clock: never before start + 200 ms, + 400 ms.
+  EXPECT_GE(t.intervals(0).end_unix_ns(), start + 200'000'000);
+  EXPECT_GE(t.intervals(1).end_unix_ns(), start + 400'000'000);
   double total_writes = 0, puts = 0;
   for (const v1::TargetMetricSeries& s : t.run_total()) {
     if (s.name() == "juicefs_fuse_ops_total") total_writes = s.value();
@@ -123,9 +148,44 @@ TEST(TargetMetricsScraper, ScrapesEachIntervalBoundary) {
   EXPECT_THAT(t.highlights(), Contains(HasSubstr("JuiceFS FUSE operations: write 147 (mean 1.00ms)")));
   EXPECT_THAT(t.highlights(), Contains(HasSubstr("JuiceFS object PUT: 2 requests, p50 20.0ms")));
   // One interval-log line per interval, the endpoint named.
-  ASSERT_EQ(lines.size(), 3u);
-  EXPECT_THAT(lines[1], HasSubstr("{\"scope\":\"target\",\"target\":\"jfs\",\"phase\""));
-  EXPECT_THAT(lines[1], HasSubstr("\"index\":1"));
+  const std::vector<std::string> logged = lines.Get();
+  ASSERT_EQ(logged.size(), 3u);
+  EXPECT_THAT(logged[1], HasSubstr("{\"scope\":\"target\",\"target\":\"jfs\",\"phase\""));
+  EXPECT_THAT(logged[1], HasSubstr("\"index\":1"));
+}
+
+// What intervals keep is bounded (per interval, and over the run), each bound said once; the
+// run totals still cover every series.
+TEST(TargetMetricsScraper, IntervalRecordsAreBounded) {
+  Endpoint endpoint;
+  TargetMetricsScraper scraper({{"jfs", endpoint.url()}}, absl::Milliseconds(100), {.series_per_interval = 3, .series_records = 7});
+  Lines lines;
+  ASSERT_TRUE(scraper.Start(lines.Sink()).ok());
+  const int64_t start = NowNs() + 100'000'000;
+  scraper.PhaseStarted(0, start);
+  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start)));  // after the baseline
+  for (size_t i = 1; i <= 4; ++i) {
+    endpoint.Write(1);  // with the exposer's own counters, more than 3 series move each interval
+    ASSERT_TRUE(lines.WaitFor(i));
+  }
+  endpoint.Write(1);
+  scraper.PhaseEnded();
+  v1::RunReport report;
+  scraper.Finish(report.mutable_target_metrics());
+  const v1::TargetMetricsResult& t = report.target_metrics(0);
+  ASSERT_GE(t.intervals_size(), 4);
+  int kept = 0;
+  for (const v1::TargetMetricsInterval& in : t.intervals()) {
+    EXPECT_LE(in.series_size(), 3);
+    kept += in.series_size();
+  }
+  EXPECT_EQ(kept, 7);
+  ASSERT_EQ(t.problems_size(), 2) << "each bound said once";
+  EXPECT_THAT(t.problems(0), HasSubstr("the first 3 kept"));
+  EXPECT_THAT(t.problems(1), HasSubstr("intervals keep no more series (7 kept in all"));
+  double writes = 0;
+  for (const v1::TargetMetricSeries& s : t.run_total()) writes += s.name() == "juicefs_fuse_ops_total" ? s.value() : 0;
+  EXPECT_EQ(writes, 5);
 }
 
 // An endpoint that goes away mid-run is a problem of its result; the run goes on.
