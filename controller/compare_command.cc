@@ -137,15 +137,25 @@ std::string RenderText(const v1::CompareReport& report) {
 
 std::vector<std::pair<std::string, double>> RunMetrics(const v1::RunReport& report) {
   std::vector<std::pair<std::string, double>> metrics;
-  for (const auto& d : report.cluster()) {
+  auto add = [&metrics](const std::string& prefix, const v1::DirectionResult& d) {
     const v1::LatencySummary& lat = d.has_completion_latency() ? d.completion_latency() : d.latency();
-    metrics.push_back({absl::StrCat(d.direction(), " IOPS"), d.iops()});
-    if (d.direction() != "sync") metrics.push_back({absl::StrCat(d.direction(), " bandwidth"), d.bandwidth_bytes_per_sec()});
-    metrics.push_back({absl::StrCat(d.direction(), " mean latency"), d.latency().mean_ns()});
+    const std::string name = prefix + d.direction();
+    metrics.push_back({absl::StrCat(name, " IOPS"), d.iops()});
+    if (d.direction() != "sync") metrics.push_back({absl::StrCat(name, " bandwidth"), d.bandwidth_bytes_per_sec()});
+    metrics.push_back({absl::StrCat(name, " mean latency"), d.latency().mean_ns()});
     for (double p : {50.0, 99.0, 99.9}) {
-      metrics.push_back({absl::StrCat(d.direction(), " p", p == 99.9 ? "99.9" : absl::StrCat(static_cast<int>(p))), static_cast<double>(PercentileValue(lat, p))});
+      metrics.push_back({absl::StrCat(name, " p", p == 99.9 ? "99.9" : absl::StrCat(static_cast<int>(p))), static_cast<double>(PercentileValue(lat, p))});
     }
-    metrics.push_back({absl::StrCat(d.direction(), " max latency"), static_cast<double>(d.latency().max_ns())});
+    metrics.push_back({absl::StrCat(name, " max latency"), static_cast<double>(d.latency().max_ns())});
+  };
+  // One job: the cluster's figures. Several (a 4 KiB fsync job, then a 16 MiB one): each job's
+  // own, named — their sum would mix what they measure.
+  if (report.jobs_size() <= 1) {
+    for (const auto& d : report.cluster()) add("", d);
+    return metrics;
+  }
+  for (const auto& job : report.jobs()) {
+    for (const auto& d : job.directions()) add(absl::StrCat(job.name(), " "), d);
   }
   return metrics;
 }

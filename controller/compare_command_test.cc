@@ -1,5 +1,7 @@
 #include "controller/compare_command.h"
 
+#include "absl/strings/match.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace iofleet {
@@ -42,6 +44,27 @@ TEST(Compare, MetricsOfARun) {
   bool found = false;
   for (const auto& [name, value] : metrics) found |= name == "read p99" && value == 123;
   EXPECT_TRUE(found);
+}
+
+// Several jobs (fio's examples and the field report's jobs have them): each job's own figures,
+// named, not the cluster's sum of unlike jobs.
+TEST(Compare, MetricsOfARunOfSeveralJobs) {
+  v1::RunReport run;
+  run.add_cluster()->set_direction("write");
+  for (const auto& [name, iops] : {std::pair{"fsync-4k", 500.0}, std::pair{"write-16m", 12.0}}) {
+    v1::JobResult* job = run.add_jobs();
+    job->set_name(name);
+    auto* d = job->add_directions();
+    d->set_direction("write");
+    d->set_iops(iops);
+  }
+  auto metrics = RunMetrics(run);
+  std::vector<std::string> names;
+  for (const auto& [name, value] : metrics) {
+    if (absl::EndsWith(name, " IOPS")) names.push_back(name);
+  }
+  EXPECT_THAT(names, ::testing::ElementsAre("fsync-4k write IOPS", "write-16m write IOPS"));
+  EXPECT_EQ(metrics[0].second, 500);
 }
 
 }  // namespace
