@@ -212,6 +212,35 @@ TEST(TextReport, GroupReportingKeepsTheJobsNotes) {
   EXPECT_NE(text.find("    j on a:1: steady state (iops:10%) attained: largest deviation"), std::string::npos) << text;
 }
 
+// --target-metrics in the text report: the clients' view in one line (each job's when there are
+// several: 4 KiB and 16 MiB writes summed would say nothing), then each endpoint's highlights and
+// problems.
+TEST(TextReport, TargetMetricsBesideTheClients) {
+  v1::RunReport report;
+  for (const auto& [name, ops] : {std::pair{"fsync-4k", 3106}, std::pair{"write-16m", 64}}) {
+    v1::JobResult* job = report.add_jobs();
+    job->set_name(name);
+    v1::DirectionResult* d = job->add_directions();
+    d->set_direction("write");
+    d->set_ops(ops);
+    v1::Percentile* p99 = d->mutable_latency()->add_percentiles();
+    p99->set_percentile(99);
+    p99->set_value_ns(name == std::string("fsync-4k") ? 60'200 : 1'420'000'000);
+  }
+  v1::TargetMetricsResult* t = report.add_target_metrics();
+  t->set_name("juicefs");
+  t->set_url("http://127.0.0.1:9567/metrics");
+  t->set_scrapes(12);
+  t->add_intervals();
+  t->add_highlights("JuiceFS object PUT: 3454 requests, p50 <=10.0ms, p99 423.4ms, mean 16.1ms; 1.37GiB in all, mean size 415KiB");
+  t->add_problems("http://127.0.0.1:9567/metrics: a scrape closing interval 3 of phase 0 failed: timeout");
+  const std::string text = RenderTextReport(report);
+  EXPECT_NE(text.find("  clients: fsync-4k: write 3106 ops, p99 60.2us | write-16m: write 64 ops, p99 1.42s\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  juicefs (http://127.0.0.1:9567/metrics): 12 scrapes, 1 intervals\n    JuiceFS object PUT: 3454 requests"), std::string::npos) << text;
+  EXPECT_NE(text.find("    problem: http://127.0.0.1:9567/metrics: a scrape closing interval 3"), std::string::npos) << text;
+  EXPECT_EQ(RenderTextReport(v1::RunReport()).find("Target metrics"), std::string::npos);
+}
+
 TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
   constexpr int kWorkers = 40;
   std::vector<std::string> names;
