@@ -18,7 +18,6 @@ namespace {
 
 using Kind = PrometheusSeries::Kind;
 
-
 int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
 
 // The value of label `name` in canonical label text ({a="x",method="write"}), or "".
