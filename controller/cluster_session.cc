@@ -756,6 +756,7 @@ PhaseOutcome ClusterSession::RunPhase(const v1::RunSpec& phase_spec, const std::
     return outcome;
   }
   NoteFacts(report);
+  aggregator->MarkArmed();  // (--target-metrics takes its baseline: before the instant is picked)
   const int64_t start = StartInstant();
   outcome.start_unix_ns = start;
   for (size_t j : global_index) aggregator->MarkStarted(j, start);

@@ -32,7 +32,7 @@ void RunAggregator::MarkStarted(size_t job, int64_t start_unix_ns) {
     if (job >= job_start_unix_ns_.size()) return;
     job_start_unix_ns_[job] = start_unix_ns;
   }
-  if (phase_start_observer_) phase_start_observer_(phases_.phase_of[job], start_unix_ns);
+  if (phase_observer_.started) phase_observer_.started(phases_.phase_of[job], start_unix_ns);
 }
 
 void RunAggregator::AddTotals(const Totals& from, Totals* into) {

@@ -48,10 +48,20 @@ class RunAggregator final : public ReportSink {
   // Records that `job` (an index into the whole spec) started at `start_unix_ns` (its
   // stonewall phase's start instant).
   void MarkStarted(size_t job, int64_t start_unix_ns);
-  // Called (outside the aggregator's lock, in MarkStarted's thread) with the stonewall phase
-  // and start instant of each job marked started: the interval clock of that phase, for those
-  // who keep time with the workers (--target-metrics). Set before the run starts.
-  void OnPhaseStart(std::function<void(uint32_t phase, int64_t start_unix_ns)> observer) { phase_start_observer_ = std::move(observer); }
+  // For those who keep time with the workers (--target-metrics), called outside the
+  // aggregator's lock; set before the run starts. `armed`: every worker of a phase is ready and
+  // its start instant is about to be picked (MarkArmed: what happens before is not the phase's);
+  // `started`: the stonewall phase and start instant of each job marked started (MarkStarted),
+  // the interval clock of that phase.
+  struct PhaseObserver {
+    std::function<void()> armed;
+    std::function<void(uint32_t phase, int64_t start_unix_ns)> started;
+  };
+  void ObservePhases(PhaseObserver observer) { phase_observer_ = std::move(observer); }
+  // The session: a phase's workers are armed, its start instant not picked yet.
+  void MarkArmed() {
+    if (phase_observer_.armed) phase_observer_.armed();
+  }
   // Adds reports from worker `worker_index` (what one of its messages carried); their
   // job_index is into the whole spec. Reports of one worker arrive in order. This is where
   // histograms from the wire are checked: a malformed one is left out and named among the
@@ -170,7 +180,7 @@ class RunAggregator final : public ReportSink {
   const JobPhases phases_;
   std::vector<int64_t> job_start_unix_ns_;  // 0: not started
   const std::vector<std::string> workers_;
-  std::function<void(uint32_t, int64_t)> phase_start_observer_;
+  PhaseObserver phase_observer_;
   mutable std::mutex mu_;
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]

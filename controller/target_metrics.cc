@@ -221,13 +221,18 @@ absl::Status TargetMetricsScraper::Start(std::function<void(std::string)> log_li
   return absl::OkStatus();
 }
 
+void TargetMetricsScraper::PhaseArmed() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (finished_) return;
+  events_.push_back({Event::kArmed});
+  const uint64_t mine = ++baselines_asked_;
+  wake_.notify_all();
+  baseline_done_.wait(lock, [&] { return baselines_done_ >= mine; });
+}
+
 void TargetMetricsScraper::PhaseStarted(uint32_t phase, int64_t start_unix_ns) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    // Every job of a phase reports the same start: one event per phase.
-    for (const Event& e : events_) {
-      if (e.kind == Event::kStart && e.phase == phase && e.start_unix_ns == start_unix_ns) return;
-    }
     events_.push_back({Event::kStart, phase, start_unix_ns});
   }
   wake_.notify_all();
@@ -248,24 +253,32 @@ void TargetMetricsScraper::Loop() {
     uint32_t next;  // the next boundary: it closes interval next - 1
   };
   std::optional<Active> active;
-  std::optional<std::pair<uint32_t, int64_t>> last_start;  // PhaseStarted repeats for each job
   const int64_t interval_ns = absl::ToInt64Nanoseconds(interval_);
+  // A busy target answers late (JuiceFS on a loaded host: seconds): a late scrape only delays
+  // its boundary (the next one catches up), so it may take up to two intervals. A baseline holds
+  // up the phase's start: at most a second.
+  const absl::Duration interval_timeout = std::clamp(2 * interval_, absl::Seconds(2), absl::Seconds(10));
+  const absl::Duration baseline_timeout = absl::Seconds(1);
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (!events_.empty()) {
       const Event event = events_.front();
       events_.pop_front();
-      if (event.kind == Event::kStart && last_start == std::make_pair(event.phase, event.start_unix_ns)) continue;
+      if (event.kind == Event::kStart) {
+        // Every job of a phase reports the same start: the clock is set once.
+        if (!active || active->phase != event.phase || active->start_unix_ns != event.start_unix_ns) active = Active{event.phase, event.start_unix_ns, 1};
+        continue;
+      }
       lock.unlock();
       // A phase that is still open ends here (its last interval is partial).
-      if (active) ScrapeAll(std::make_pair(active->phase, active->next - 1));
+      if (active) ScrapeAll(std::make_pair(active->phase, active->next - 1), interval_timeout);
       active.reset();
-      if (event.kind == Event::kStart) {
-        ScrapeAll(std::nullopt);  // the baseline: its workers wait for the instant
-        active = Active{event.phase, event.start_unix_ns, 1};
-        last_start = std::make_pair(event.phase, event.start_unix_ns);
-      }
+      if (event.kind == Event::kArmed) ScrapeAll(std::nullopt, baseline_timeout);
       lock.lock();
+      if (event.kind == Event::kArmed) {
+        ++baselines_done_;
+        baseline_done_.notify_all();
+      }
       if (event.kind == Event::kStop) return;
       continue;
     }
@@ -280,7 +293,7 @@ void TargetMetricsScraper::Loop() {
       continue;
     }
     lock.unlock();
-    ScrapeAll(std::make_pair(active->phase, active->next - 1));
+    ScrapeAll(std::make_pair(active->phase, active->next - 1), interval_timeout);
     // Behind by more than an interval (a slow endpoint): the next scrape closes the interval now
     // under way, and the one just taken covered the ones between.
     active->next = std::max(active->next + 1, static_cast<uint32_t>((NowUnixNs() - active->start_unix_ns) / interval_ns) + 1);
@@ -288,10 +301,7 @@ void TargetMetricsScraper::Loop() {
   }
 }
 
-void TargetMetricsScraper::ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>> interval) {
-  // A busy target answers late (JuiceFS on a loaded host: seconds): a late scrape only delays
-  // this boundary (the next one catches up), so it may take up to two intervals.
-  const absl::Duration timeout = std::clamp(2 * interval_, absl::Seconds(2), absl::Seconds(10));
+void TargetMetricsScraper::ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>> interval, absl::Duration timeout) {
   for (Endpoint& e : endpoints_) {
     auto body = e.fetcher->Get(timeout, PrometheusLimits{}.max_bytes);
     absl::StatusOr<PrometheusScrape> scrape = body.ok() ? ParsePrometheusText(*body) : body.status();
@@ -342,7 +352,7 @@ void TargetMetricsScraper::ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>
       }
       *e.result.add_intervals() = std::move(record);
     }
-    if (!e.first && !interval) {
+    if (!e.first && !interval) {  // the first phase's baseline: the run totals count from it
       e.first = *scrape;
       e.first_unix_ns = now;
     }
@@ -368,7 +378,7 @@ void TargetMetricsScraper::Finish(google::protobuf::RepeatedPtrField<v1::TargetM
         e.result.add_highlights(std::move(line));
       }
     } else {
-      e.result.add_problems("no phase started: nothing to compare");
+      e.result.add_problems("no baseline scrape succeeded before a phase started: no run totals");
     }
     *results->Add() = e.result;
   }
@@ -380,7 +390,9 @@ absl::StatusOr<std::unique_ptr<TargetMetricsScraper>> StartTargetMetrics(const s
   if (endpoints.empty()) return nullptr;
   auto scraper = std::make_unique<TargetMetricsScraper>(endpoints, interval);
   if (absl::Status started = scraper->Start(std::move(log_line)); !started.ok()) return started;
-  aggregator->OnPhaseStart([s = scraper.get()](uint32_t phase, int64_t start_unix_ns) { s->PhaseStarted(phase, start_unix_ns); });
+  TargetMetricsScraper* s = scraper.get();
+  aggregator->ObservePhases({.armed = [s] { s->PhaseArmed(); },
+                             .started = [s](uint32_t phase, int64_t start_unix_ns) { s->PhaseStarted(phase, start_unix_ns); }});
   return scraper;
 }
 

@@ -62,9 +62,12 @@ class TargetMetricsScraper {
   // anything). Then scrapes on its own thread. `log_line` gets one NDJSON line per endpoint and
   // interval (the interval log).
   absl::Status Start(std::function<void(std::string)> log_line);
-  // The interval clock of a stonewall phase: its start instant (every worker's). Scraped at
-  // once (the phase's baseline: its workers are armed and wait for the instant), then at each
-  // interval boundary after the instant.
+  // A phase's workers are armed and its start instant is about to be picked: the phase's
+  // baseline scrape, done before this returns (at most a second per endpoint), so that nothing
+  // the phase does is before it.
+  void PhaseArmed();
+  // The interval clock of a stonewall phase: its start instant (every worker's); scraped at
+  // each interval boundary after it.
   void PhaseStarted(uint32_t phase, int64_t start_unix_ns);
   // The phase's workers are done: a last scrape closes its last (partial) interval.
   void PhaseEnded();
@@ -86,13 +89,13 @@ class TargetMetricsScraper {
     v1::TargetMetricsResult result;
   };
   struct Event {
-    enum Kind { kStart, kEnd, kStop } kind;
+    enum Kind { kArmed, kStart, kEnd, kStop } kind;
     uint32_t phase = 0;
     int64_t start_unix_ns = 0;
   };
-  // Scrapes every endpoint; with `interval`, what changed since each one's last scrape is an
-  // interval of (phase, index); without, the scrape is a baseline.
-  void ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>> interval);
+  // Scrapes every endpoint (within `timeout`); with `interval`, what changed since each one's
+  // last scrape is an interval of (phase, index); without, the scrape is a baseline.
+  void ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>> interval, absl::Duration timeout);
   void Loop();
 
   std::vector<Endpoint> endpoints_;
@@ -103,6 +106,8 @@ class TargetMetricsScraper {
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Event> events_;  // mu_
+  uint64_t baselines_asked_ = 0, baselines_done_ = 0;  // PhaseArmed's (mu_)
+  std::condition_variable baseline_done_;
   bool finished_ = false;
 };
 

@@ -103,6 +103,7 @@ TEST(TargetMetricsScraper, ScrapesEachIntervalBoundary) {
   TargetMetricsScraper scraper({{"jfs", endpoint.url()}}, absl::Milliseconds(200));
   Lines lines;
   ASSERT_TRUE(scraper.Start(lines.Sink()).ok());
+  scraper.PhaseArmed();  // the baseline, before the instant is picked
   const int64_t start = NowNs() + 100'000'000;
   scraper.PhaseStarted(0, start);
   scraper.PhaseStarted(0, start);  // every job of the phase says so
@@ -161,9 +162,8 @@ TEST(TargetMetricsScraper, IntervalRecordsAreBounded) {
   TargetMetricsScraper scraper({{"jfs", endpoint.url()}}, absl::Milliseconds(100), {.series_per_interval = 3, .series_records = 7});
   Lines lines;
   ASSERT_TRUE(scraper.Start(lines.Sink()).ok());
-  const int64_t start = NowNs() + 100'000'000;
-  scraper.PhaseStarted(0, start);
-  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start)));  // after the baseline
+  scraper.PhaseArmed();
+  scraper.PhaseStarted(0, NowNs() + 20'000'000);
   for (size_t i = 1; i <= 4; ++i) {
     endpoint.Write(1);  // with the exposer's own counters, more than 3 series move each interval
     ASSERT_TRUE(lines.WaitFor(i));
@@ -192,12 +192,15 @@ TEST(TargetMetricsScraper, IntervalRecordsAreBounded) {
 TEST(TargetMetricsScraper, EndpointThatDisappearsIsAProblemNotAFailure) {
   Endpoint endpoint;
   TargetMetricsScraper scraper({{"jfs", endpoint.url()}}, absl::Milliseconds(100));
-  ASSERT_TRUE(scraper.Start(nullptr).ok());
-  const int64_t start = NowNs() + 20'000'000;
-  scraper.PhaseStarted(0, start);
-  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start + 150'000'000)));
+  Lines lines;
+  ASSERT_TRUE(scraper.Start(lines.Sink()).ok());
+  scraper.PhaseArmed();
+  scraper.PhaseStarted(0, NowNs() + 20'000'000);
+  ASSERT_TRUE(lines.WaitFor(1));  // an interval in
   endpoint.Stop();
-  std::this_thread::sleep_until(std::chrono::system_clock::time_point(std::chrono::nanoseconds(start + 350'000'000)));
+  scraper.PhaseEnded();  // its closing scrape fails
+  scraper.PhaseArmed();  // and the next phase's baseline
+  scraper.PhaseStarted(1, NowNs() + 20'000'000);
   scraper.PhaseEnded();
   v1::RunReport report;
   scraper.Finish(report.mutable_target_metrics());
