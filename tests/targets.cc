@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +34,18 @@ std::string Shell(const std::string& command, bool* failed) {
   *failed = ::pclose(pipe) != 0;
   while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
   return output;
+}
+
+// The sockets JuiceFS's mount process makes for itself, /tmp/fuse_fd_comm.<pid>, and never
+// removes (cmd/passfd.go).
+std::vector<std::string> JuiceFsFdSockets() {
+  std::vector<std::string> paths;
+  glob_t found;
+  if (::glob("/tmp/fuse_fd_comm.*", 0, nullptr, &found) == 0) {
+    for (size_t i = 0; i < found.gl_pathc; ++i) paths.push_back(found.gl_pathv[i]);
+  }
+  ::globfree(&found);
+  return paths;
 }
 
 // A port on 127.0.0.1 that nothing listens on now (the kernel's pick for port 0).
@@ -83,6 +97,7 @@ MountedTarget::MountedTarget(const std::string& kind, const std::string& base) :
     // shared/targets.md: an offline volume (file storage, sqlite metadata), mounted in the
     // background; `juicefs mount -d` returns once the mount is ready.
     const std::string juicefs = JuiceFsBinary();
+    fd_sockets_before_ = JuiceFsFdSockets();
     backing_ = base_ + "/juicefs-volume";
     ::mkdir(backing_.c_str(), 0755);
     const std::string meta = "sqlite3://" + backing_ + "/meta.db";
@@ -117,6 +132,15 @@ MountedTarget::~MountedTarget() {
     if (kind_ == "bindfs") Shell("fusermount -u " + mount_point_ + " || umount -l " + mount_point_, &failed);
     else if (kind_ == "juicefs") Shell(JuiceFsBinary() + " umount " + mount_point_ + " || umount -l " + mount_point_, &failed);
     else Shell("umount " + mount_point_ + " || umount -l " + mount_point_, &failed);
+  }
+  if (kind_ == "juicefs") {
+    // The mount process's socket, once the process is gone (it exits just after the unmount).
+    for (const std::string& path : JuiceFsFdSockets()) {
+      if (std::find(fd_sockets_before_.begin(), fd_sockets_before_.end(), path) != fd_sockets_before_.end()) continue;
+      const std::string proc = "/proc/" + path.substr(path.rfind('.') + 1);
+      for (int i = 0; i < 100 && ::access(proc.c_str(), F_OK) == 0; ++i) ::usleep(50 * 1000);
+      ::unlink(path.c_str());
+    }
   }
   if (!loop_device_.empty()) Shell("losetup -d " + loop_device_, &failed);
   if (!image_.empty()) ::unlink(image_.c_str());

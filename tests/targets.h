@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace iofleet::testing {
 
@@ -34,6 +35,7 @@ class MountedTarget {
 
  private:
   std::string kind_, base_, mount_point_, image_, loop_device_, backing_, error_, metrics_url_;
+  std::vector<std::string> fd_sockets_before_;  // juicefs: /tmp/fuse_fd_comm.* before the mount
   bool mounted_ = false;
 };
 

@@ -25,6 +25,14 @@ stop() {
     "$(tools/build_juicefs.sh)" umount "$state/mnt" >/dev/null 2>&1 || umount -l "$state/mnt" || true
   fi
   ip netns list | grep -qx "$ns" && ip netns del "$ns"
+  # JuiceFS's mount process leaves its socket /tmp/fuse_fd_comm.<pid> (cmd/passfd.go): removed
+  # once that process is gone.
+  if [ -f "$state/format.log" ]; then
+    for socket in $(find /tmp -maxdepth 1 -name 'fuse_fd_comm.*' -newer "$state/format.log"); do
+      for _ in $(seq 100); do [ -d "/proc/${socket##*.}" ] || break; sleep 0.05; done
+      rm -f "$socket"
+    done
+  fi
   rm -rf "$state"
 }
 
