@@ -52,6 +52,9 @@ CONF
       ip netns pids "$ns" | xargs -r kill -KILL || true
       ip netns del "$ns"
     fi
+    # The server's own files; the export (by default $state/export) is the caller's data.
+    rm -rf "$state/ganesha.conf" "$state/ganesha.log" "$state/ganesha.pid" "$state/recovery"
+    rmdir "$state" 2>/dev/null || true
     ;;
   *)
     echo "usage: tools/nfs_server.sh start [EXPORT_DIR] | stop" >&2
