@@ -127,19 +127,16 @@ v1::DirectionResult SummarizeDirection(const v1::DirectionStats& stats, uint64_t
   if (stats.latency().count()) Summarize(stats.latency(), percentiles, result.mutable_latency());
   if (stats.submit_latency().count()) Summarize(stats.submit_latency(), percentiles, result.mutable_submit_latency());
   if (stats.completion_latency().count()) Summarize(stats.completion_latency(), percentiles, result.mutable_completion_latency());
-  std::vector<const v1::PriorityLatency*> priorities;
-  for (const v1::PriorityLatency& p : stats.priorities()) {
-    if (p.completion_latency().count()) priorities.push_back(&p);
-  }
   // In the job's order (its default first), as fio lists them.
-  for (const v1::PriorityLatency* p : priorities) {
+  for (const v1::PriorityLatency& p : stats.priorities()) {
+    if (p.completion_latency().count() == 0) continue;
     v1::PriorityResult* r = result.add_priorities();
-    r->set_ioprio(p->ioprio());
-    r->set_priority_class(IoprioClass(p->ioprio()));
-    r->set_level(IoprioLevel(p->ioprio()));
-    r->set_hint(IoprioHint(p->ioprio()));
-    r->set_ops(p->completion_latency().count());
-    Summarize(p->completion_latency(), percentiles, r->mutable_completion_latency());
+    r->set_ioprio(p.ioprio());
+    r->set_priority_class(IoprioClass(p.ioprio()));
+    r->set_level(IoprioLevel(p.ioprio()));
+    r->set_hint(IoprioHint(p.ioprio()));
+    r->set_ops(p.completion_latency().count());
+    Summarize(p.completion_latency(), percentiles, r->mutable_completion_latency());
   }
   if (include_histogram) {
     *result.mutable_histogram() = stats.latency();

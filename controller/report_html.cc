@@ -326,12 +326,12 @@ std::string TargetMetricsSection(const google::protobuf::RepeatedPtrField<v1::Ta
     for (const v1::TargetMetricsInterval& in : t.intervals()) {
       const double x = static_cast<double>(in.end_unix_ns() - start) / 1e9;
       const double seconds = std::max(1e-9, static_cast<double>(in.end_unix_ns() - in.start_unix_ns()) / 1e9);
-      for (auto& [key, series] : rates) {
-        double value = 0;
-        for (const v1::TargetMetricSeries& s : in.series()) {
-          if (s.kind() == v1::TargetMetricSeries::COUNTER && s.name() + s.labels() == key) value = s.value();
-        }
-        series.points.push_back({x, value / seconds});
+      // 0 where the interval has no increase of that counter; one pass over its series.
+      for (auto& [key, series] : rates) series.points.push_back({x, 0});
+      for (const v1::TargetMetricSeries& s : in.series()) {
+        if (s.kind() != v1::TargetMetricSeries::COUNTER) continue;
+        auto it = rates.find(s.name() + s.labels());
+        if (it != rates.end()) it->second.points.back().second = s.value() / seconds;
       }
     }
     std::vector<Series> lines;

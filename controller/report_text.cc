@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 #include <map>
+#include <optional>
 #include <functional>
 #include <cctype>
 #include <cmath>
@@ -307,13 +308,6 @@ void RenderWorkerTable(const google::protobuf::RepeatedPtrField<v1::WorkerResult
 }
 
 // The value of percentile `p` in a summary, or -1.
-double PercentileNs(const v1::LatencySummary& lat, double p) {
-  for (const v1::Percentile& q : lat.percentiles()) {
-    if (std::abs(q.percentile() - p) < 1e-9) return static_cast<double>(q.value_ns());
-  }
-  return -1;
-}
-
 // The clients' view of a run in one line, for the target metrics beside it: the cluster's,
 // or with several jobs each job's (4 KiB and 16 MiB writes summed would say nothing).
 std::string ClientsLine(const v1::RunReport& report) {
@@ -322,9 +316,11 @@ std::string ClientsLine(const v1::RunReport& report) {
     for (const v1::DirectionResult& d : ds) {
       if (d.ops() == 0) continue;
       std::string part = absl::StrCat(d.direction(), " ", d.ops(), " ops");
-      const double p50 = PercentileNs(d.latency(), 50), p99 = PercentileNs(d.latency(), 99);
-      if (p50 >= 0) absl::StrAppend(&part, ", p50 ", FormatDurationNs(p50));
-      if (p99 >= 0) absl::StrAppend(&part, ", p99 ", FormatDurationNs(p99));
+      for (const double p : {50.0, 99.0}) {
+        if (const std::optional<uint64_t> ns = FindPercentile(d.latency(), p)) {
+          absl::StrAppend(&part, ", p", static_cast<int>(p), " ", FormatDurationNs(static_cast<double>(*ns)));
+        }
+      }
       parts.push_back(std::move(part));
     }
     return parts.empty() ? std::string("no IO") : absl::StrJoin(parts, "; ");

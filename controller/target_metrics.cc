@@ -71,14 +71,12 @@ ByLabel Family(const std::vector<PrometheusSeries>& series, absl::string_view na
 
 std::string Quantiles(const PrometheusSeries& h, bool seconds) {
   auto show = [&](double v) { return seconds ? Seconds(v) : FormatBytes(v); };
-  if (h.buckets.empty() || !(h.buckets.back().second > 0)) return "no observations";
+  if (!HistogramQuantileBucket(h.buckets, 0.5)) return "no observations";
   // Interpolated within its bucket, as histogram_quantile(); but a quantile in the first bucket
   // has no lower bound to interpolate from (0 would halve it: 4 KiB writes would read "2KiB"),
   // nor one in +Inf an upper bound: those say which side of the bound they are on.
   auto quantile = [&](double q) -> std::string {
-    const double rank = q * h.buckets.back().second;
-    size_t i = 0;
-    while (i + 1 < h.buckets.size() && h.buckets[i].second < rank) ++i;
+    const size_t i = *HistogramQuantileBucket(h.buckets, q);
     if (std::isinf(h.buckets[i].first)) return i == 0 ? std::string("?") : absl::StrCat(">", show(h.buckets[i - 1].first));
     if (i == 0) return absl::StrCat("<=", show(h.buckets[0].first));
     return show(HistogramQuantile(h.buckets, q));
@@ -206,19 +204,22 @@ absl::Status TargetMetricsScraper::Start(std::function<void(std::string)> log_li
   log_line_ = std::move(log_line);
   const absl::Duration timeout = std::clamp(interval_, absl::Seconds(1), absl::Seconds(5));
   for (Endpoint& e : endpoints_) {
-    auto body = e.fetcher->Get(timeout, PrometheusLimits{}.max_bytes);
-    if (!body.ok()) return absl::UnavailableError(absl::StrCat("--target-metrics ", e.spec.name, "=", e.spec.url, ": ", body.status().message()));
-    auto scrape = ParsePrometheusText(*body);
-    if (!scrape.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--target-metrics ", e.spec.name, "=", e.spec.url,
-                                                     ": not Prometheus' text format: ", scrape.status().message()));
-    }
+    auto scrape = e.Scrape(timeout);
+    if (!scrape.ok()) return absl::Status(scrape.status().code(), absl::StrCat("--target-metrics ", e.spec.name, "=", e.spec.url, ": ", scrape.status().message()));
     e.last = std::move(*scrape);
     e.last_unix_ns = NowUnixNs();
     e.result.set_scrapes(1);
   }
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
+}
+
+absl::StatusOr<PrometheusScrape> TargetMetricsScraper::Endpoint::Scrape(absl::Duration timeout) {
+  auto body = fetcher->Get(timeout, PrometheusLimits{}.max_bytes);
+  if (!body.ok()) return body.status();
+  auto scrape = ParsePrometheusText(*body);
+  if (!scrape.ok()) return absl::InvalidArgumentError(absl::StrCat("not Prometheus' text format: ", scrape.status().message()));
+  return scrape;
 }
 
 void TargetMetricsScraper::PhaseArmed() {
@@ -303,20 +304,19 @@ void TargetMetricsScraper::Loop() {
 
 void TargetMetricsScraper::ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>> interval, absl::Duration timeout) {
   for (Endpoint& e : endpoints_) {
-    auto body = e.fetcher->Get(timeout, PrometheusLimits{}.max_bytes);
-    absl::StatusOr<PrometheusScrape> scrape = body.ok() ? ParsePrometheusText(*body) : body.status();
+    absl::StatusOr<PrometheusScrape> scrape = e.Scrape(timeout);
     const int64_t now = NowUnixNs();
     if (!scrape.ok()) {
       e.result.set_failed_scrapes(e.result.failed_scrapes() + 1);
-      if (e.answering && e.result.problems_size() < 20) {
-        e.result.add_problems(absl::StrFormat("%s: a scrape%s failed: %s", e.spec.url,
-                                              interval ? absl::StrFormat(" closing interval %u of phase %u", interval->second, interval->first) : "",
-                                              scrape.status().message()));
+      if (e.answering) {
+        e.Problem(absl::StrFormat("%s: a scrape%s failed: %s", e.spec.url,
+                                  interval ? absl::StrFormat(" closing interval %u of phase %u", interval->second, interval->first) : "",
+                                  scrape.status().message()));
       }
       e.answering = false;
       continue;
     }
-    if (!e.answering && e.result.problems_size() < 20) e.result.add_problems(absl::StrCat(e.spec.url, ": answering again"));
+    if (!e.answering) e.Problem(absl::StrCat(e.spec.url, ": answering again"));
     e.answering = true;
     e.result.set_scrapes(e.result.scrapes() + 1);
     if (interval && e.last) {
@@ -326,21 +326,21 @@ void TargetMetricsScraper::ScrapeAll(std::optional<std::pair<uint32_t, uint32_t>
       record.set_index(interval->second);
       record.set_start_unix_ns(e.last_unix_ns);
       record.set_end_unix_ns(now);
-      if (changed.size() > limits_.series_per_interval && !e.trimmed && e.result.problems_size() < 20) {
-        e.result.add_problems(absl::StrFormat("interval %u of phase %u: %zu series changed, the first %zu kept (and so in later intervals)",
-                                              interval->second, interval->first, changed.size(), limits_.series_per_interval));
+      if (changed.size() > limits_.series_per_interval && !e.trimmed) {
+        e.Problem(absl::StrFormat("interval %u of phase %u: %zu series changed, the first %zu kept (and so in later intervals)", interval->second,
+                                  interval->first, changed.size(), limits_.series_per_interval));
         e.trimmed = true;
       }
       const size_t wanted = std::min(changed.size(), limits_.series_per_interval);
-      const bool full = e.series_records > limits_.series_records;
-      const size_t keep = full ? 0 : std::min(wanted, limits_.series_records - e.series_records);
-      if (keep < wanted && !full && e.result.problems_size() < 20) {
-        e.result.add_problems(absl::StrFormat("interval %u of phase %u on: intervals keep no more series (%zu kept in all; run totals cover the rest)",
-                                              interval->second, interval->first, limits_.series_records));
+      const size_t keep = e.records_full ? 0 : std::min(wanted, limits_.series_records - e.series_records);
+      if (keep < wanted && !e.records_full) {
+        // Once full, no more (said once).
+        e.records_full = true;
+        e.Problem(absl::StrFormat("interval %u of phase %u on: intervals keep no more series (%zu kept in all; run totals cover the rest)",
+                                  interval->second, interval->first, limits_.series_records));
       }
       for (size_t i = 0; i < keep; ++i) *record.add_series() = SeriesProto(changed[i]);
-      // Once full, no more (and one problem said so).
-      e.series_records = keep < wanted ? limits_.series_records + 1 : e.series_records + keep;
+      e.series_records += keep;
       if (log_line_) {
         google::protobuf::util::JsonPrintOptions options;
         options.preserve_proto_field_names = true;

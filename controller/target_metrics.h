@@ -76,6 +76,7 @@ class TargetMetricsScraper {
   void Finish(google::protobuf::RepeatedPtrField<v1::TargetMetricsResult>* results);
 
  private:
+  static constexpr int kMaxProblems = 20;
   struct Endpoint {
     TargetMetricsEndpoint spec;
     std::unique_ptr<HttpFetcher> fetcher;
@@ -84,9 +85,16 @@ class TargetMetricsScraper {
     std::optional<PrometheusScrape> first;  // the first phase's baseline
     int64_t first_unix_ns = 0;
     bool answering = true;  // a failure is named once, and again when it answers again
-    size_t series_records = 0;  // kept in result.intervals so far (bounded; above the bound: full)
+    size_t series_records = 0;  // kept in result.intervals so far
+    bool records_full = false;  // no more kept (said once)
     bool trimmed = false;       // an interval had more changed series than one keeps (said once)
     v1::TargetMetricsResult result;
+    // A problem of this endpoint, unless it has named kMaxProblems already.
+    void Problem(std::string text) {
+      if (result.problems_size() < kMaxProblems) result.add_problems(std::move(text));
+    }
+    // Fetches and parses the exposition (errors say which of the two failed).
+    absl::StatusOr<PrometheusScrape> Scrape(absl::Duration timeout);
   };
   struct Event {
     enum Kind { kArmed, kStart, kEnd, kStop } kind;

@@ -271,24 +271,25 @@ std::vector<PrometheusSeries> PrometheusIncrease(const PrometheusScrape& before,
   return out;
 }
 
+std::optional<size_t> HistogramQuantileBucket(const std::vector<std::pair<double, double>>& buckets, double q) {
+  if (buckets.empty() || !(buckets.back().second > 0)) return std::nullopt;
+  const double rank = std::clamp(q, 0.0, 1.0) * buckets.back().second;
+  size_t i = 0;
+  while (i + 1 < buckets.size() && buckets[i].second < rank) ++i;
+  return i;
+}
+
 double HistogramQuantile(const std::vector<std::pair<double, double>>& buckets, double q) {
-  if (buckets.empty()) return std::nan("");
-  const double total = buckets.back().second;
-  if (!(total > 0)) return std::nan("");
-  const double rank = std::clamp(q, 0.0, 1.0) * total;
-  double lower = 0, below = 0;
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    const auto& [bound, count] = buckets[i];
-    if (count >= rank) {
-      if (std::isinf(bound)) return i == 0 ? std::nan("") : buckets[i - 1].first;
-      if (i == 0 && bound <= 0) return bound;
-      if (count == below) return bound;
-      return lower + (bound - lower) * (rank - below) / (count - below);
-    }
-    lower = bound;
-    below = count;
-  }
-  return buckets.back().first;
+  const std::optional<size_t> in = HistogramQuantileBucket(buckets, q);
+  if (!in) return std::nan("");
+  const size_t i = *in;
+  const auto& [bound, count] = buckets[i];
+  if (std::isinf(bound)) return i == 0 ? std::nan("") : buckets[i - 1].first;
+  if (i == 0 && bound <= 0) return bound;
+  const double lower = i == 0 ? 0 : buckets[i - 1].first, below = i == 0 ? 0 : buckets[i - 1].second;
+  if (count == below) return bound;
+  const double rank = std::clamp(q, 0.0, 1.0) * buckets.back().second;
+  return lower + (bound - lower) * (rank - below) / (count - below);
 }
 
 }  // namespace iofleet

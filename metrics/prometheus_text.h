@@ -10,6 +10,7 @@
 #define IOFLEET_METRICS_PROMETHEUS_TEXT_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,9 @@ std::vector<PrometheusSeries> PrometheusIncrease(const PrometheusScrape& before,
 // bucket as Prometheus' histogram_quantile(); NaN when it has no observations. A quantile in
 // the +Inf bucket is the largest finite bound.
 double HistogramQuantile(const std::vector<std::pair<double, double>>& buckets, double q);
+// The bucket the q-quantile falls in (the first whose cumulative count reaches it), for those who
+// show which side of a bound it is on; nullopt when it has no observations.
+std::optional<size_t> HistogramQuantileBucket(const std::vector<std::pair<double, double>>& buckets, double q);
 
 }  // namespace iofleet
 

@@ -16,7 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
-#include "common/mix.h"
 #include "engines/engine_registry.h"
 #include "job/block_sizes.h"
 #include "job/io_priority.h"
@@ -188,8 +187,8 @@ IoLoop::IoLoop(const JobThreadPlan& plan, const StopSignal& stop, ThreadStats* s
       read_back_(plan.paths.size()),
       verify_(VerifyFormat::Of(job_)),
       track_writes_(work_.writes() && job_.verify() != v1::JobSpec::VERIFY_NONE && job_.do_verify()),
-      timed_(!(job_.disable_lat() && job_.disable_clat() && job_.disable_slat()) || pacer_.limited()),
-      priority_rng_(Mix(ThreadSeed(plan) ^ 0x10b210ull)) {}
+      priority_rng_(seeds_()),
+      timed_(!(job_.disable_lat() && job_.disable_clat() && job_.disable_slat()) || pacer_.limited()) {}
 
 uint64_t IoLoop::CompletionClock() {
   if (timed_ || untimed_completions_++ % kUntimedClockStride == 0) last_clock_ns_ = NowNs();
@@ -521,9 +520,7 @@ void IoLoop::PickPriority(Slot* slot, DataDirection direction, uint64_t length) 
 void IoLoop::IssueSync(Slot* slot, IoOp op, size_t file_index, uint64_t now) {
   slot->issue_ns = now;
   slot->verify_read = false;
-  slot->ioprio = 0;
-  slot->priority_slot = -1;
-  Send(slot, op, file_index, 0, 0);
+  Send(slot, op, file_index, 0, 0);  // (a sync carries no priority: only data IO does, Prepare)
 }
 
 void IoLoop::Send(Slot* slot, IoOp op, size_t file_index, uint64_t offset, uint64_t length) {
