@@ -14,6 +14,7 @@ run_packages=(
   libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev
   libnfs-dev               # the userspace NFS client behind ioengine=nfs and nfs:// paths
   libcurl4-openssl-dev     # the controller's scrapes of the target's Prometheus endpoints (--target-metrics)
+  libbpf-dev clang-14      # the worker's block-stage tracing, a BPF program compiled with clang (--block-stages)
   pkg-config
 )
 # The tests: real peers, real targets, real tools to check the output with.
@@ -28,7 +29,7 @@ test_packages=(
   prometheus               # promtool checks the /metrics exposition in the tests
   chromium                 # renders the HTML report headless in the tests
   iproute2 openssl         # network namespaces and test certificates in the tests
-  clang-14 libclang-rt-14-dev  # libFuzzer for the parsers' fuzz targets (tools/fuzz.sh)
+  libclang-rt-14-dev       # libFuzzer (with clang-14) for the parsers' fuzz targets (tools/fuzz.sh)
   slurm-wlm munge          # a real 3-node Slurm cluster for --slurm (tests/launchers/slurm_test.sh)
   openmpi-bin              # mpirun-started workers (tests/launchers/mpi_test.sh)
   autoconf automake libtool libopenmpi-dev  # the real mdtest, built from ../shared/peers (tools/build_mdtest.sh)

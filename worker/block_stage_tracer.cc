@@ -1,0 +1,271 @@
+#include "worker/block_stage_tracer.h"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
+#include "common/errno_status.h"
+
+// The compiled program (worker:block_stages_bpf_object, from worker/bpf/block_stages.bpf.c).
+extern const unsigned char kBlockStagesBpfObject[];
+extern const unsigned long kBlockStagesBpfObjectSize;
+
+namespace iofleet {
+namespace {
+
+// As the BPF program lays its keys out.
+constexpr uint32_t kBucketsPerSeries = 4096;
+
+struct SeriesStats {
+  uint64_t count, sum, min, max;
+};
+struct DirectionCounts {
+  uint64_t sequential, merged_bios, unqueued;
+};
+
+// libbpf's messages, kept for the error a failed load returns (its default prints to stderr).
+std::mutex& LibbpfLogMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::string& LibbpfLog() {
+  static std::string log;
+  return log;
+}
+int CaptureLibbpf(enum libbpf_print_level level, const char* format, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  char line[512];
+  const int n = vsnprintf(line, sizeof line, format, args);
+  std::string& log = LibbpfLog();
+  if (log.size() < 4096) log.append(line, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof line - 1) : 0);
+  return 0;
+}
+
+// The last lines libbpf printed, for an error message.
+std::string TakeLibbpfLog() {
+  std::string log;
+  std::swap(log, LibbpfLog());
+  while (!log.empty() && log.back() == '\n') log.pop_back();
+  const size_t keep = 600;
+  if (log.size() > keep) log = "..." + log.substr(log.size() - keep);
+  return log.empty() ? "" : absl::StrCat(" (libbpf: ", log, ")");
+}
+
+// Sets read-only global `name` of the program's .rodata before the load (what a generated
+// skeleton does): found by name in the object's BTF, so the layout the compiler chose holds.
+absl::Status SetReadOnlyGlobal(bpf_object* object, const char* name, const void* value, size_t size) {
+  bpf_map* rodata = nullptr;
+  bpf_map* map;
+  bpf_object__for_each_map(map, object) {
+    if (absl::EndsWith(bpf_map__name(map), ".rodata")) rodata = map;
+  }
+  const btf* types = bpf_object__btf(object);
+  if (rodata == nullptr || types == nullptr) return absl::InternalError("the BPF object has no .rodata or no BTF");
+  size_t data_size = 0;
+  const auto* initial = static_cast<const unsigned char*>(bpf_map__initial_value(rodata, &data_size));
+  const int section = btf__find_by_name_kind(types, ".rodata", BTF_KIND_DATASEC);
+  if (initial == nullptr || section < 0) return absl::InternalError("the BPF object's .rodata cannot be set");
+  const btf_type* datasec = btf__type_by_id(types, static_cast<uint32_t>(section));
+  const btf_var_secinfo* vars = btf_var_secinfos(datasec);
+  for (int i = 0; i < btf_vlen(datasec); ++i) {
+    const btf_type* var = btf__type_by_id(types, vars[i].type);
+    if (std::strcmp(btf__name_by_offset(types, var->name_off), name) != 0) continue;
+    if (vars[i].size != size || vars[i].offset + size > data_size) {
+      return absl::InternalError(absl::StrCat("BPF global ", name, " is ", vars[i].size, " bytes, not ", size));
+    }
+    std::vector<unsigned char> data(initial, initial + data_size);
+    std::memcpy(data.data() + vars[i].offset, value, size);
+    if (const int error = bpf_map__set_initial_value(rodata, data.data(), data.size()); error != 0) {
+      return ErrnoStatus(-error, absl::StrCat("setting BPF global ", name));
+    }
+    return absl::OkStatus();
+  }
+  return absl::InternalError(absl::StrCat("BPF global ", name, " not found"));
+}
+
+int MapFd(bpf_object* object, const char* name) {
+  bpf_map* map = bpf_object__find_map_by_name(object, name);
+  return map ? bpf_map__fd(map) : -1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BlockStageTracer>> BlockStageTracer::Attach(std::vector<BlockDevice> devices) {
+  if (devices.empty()) return absl::InvalidArgumentError("no block device to trace");
+  if (devices.size() > kMaxDevices) {
+    return absl::InvalidArgumentError(absl::StrCat(devices.size(), " block devices under the targets; at most ", kMaxDevices, " are traced"));
+  }
+  std::lock_guard<std::mutex> log_lock(LibbpfLogMutex());
+  libbpf_set_print(CaptureLibbpf);
+  LibbpfLog().clear();
+  std::unique_ptr<BlockStageTracer> tracer(new BlockStageTracer);
+  tracer->devices_ = std::move(devices);
+  bpf_object_open_opts options{};
+  options.sz = sizeof options;
+  options.object_name = "iofleet_block";
+  tracer->object_ = bpf_object__open_mem(kBlockStagesBpfObject, kBlockStagesBpfObjectSize, &options);
+  if (tracer->object_ == nullptr) {
+    const int error = errno;
+    return ErrnoStatus(error, absl::StrCat("block stages: opening the BPF program", TakeLibbpfLog()));
+  }
+  uint32_t encoded[kMaxDevices] = {};
+  for (size_t i = 0; i < tracer->devices_.size(); ++i) {
+    encoded[i] = (tracer->devices_[i].major << 20) | tracer->devices_[i].minor;  // the kernel's dev_t
+  }
+  const uint32_t count = static_cast<uint32_t>(tracer->devices_.size());
+  absl::Status set = SetReadOnlyGlobal(tracer->object_, "devices", encoded, sizeof encoded);
+  if (set.ok()) set = SetReadOnlyGlobal(tracer->object_, "device_count", &count, sizeof count);
+  if (!set.ok()) return set;
+  if (const int error = bpf_object__load(tracer->object_); error != 0) {
+    return ErrnoStatus(-error, absl::StrCat("block stages: the kernel refused the BPF program", TakeLibbpfLog()));
+  }
+  bpf_program* program;
+  bpf_object__for_each_program(program, tracer->object_) {
+    bpf_link* link = bpf_program__attach(program);
+    if (link == nullptr) {
+      const int error = errno;
+      return ErrnoStatus(error, absl::StrCat("block stages: attaching ", bpf_program__name(program), TakeLibbpfLog()));
+    }
+    tracer->links_.push_back(link);
+  }
+  tracer->buckets_fd_ = MapFd(tracer->object_, "buckets");
+  tracer->stats_fd_ = MapFd(tracer->object_, "stats");
+  tracer->counts_fd_ = MapFd(tracer->object_, "counts");
+  tracer->cpus_ = libbpf_num_possible_cpus();
+  if (tracer->buckets_fd_ < 0 || tracer->stats_fd_ < 0 || tracer->counts_fd_ < 0 || tracer->cpus_ <= 0) {
+    return absl::InternalError("block stages: the BPF program's maps are missing");
+  }
+  TakeLibbpfLog();
+  return tracer;
+}
+
+BlockStageTracer::~BlockStageTracer() {
+  for (bpf_link* link : links_) bpf_link__destroy(link);
+  if (object_ != nullptr) bpf_object__close(object_);
+}
+
+absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
+  const size_t n = devices_.size();
+  const size_t cpus = static_cast<size_t>(cpus_);
+  const uint32_t series_count = static_cast<uint32_t>(n * kDirections * kStages);
+  // Exact sums and extremes first, then the buckets: a sample recorded in between is in the
+  // buckets (which give the count) but not yet in the sum — off by a request or two at most.
+  std::vector<SeriesStats> stats(series_count);
+  std::vector<SeriesStats> per_cpu(cpus);
+  for (uint32_t s = 0; s < series_count; ++s) {
+    if (bpf_map_lookup_elem(stats_fd_, &s, per_cpu.data()) != 0) return ErrnoStatus(errno, "block stages: reading the sums");
+    SeriesStats& total = stats[s];
+    total = {0, 0, UINT64_MAX, 0};
+    for (const SeriesStats& c : per_cpu) {
+      if (c.count == 0) continue;
+      total.count += c.count;
+      total.sum += c.sum;
+      total.min = std::min(total.min, c.min);
+      total.max = std::max(total.max, c.max);
+    }
+  }
+  std::vector<std::vector<uint64_t>> counts(series_count);
+  std::vector<uint64_t> values(cpus);
+  uint32_t key = 0, next = 0;
+  bool first = true;
+  while (bpf_map_get_next_key(buckets_fd_, first ? nullptr : &key, &next) == 0) {
+    first = false;
+    key = next;
+    if (bpf_map_lookup_elem(buckets_fd_, &key, values.data()) != 0) continue;  // gone in between: never (nothing deletes)
+    const uint32_t series = key / kBucketsPerSeries, bucket = key % kBucketsPerSeries;
+    if (series >= series_count || bucket >= HistogramLayout::kBucketCount) continue;
+    uint64_t sum = 0;
+    for (uint64_t v : values) sum += v;
+    std::vector<uint64_t>& c = counts[series];
+    if (c.size() <= bucket) c.resize(bucket + 1, 0);
+    c[bucket] = sum;
+  }
+  Snapshot snapshot(n);
+  for (size_t d = 0; d < n; ++d) {
+    for (int dir = 0; dir < kDirections; ++dir) {
+      Series& series = snapshot[d][static_cast<size_t>(dir)];
+      for (int stage = 0; stage < kStages; ++stage) {
+        const uint32_t s = static_cast<uint32_t>((d * kDirections + static_cast<size_t>(dir)) * kStages + static_cast<size_t>(stage));
+        uint64_t count = 0;
+        double squares = 0;
+        uint32_t lowest = UINT32_MAX, highest = 0;
+        for (uint32_t i = 0; i < counts[s].size(); ++i) {
+          if (counts[s][i] == 0) continue;
+          count += counts[s][i];
+          // No exact sum of squares in the kernel (it would overflow 64 bits): the buckets'
+          // midpoints give the standard deviation within the layout's 0.8%.
+          const double mid = static_cast<double>(HistogramLayout::BucketMidpoint(i));
+          squares += static_cast<double>(counts[s][i]) * mid * mid;
+          lowest = std::min(lowest, i);
+          highest = i;
+        }
+        const SeriesStats& st = stats[s];
+        // Extremes a racing update missed stay within the buckets that hold samples.
+        const uint64_t min = count ? std::max(st.min == UINT64_MAX ? 0 : st.min, HistogramLayout::BucketLower(lowest)) : 0;
+        const uint64_t max = count ? std::min(std::max(st.max, min), HistogramLayout::BucketUpper(highest)) : 0;
+        series.stages[static_cast<size_t>(stage)] = LatencyHistogram::FromParts(std::move(counts[s]), count, st.sum, squares, std::min(min, max), max);
+      }
+    }
+  }
+  std::vector<DirectionCounts> counts_per_cpu(cpus);
+  for (uint32_t k = 0; k < n * kDirections; ++k) {
+    if (bpf_map_lookup_elem(counts_fd_, &k, counts_per_cpu.data()) != 0) return ErrnoStatus(errno, "block stages: reading the counts");
+    Series& series = snapshot[k / kDirections][k % kDirections];
+    for (const DirectionCounts& c : counts_per_cpu) {
+      series.sequential += c.sequential;
+      series.merged_bios += c.merged_bios;
+      series.unqueued += c.unqueued;
+    }
+  }
+  return snapshot;
+}
+
+std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snapshot& now, const BlockStageTracer::Snapshot& earlier,
+                                                    const std::vector<BlockDevice>& devices, const std::string& host,
+                                                    const std::vector<std::vector<uint32_t>>& jobs) {
+  static constexpr v1::Direction kWireDirection[BlockStageTracer::kDirections] = {v1::READ, v1::WRITE, v1::TRIM, v1::SYNC};
+  std::vector<v1::BlockDeviceStages> out;
+  for (size_t d = 0; d < now.size() && d < devices.size(); ++d) {
+    v1::BlockDeviceStages record;
+    for (int dir = 0; dir < BlockStageTracer::kDirections; ++dir) {
+      const BlockStageTracer::Series& later = now[d][static_cast<size_t>(dir)];
+      const BlockStageTracer::Series* before = d < earlier.size() ? &earlier[d][static_cast<size_t>(dir)] : nullptr;
+      std::array<LatencyHistogram, BlockStageTracer::kStages> delta;
+      for (int s = 0; s < BlockStageTracer::kStages; ++s) {
+        delta[static_cast<size_t>(s)] = before ? later.stages[static_cast<size_t>(s)].Since(before->stages[static_cast<size_t>(s)])
+                                               : later.stages[static_cast<size_t>(s)];
+      }
+      const uint64_t merged = later.merged_bios - (before ? before->merged_bios : 0);
+      if (delta[BlockStageTracer::kRequestBytes].count() == 0 && delta[BlockStageTracer::kDispatchToComplete].count() == 0 && merged == 0) continue;
+      v1::BlockStageDirection* direction = record.add_directions();
+      direction->set_direction(kWireDirection[dir]);
+      *direction->mutable_queue_to_dispatch() = delta[BlockStageTracer::kQueueToDispatch].ToProto();
+      *direction->mutable_dispatch_to_complete() = delta[BlockStageTracer::kDispatchToComplete].ToProto();
+      *direction->mutable_queue_to_complete() = delta[BlockStageTracer::kQueueToComplete].ToProto();
+      *direction->mutable_request_bytes() = delta[BlockStageTracer::kRequestBytes].ToProto();
+      direction->set_sequential(later.sequential - (before ? before->sequential : 0));
+      direction->set_merged_bios(merged);
+      direction->set_unqueued(later.unqueued - (before ? before->unqueued : 0));
+    }
+    if (record.directions_size() == 0) continue;
+    record.set_host(host);
+    record.set_device(devices[d].name);
+    record.set_scheduler(devices[d].scheduler);
+    record.set_backing(devices[d].backing);
+    if (d < jobs.size()) {
+      for (uint32_t j : jobs[d]) record.add_jobs(j);
+    }
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+}  // namespace iofleet

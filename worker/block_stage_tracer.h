@@ -1,0 +1,68 @@
+// Block-layer stage latencies of a host's devices, traced in the kernel: a BPF program
+// (worker/bpf/block_stages.bpf.c) on the block tracepoints records, per device and direction,
+// each request's queue-to-dispatch (Q2D), dispatch-to-completion (D2C) and queue-to-completion
+// (Q2C) times and its size straight into histograms of iofleet's bucket layout. Reading them is
+// a few hundred map lookups per interval, whatever the IO rate; the events never reach user
+// space. Detaching happens in the destructor, and the kernel does it itself if the process dies
+// (the links are descriptors): nothing is left attached, and tracefs is never touched.
+#ifndef IOFLEET_WORKER_BLOCK_STAGE_TRACER_H_
+#define IOFLEET_WORKER_BLOCK_STAGE_TRACER_H_
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "histogram/latency_histogram.h"
+#include "proto/worker_service.pb.h"
+#include "worker/block_devices.h"
+
+struct bpf_object;
+struct bpf_link;
+
+namespace iofleet {
+
+class BlockStageTracer {
+ public:
+  static constexpr size_t kMaxDevices = 8;
+  static constexpr int kDirections = 4;  // read, write, trim, flush (as the BPF program)
+  enum Stage { kQueueToDispatch = 0, kDispatchToComplete = 1, kQueueToComplete = 2, kRequestBytes = 3, kStages = 4 };
+
+  // Loads the program for `devices` (at most kMaxDevices whole disks) and attaches it. Fails
+  // with the kernel's or libbpf's reason when BPF cannot be loaded here (no privilege, no BTF,
+  // lockdown).
+  static absl::StatusOr<std::unique_ptr<BlockStageTracer>> Attach(std::vector<BlockDevice> devices);
+  ~BlockStageTracer();
+  BlockStageTracer(const BlockStageTracer&) = delete;
+  BlockStageTracer& operator=(const BlockStageTracer&) = delete;
+
+  const std::vector<BlockDevice>& devices() const { return devices_; }
+
+  // Everything recorded since Attach, per device and direction.
+  struct Series {
+    std::array<LatencyHistogram, kStages> stages;
+    uint64_t sequential = 0, merged_bios = 0, unqueued = 0;
+  };
+  using Snapshot = std::vector<std::array<Series, kDirections>>;  // [device][direction]
+  absl::StatusOr<Snapshot> Read() const;
+
+ private:
+  BlockStageTracer() = default;
+
+  std::vector<BlockDevice> devices_;
+  bpf_object* object_ = nullptr;
+  std::vector<bpf_link*> links_;
+  int buckets_fd_ = -1, stats_fd_ = -1, counts_fd_ = -1;
+  int cpus_ = 1;
+};
+
+// The interval between two snapshots of one tracer as wire records: one per device that did
+// anything, its directions with activity. `jobs[d]`: the run's jobs on device d.
+std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snapshot& now, const BlockStageTracer::Snapshot& earlier,
+                                                    const std::vector<BlockDevice>& devices, const std::string& host,
+                                                    const std::vector<std::vector<uint32_t>>& jobs);
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_BLOCK_STAGE_TRACER_H_

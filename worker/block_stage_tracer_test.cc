@@ -1,0 +1,144 @@
+// The block-stage tracer on a real loop device (root): what it counts is what reached the
+// device, and nothing of it stays attached after it is gone.
+#include "worker/block_stage_tracer.h"
+
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/targets.h"
+
+namespace iofleet {
+namespace {
+
+// Reads and writes completed by the device (/sys/block/NAME/stat, fields 1 and 5).
+std::pair<uint64_t, uint64_t> CompletedRequests(const std::string& name) {
+  std::ifstream in("/sys/block/" + name + "/stat");
+  uint64_t f[11] = {};
+  for (uint64_t& v : f) in >> v;
+  return {f[0], f[4]};
+}
+
+// Names of the BPF programs loaded in the kernel now.
+std::vector<std::string> LoadedPrograms() {
+  std::vector<std::string> names;
+  uint32_t id = 0;
+  while (bpf_prog_get_next_id(id, &id) == 0) {
+    const int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    uint32_t length = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0) names.emplace_back(info.name);
+    ::close(fd);
+  }
+  return names;
+}
+
+class BlockStageTracerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (loop devices, BPF)";
+    base_ = ::testing::TempDir();
+    loop_ = std::make_unique<testing::LoopDevice>(base_, "64M");
+    ASSERT_EQ(loop_->error(), "") << loop_->error();
+    name_ = loop_->path().substr(loop_->path().rfind('/') + 1);
+  }
+  std::string base_, name_;
+  std::unique_ptr<testing::LoopDevice> loop_;
+};
+
+TEST_F(BlockStageTracerTest, CountsEveryRequestTheDeviceCompleted) {
+  const int fd = ::open(loop_->path().c_str(), O_RDWR | O_DIRECT);
+  ASSERT_GE(fd, 0);
+  absl::StatusOr<ResolvedDevices> resolved = ResolveBlockDevices(fd);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  ASSERT_EQ(resolved->devices.size(), 1u);
+  EXPECT_EQ(resolved->devices[0].name, name_);
+  absl::StatusOr<std::unique_ptr<BlockStageTracer>> tracer = BlockStageTracer::Attach(resolved->devices);
+  ASSERT_TRUE(tracer.ok()) << tracer.status();
+  absl::StatusOr<BlockStageTracer::Snapshot> before = (*tracer)->Read();
+  ASSERT_TRUE(before.ok()) << before.status();
+  const auto [reads_before, writes_before] = CompletedRequests(name_);
+
+  void* buffer = nullptr;
+  ASSERT_EQ(::posix_memalign(&buffer, 4096, 65536), 0);
+  std::memset(buffer, 0x5a, 65536);
+  // 500 sequential 4 KiB reads, then 200 64 KiB writes at scattered offsets.
+  for (int i = 0; i < 500; ++i) ASSERT_EQ(::pread(fd, buffer, 4096, i * 4096L), 4096);
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(::pwrite(fd, buffer, 65536, ((i * 37) % 900) * 65536L), 65536);
+  ::free(buffer);
+  ::close(fd);
+
+  absl::StatusOr<BlockStageTracer::Snapshot> after = (*tracer)->Read();
+  ASSERT_TRUE(after.ok()) << after.status();
+  const auto [reads_after, writes_after] = CompletedRequests(name_);
+  std::vector<v1::BlockDeviceStages> records = BlockStagesSince(*after, *before, (*tracer)->devices(), "host-a", {{0, 2}});
+  ASSERT_EQ(records.size(), 1u);
+  const v1::BlockDeviceStages& device = records[0];
+  EXPECT_EQ(device.host(), "host-a");
+  EXPECT_EQ(device.device(), name_);
+  EXPECT_THAT(device.jobs(), ::testing::ElementsAre(0u, 2u));
+  EXPECT_THAT(device.backing(), ::testing::HasSubstr(base_));
+  const v1::BlockStageDirection* read = nullptr;
+  const v1::BlockStageDirection* write = nullptr;
+  for (const v1::BlockStageDirection& d : device.directions()) {
+    if (d.direction() == v1::READ) read = &d;
+    if (d.direction() == v1::WRITE) write = &d;
+  }
+  ASSERT_NE(read, nullptr);
+  ASSERT_NE(write, nullptr);
+  // As many dispatches and completions as the device counted (nothing else used it).
+  EXPECT_EQ(read->dispatch_to_complete().count(), reads_after - reads_before);
+  EXPECT_EQ(write->dispatch_to_complete().count(), writes_after - writes_before);
+  EXPECT_EQ(read->dispatch_to_complete().count(), 500u);
+  EXPECT_EQ(write->dispatch_to_complete().count(), 200u);
+  EXPECT_EQ(read->request_bytes().count(), 500u);
+  // Every request's size, exactly (the layout is exact below 128 and 4096 is a bucket's start).
+  EXPECT_EQ(read->request_bytes().sum_ns(), 500u * 4096);
+  EXPECT_EQ(write->request_bytes().sum_ns(), 200u * 65536);
+  // Q seen for each (direct IO submits after tracing began): Q2D and Q2C for every request.
+  EXPECT_EQ(read->unqueued(), 0u);
+  EXPECT_EQ(read->queue_to_dispatch().count(), 500u);
+  EXPECT_EQ(read->queue_to_complete().count(), 500u);
+  // Q2C = Q2D + D2C, request by request, so for the sums too (exact ns).
+  EXPECT_EQ(read->queue_to_complete().sum_ns(), read->queue_to_dispatch().sum_ns() + read->dispatch_to_complete().sum_ns());
+  EXPECT_EQ(write->queue_to_complete().sum_ns(), write->queue_to_dispatch().sum_ns() + write->dispatch_to_complete().sum_ns());
+  // The reads follow each other on the device; the writes mostly do not.
+  EXPECT_GE(read->sequential(), 499u);
+  EXPECT_LT(write->sequential(), 20u);
+
+  bool attached = false;
+  for (const std::string& name : LoadedPrograms()) attached |= name.rfind("iofleet_", 0) == 0;
+  EXPECT_TRUE(attached);
+  tracer->reset();
+  // The kernel frees a detached program in the background (after an RCU grace period).
+  std::vector<std::string> left;
+  for (int tries = 0; tries < 500; ++tries) {
+    left.clear();
+    for (const std::string& name : LoadedPrograms()) {
+      if (name.rfind("iofleet_", 0) == 0) left.push_back(name);
+    }
+    if (left.empty()) break;
+    ::usleep(10000);
+  }
+  EXPECT_THAT(left, ::testing::IsEmpty()) << "still loaded 5 s after the tracer was destroyed";
+}
+
+TEST(BlockStageTracer, RefusesMoreDevicesThanItTraces) {
+  std::vector<BlockDevice> many(BlockStageTracer::kMaxDevices + 1);
+  absl::StatusOr<std::unique_ptr<BlockStageTracer>> tracer = BlockStageTracer::Attach(many);
+  ASSERT_FALSE(tracer.ok());
+  EXPECT_THAT(std::string(tracer.status().message()), ::testing::HasSubstr("at most 8"));
+}
+
+}  // namespace
+}  // namespace iofleet

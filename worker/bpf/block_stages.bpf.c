@@ -1,0 +1,285 @@
+// Block-layer stage latencies in the kernel (worker/block_stage_tracer.h loads it): for each
+// request on the traced devices, the time from its first bio's queueing (btt's Q) to its issue
+// to the driver (D) and from there to its completion (C), recorded straight into histograms
+// with iofleet's bucket layout (histogram/latency_histogram.h), so user space reads a few
+// hundred counters per interval instead of four events per IO.
+//
+// Kernel structures are named by field with CO-RE (preserve_access_index): libbpf relocates
+// each access to this kernel's layout at load time, so one object serves 6.1 and 6.18 alike.
+// Only the fields read here are declared.
+
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef int __s32;
+typedef long long __s64;
+typedef __u32 __be32;
+typedef __u16 __be16;
+typedef __u32 __wsum;
+typedef __u8 u8;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __u64 sector_t;
+typedef __u32 dev_t;
+typedef __u32 blk_opf_t;
+typedef __u8 blk_status_t;
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+struct gendisk {
+  int major;
+  int first_minor;
+} __attribute__((preserve_access_index));
+
+struct request_queue {
+  struct gendisk *disk;
+} __attribute__((preserve_access_index));
+
+struct block_device {
+  struct gendisk *bd_disk;
+} __attribute__((preserve_access_index));
+
+struct bio {
+  struct block_device *bi_bdev;
+  blk_opf_t bi_opf;
+} __attribute__((preserve_access_index));
+
+struct request {
+  struct request_queue *q;
+  blk_opf_t cmd_flags;
+  unsigned int __data_len;
+  sector_t __sector;
+  struct bio *bio;
+} __attribute__((preserve_access_index));
+
+// Layout shared with worker/block_stage_tracer.cc.
+#define MAX_DEVICES 8
+#define DIRECTIONS 4  // read, write, trim, flush
+#define STAGES 4      // Q2D, D2C, Q2C (ns), request size (bytes)
+#define STAGE_Q2D 0
+#define STAGE_D2C 1
+#define STAGE_Q2C 2
+#define STAGE_SIZE 3
+#define BUCKETS 4096  // key = series * BUCKETS + bucket (the layout has 3776)
+
+// Set by user space before loading: the whole-disk devices to trace, in the kernel's dev_t
+// encoding (major << 20 | minor).
+const volatile u32 devices[MAX_DEVICES] = {};
+const volatile u32 device_count = 0;
+
+struct series_stats {
+  u64 count, sum, min, max;
+};
+struct direction_counts {
+  u64 sequential;   // issued requests that start where the previous one on the device ended
+  u64 merged_bios;  // bios merged into a request already queued (back or front)
+  u64 unqueued;     // issued requests whose Q was not seen (queued before tracing began, flushes)
+};
+struct issued {
+  u64 issue_ns;
+  u64 queue_ns;  // 0: not seen
+};
+
+// The first bio's queue time, by bio, until its request is issued (or it merges into one).
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, u64);
+  __type(value, u64);
+} queued SEC(".maps");
+
+// Issued requests, by request, until they complete.
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, u64);
+  __type(value, struct issued);
+} in_device SEC(".maps");
+
+// Bucket counts, per CPU: key = ((device * DIRECTIONS + direction) * STAGES + stage) * BUCKETS + bucket.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+  __uint(max_entries, 65536);
+  __type(key, u32);
+  __type(value, u64);
+} buckets SEC(".maps");
+
+// Exact count, sum and extremes per series (device, direction, stage), per CPU.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, MAX_DEVICES * DIRECTIONS * STAGES);
+  __type(key, u32);
+  __type(value, struct series_stats);
+} stats SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, MAX_DEVICES * DIRECTIONS);
+  __type(key, u32);
+  __type(value, struct direction_counts);
+} counts SEC(".maps");
+
+// Where the last issued request of (device, direction) ended, in sectors.
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, MAX_DEVICES * DIRECTIONS);
+  __type(key, u32);
+  __type(value, u64);
+} next_sector SEC(".maps");
+
+static __always_inline int device_slot(struct gendisk *disk) {
+  if (!disk) return -1;
+  const u32 dev = ((u32)disk->major << 20) | (u32)disk->first_minor;
+  for (int i = 0; i < MAX_DEVICES; ++i) {
+    if (i >= device_count) return -1;
+    if (devices[i] == dev) return i;
+  }
+  return -1;
+}
+
+// REQ_OP_* (the low 8 bits of the op flags) to the tracer's direction, -1 for the others.
+static __always_inline int direction_of(blk_opf_t opf) {
+  switch (opf & 0xff) {
+    case 0: return 0;  // REQ_OP_READ
+    case 1: return 1;  // REQ_OP_WRITE
+    case 3: return 2;  // REQ_OP_DISCARD
+    case 5: return 2;  // REQ_OP_SECURE_ERASE
+    case 2: return 3;  // REQ_OP_FLUSH
+    default: return -1;
+  }
+}
+
+// HistogramLayout::BucketIndex: exact below 128, then 64 buckets per power of two.
+static __always_inline u32 bucket_index(u64 v) {
+  if (v < 128) return (u32)v;
+  u32 msb = 0;
+  u64 x = v;
+  if (x >> 32) { x >>= 32; msb += 32; }
+  if (x >> 16) { x >>= 16; msb += 16; }
+  if (x >> 8) { x >>= 8; msb += 8; }
+  if (x >> 4) { x >>= 4; msb += 4; }
+  if (x >> 2) { x >>= 2; msb += 2; }
+  if (x >> 1) { msb += 1; }
+  const u32 shift = msb - 6;
+  return (shift << 6) + (u32)(v >> shift);
+}
+
+static __always_inline void record(int slot, int direction, int stage, u64 value) {
+  const u32 series = ((u32)slot * DIRECTIONS + (u32)direction) * STAGES + (u32)stage;
+  struct series_stats *s = bpf_map_lookup_elem(&stats, &series);
+  // Atomic adds even on this CPU's own copy: a completion (interrupt context) may run in the
+  // middle of an issue on the same CPU. The extremes may miss such a race; user space keeps
+  // them within the buckets' bounds.
+  if (s) {
+    if (s->count == 0 || value < s->min) s->min = value;
+    if (value > s->max) s->max = value;
+    __sync_fetch_and_add(&s->count, 1);
+    __sync_fetch_and_add(&s->sum, value);
+  }
+  const u32 key = series * BUCKETS + bucket_index(value);
+  u64 *n = bpf_map_lookup_elem(&buckets, &key);
+  if (!n) {
+    // A new bucket: made with zeros on every CPU (a CPU that makes it at the same time fails
+    // here and finds it below), then counted like any other.
+    const u64 zero = 0;
+    bpf_map_update_elem(&buckets, &key, &zero, BPF_NOEXIST);
+    n = bpf_map_lookup_elem(&buckets, &key);
+  }
+  if (n) __sync_fetch_and_add(n, 1);
+}
+
+static __always_inline struct direction_counts *counts_of(int slot, int direction) {
+  const u32 key = (u32)slot * DIRECTIONS + (u32)direction;
+  return bpf_map_lookup_elem(&counts, &key);
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(iofleet_bio_queue, struct bio *bio) {
+  if (device_slot(bio->bi_bdev->bd_disk) < 0) return 0;
+  const u64 key = (u64)bio;
+  const u64 now = bpf_ktime_get_ns();
+  bpf_map_update_elem(&queued, &key, &now, BPF_ANY);
+  return 0;
+}
+
+// A bio merged into a request already queued: that request's Q is its first bio's.
+static __always_inline void merged(struct bio *bio) {
+  const int slot = device_slot(bio->bi_bdev->bd_disk);
+  if (slot < 0) return;
+  const u64 key = (u64)bio;
+  bpf_map_delete_elem(&queued, &key);
+  const int direction = direction_of(bio->bi_opf);
+  if (direction < 0) return;
+  struct direction_counts *c = counts_of(slot, direction);
+  if (c) __sync_fetch_and_add(&c->merged_bios, 1);
+}
+
+SEC("tp_btf/block_bio_backmerge")
+int BPF_PROG(iofleet_bio_backmerge, struct bio *bio) {
+  merged(bio);
+  return 0;
+}
+
+SEC("tp_btf/block_bio_frontmerge")
+int BPF_PROG(iofleet_bio_frontmerge, struct bio *bio) {
+  merged(bio);
+  return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(iofleet_rq_issue, struct request *rq) {
+  const int slot = device_slot(rq->q->disk);
+  if (slot < 0) return 0;
+  const int direction = direction_of(rq->cmd_flags);
+  if (direction < 0) return 0;
+  struct issued issued = {.issue_ns = bpf_ktime_get_ns(), .queue_ns = 0};
+  struct bio *first = rq->bio;
+  if (first) {
+    const u64 bio_key = (u64)first;
+    u64 *queue_ns = bpf_map_lookup_elem(&queued, &bio_key);
+    if (queue_ns) {
+      issued.queue_ns = *queue_ns;
+      bpf_map_delete_elem(&queued, &bio_key);
+    }
+  }
+  const u64 rq_key = (u64)rq;
+  bpf_map_update_elem(&in_device, &rq_key, &issued, BPF_ANY);
+
+  const u64 bytes = rq->__data_len;
+  const u64 sector = rq->__sector;
+  struct direction_counts *c = counts_of(slot, direction);
+  if (issued.queue_ns != 0) {
+    record(slot, direction, STAGE_Q2D, issued.issue_ns - issued.queue_ns);
+  } else if (c) {
+    __sync_fetch_and_add(&c->unqueued, 1);
+  }
+  record(slot, direction, STAGE_SIZE, bytes);
+  const u32 where = (u32)slot * DIRECTIONS + (u32)direction;
+  u64 *next = bpf_map_lookup_elem(&next_sector, &where);
+  if (next) {
+    if (c && *next == sector && bytes > 0) __sync_fetch_and_add(&c->sequential, 1);
+    *next = sector + (bytes >> 9);
+  }
+  return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes) {
+  const u64 rq_key = (u64)rq;
+  struct issued *issued = bpf_map_lookup_elem(&in_device, &rq_key);
+  if (!issued) return 0;  // not ours, or issued before tracing began
+  const int slot = device_slot(rq->q->disk);
+  const int direction = direction_of(rq->cmd_flags);
+  if (slot >= 0 && direction >= 0) {
+    const u64 now = bpf_ktime_get_ns();
+    record(slot, direction, STAGE_D2C, now - issued->issue_ns);
+    if (issued->queue_ns != 0) record(slot, direction, STAGE_Q2C, now - issued->queue_ns);
+  }
+  bpf_map_delete_elem(&in_device, &rq_key);
+  return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
