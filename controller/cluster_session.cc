@@ -543,6 +543,13 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
         for (v1::IntervalReport& report : *message.mutable_reports()->mutable_reports()) {
           if (report.run_id() != run_id_) continue;
           if (report.job_index() < global_index_->size()) report.set_job_index(static_cast<uint32_t>((*global_index_)[report.job_index()]));
+          for (v1::BlockDeviceStages& device : *report.mutable_block_devices()) {
+            google::protobuf::RepeatedField<uint32_t> jobs;
+            for (uint32_t j : device.jobs()) {
+              if (j < global_index_->size()) jobs.Add(static_cast<uint32_t>((*global_index_)[j]));
+            }
+            device.mutable_jobs()->Swap(&jobs);
+          }
           reports.push_back(std::move(report));
         }
         break;
@@ -776,6 +783,11 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
   const size_t n = links_.size();
   std::vector<uint32_t> first_index(n);
   uint32_t total = 0;
+  // --block-stages: one worker per host traces its block devices (every worker of a host would
+  // see all of the host's requests, and the cluster would count them as often as it has
+  // workers there); a relay decides the same among its own workers.
+  const bool block_stages = options_.block_stages || phase_spec.block_stages();
+  std::vector<bool> traces_blocks(n, false);
   {
     std::lock_guard<std::mutex> lock(mu_);
     run_id_ = run_id;
@@ -790,6 +802,14 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
       // A relay's workers take consecutive indices.
       first_index[i] = placement.first_index + total;
       total += Weight(p);
+      if (block_stages) {
+        bool first_of_host = true;
+        for (size_t k = 0; k < i && p.hello && !IsRelay(p); ++k) {
+          const Peer& other = peers_[k];
+          if (other.hello && !IsRelay(other) && other.hello->hostname() == p.hello->hostname()) first_of_host = false;
+        }
+        traces_blocks[i] = first_of_host;
+      }
     }
   }
   if (placement.worker_count > 0) total = placement.worker_count;
@@ -800,6 +820,7 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
     v1::PrepareRequest* request = prepare.mutable_prepare();
     request->set_run_id(run_id);
     *request->mutable_spec() = phase_spec;
+    request->mutable_spec()->set_block_stages(traces_blocks[i]);
     request->set_worker_index(first_index[i]);
     request->set_worker_count(total);
     request->set_interval_ns(interval_ns);

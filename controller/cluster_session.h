@@ -68,6 +68,8 @@ struct SessionOptions {
   absl::Duration connect_timeout = absl::Seconds(3);
   TransportSecurity security;  // token and/or mutual TLS towards the workers
   bool abort_on_worker_loss = false;  // --on-worker-loss=abort (default: continue with the others)
+  // --block-stages: every phase asks its workers to trace the block devices under its targets.
+  bool block_stages = false;
   // Prometheus (--metrics-listen): iofleet_cluster_workers_up, kept by the session keeper.
   IntervalMetrics* metrics = nullptr;
 };

@@ -28,6 +28,7 @@ absl::StatusOr<SessionOptions> SessionOptionsFrom(const SessionFlags& flags, Int
                         .lease = flags.lease,
                         .security = *std::move(security),
                         .abort_on_worker_loss = flags.abort_on_worker_loss,
+                        .block_stages = flags.block_stages,
                         .metrics = metrics};
 }
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/units.h"
+#include "controller/block_stages.h"
 #include "controller/latency_shares.h"
 #include "controller/direction_summary.h"
 #include "google/protobuf/util/json_util.h"
@@ -438,6 +439,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
   if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
   RenderRelayedWorkers(report, &out);
   AppendTargetMetricsText(report.target_metrics(), ClientsLine(report), &out);
+  AppendBlockStagesText(report, &out);
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");
     for (const std::string& p : report.problems()) absl::StrAppend(&out, "  - ", p, "\n");

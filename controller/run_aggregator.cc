@@ -1,5 +1,7 @@
 #include "controller/run_aggregator.h"
 
+#include "controller/block_stages.h"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -54,6 +56,31 @@ void RunAggregator::Add(size_t worker_index, std::vector<v1::IntervalReport> rep
   for (v1::IntervalReport& report : reports) AddLocked(worker_index, std::move(report));
 }
 
+void RunAggregator::AddBlockDevicesLocked(size_t worker_index, const v1::IntervalReport& report) {
+  // At most this many host/device records over a run (a host has a handful of devices).
+  constexpr int kMaxBlockDevices = 65536;
+  const uint32_t phase = phases_.phase_of[report.job_index()];
+  v1::BlockStagesInterval& interval = block_intervals_[{phase, report.interval_index()}];
+  if (interval.directions_size() == 0) {
+    interval.set_phase(phase);
+    interval.set_index(report.interval_index());
+    interval.set_start_unix_ns(report.start_unix_ns());
+  }
+  interval.set_start_unix_ns(std::min(interval.start_unix_ns(), report.start_unix_ns()));
+  interval.set_end_unix_ns(std::max(interval.end_unix_ns(), report.end_unix_ns()));
+  for (const v1::BlockDeviceStages& device : report.block_devices()) {
+    if (absl::Status valid = ValidateBlockDevice(device); !valid.ok()) {
+      if (++malformed_histograms_ <= kMalformedNamed) {
+        malformed_problems_.push_back(absl::StrCat("worker ", workers_[worker_index], " sent a malformed block-stage record: ", valid.message(), "; left out"));
+      }
+      continue;
+    }
+    if (block_devices_.size() >= kMaxBlockDevices) break;
+    MergeBlockDevice(device, &block_devices_);
+    MergeBlockDirections(device.directions(), interval.mutable_directions());
+  }
+}
+
 void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
   // Malformed histograms are left out and named among the report's problems; slow requests name
@@ -65,6 +92,7 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
         ", interval ", report.interval_index(), ", direction ", DirectionName(static_cast<int>(stats.direction()) - 1), "): ",
         why.message(), "; its latencies are left out of the results, its operation and byte counts are kept"));
   }, &report);
+  if (report.block_devices_size() > 0) AddBlockDevicesLocked(worker_index, report);
   WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];
   AddDirections(report, &worker_job.totals);
   worker_job.last_end_unix_ns = std::max(worker_job.last_end_unix_ns, report.end_unix_ns());
@@ -287,6 +315,31 @@ bool RunAggregator::WorkerComplete(size_t worker_index) const {
 
 void RunAggregator::FillReport(v1::RunReport* report) const {
   std::lock_guard<std::mutex> lock(mu_);
+  report->clear_block_devices();
+  report->clear_block_intervals();
+  for (const v1::BlockDeviceStages& device : block_devices_) *report->add_block_devices() = device;
+  std::sort(report->mutable_block_devices()->begin(), report->mutable_block_devices()->end(),
+            [](const auto& a, const auto& b) { return std::tie(a.host(), a.device()) < std::tie(b.host(), b.device()); });
+  for (const auto& [key, interval] : block_intervals_) {
+    if (interval.directions_size() > 0) *report->add_block_intervals() = interval;
+  }
+  // Beside each device's stages, the application's view on that host: the jobs on the device,
+  // their workers there.
+  for (v1::BlockDeviceStages& device : *report->mutable_block_devices()) {
+    for (v1::BlockStageDirection& d : *device.mutable_directions()) {
+      const int index = d.direction() == "read" ? 0 : d.direction() == "write" ? 1 : d.direction() == "trim" ? 2 : 3;  // flush: fio's sync
+      for (uint32_t j : device.jobs()) {
+        if (j >= per_job_worker_.size()) continue;
+        for (size_t w = 0; w < per_job_worker_[j].size() && w < static_cast<size_t>(report->workers_size()); ++w) {
+          if (report->workers(static_cast<int>(w)).hostname() != device.host()) continue;
+          const v1::DirectionStats& stats = per_job_worker_[j][w].totals.directions[static_cast<size_t>(index)];
+          d.set_application_ops(d.application_ops() + stats.ops());
+          d.set_application_bytes(d.application_bytes() + stats.bytes());
+          MergeHistogramProto(stats.latency(), d.mutable_application_latency());
+        }
+      }
+    }
+  }
   DirectionTotals cluster;
   std::vector<uint64_t> phase_elapsed(phases_.phases, 0);
   std::vector<Totals> group_totals(phases_.groups);

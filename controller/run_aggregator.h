@@ -173,6 +173,8 @@ class RunAggregator final : public ReportSink {
                                               int64_t now_unix_ns, int64_t grace_ns);
 
   void AddLocked(size_t worker_index, v1::IntervalReport report);
+  // --block-stages: the report's device records into the run's and the interval's. mu_ held.
+  void AddBlockDevicesLocked(size_t worker_index, const v1::IntervalReport& report);
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
   static void AddTotals(const Totals& from, Totals* into);
 
@@ -186,6 +188,9 @@ class RunAggregator final : public ReportSink {
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
   std::vector<std::map<uint32_t, ClusterInterval>> per_phase_intervals_;  // [phase][interval]
   std::vector<PublishedInterval> worker_intervals_;  // arrived since the last TakeDue
+  // --block-stages: per host and device over the run; the cluster's per (phase, interval).
+  google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> block_devices_;
+  std::map<std::pair<uint32_t, uint32_t>, v1::BlockStagesInterval> block_intervals_;
   std::vector<std::string> malformed_problems_;
   size_t malformed_histograms_ = 0;
 };

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/nfs_url.h"
 #include "common/protocol_version.h"
+#include "controller/block_stages.h"
 #include "controller/cluster_session.h"
 #include "controller/command_session.h"
 #include "controller/fio_logs.h"
@@ -321,6 +322,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
     }
   }
   aggregator.FillReport(&report);
+  MarkBlockStageOutliers(&report);
   if (interrupted) report.add_problems("interrupted by the user: results cover the time until the stop");
   (*session)->ReportIncompleteWorkers(aggregator, &report);
   for (const v1::JobResult& job : report.jobs()) {

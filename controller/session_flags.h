@@ -45,6 +45,8 @@ struct SessionFlags {
   std::string html_report;                     // --report FILE.html
   // --target-metrics NAME=URL (repeatable): Prometheus endpoints of the system under test.
   std::vector<TargetMetricsEndpoint> target_metrics;
+  // --block-stages: each worker traces the block devices under its targets (BPF; root).
+  bool block_stages = false;
 
   // No hosts given and none dialling in: the controller starts local workers.
   bool local() const { return hosts.empty() && listen.empty() && !slurm && ssh_hosts.empty(); }

@@ -231,7 +231,7 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
 std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snapshot& now, const BlockStageTracer::Snapshot& earlier,
                                                     const std::vector<BlockDevice>& devices, const std::string& host,
                                                     const std::vector<std::vector<uint32_t>>& jobs) {
-  static constexpr v1::Direction kWireDirection[BlockStageTracer::kDirections] = {v1::READ, v1::WRITE, v1::TRIM, v1::SYNC};
+  static constexpr const char* kWireDirection[BlockStageTracer::kDirections] = {"read", "write", "trim", "flush"};
   std::vector<v1::BlockDeviceStages> out;
   for (size_t d = 0; d < now.size() && d < devices.size(); ++d) {
     v1::BlockDeviceStages record;

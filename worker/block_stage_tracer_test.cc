@@ -91,8 +91,8 @@ TEST_F(BlockStageTracerTest, CountsEveryRequestTheDeviceCompleted) {
   const v1::BlockStageDirection* read = nullptr;
   const v1::BlockStageDirection* write = nullptr;
   for (const v1::BlockStageDirection& d : device.directions()) {
-    if (d.direction() == v1::READ) read = &d;
-    if (d.direction() == v1::WRITE) write = &d;
+    if (d.direction() == "read") read = &d;
+    if (d.direction() == "write") write = &d;
   }
   ASSERT_NE(read, nullptr);
   ASSERT_NE(write, nullptr);

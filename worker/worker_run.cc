@@ -1,12 +1,16 @@
 #include "worker/worker_run.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/confined_path.h"
+#include "common/hostname.h"
 #include "common/log.h"
 #include "job/io_priority.h"
 #include "job/job_phases.h"
@@ -95,6 +99,7 @@ void WorkerRun::Arm() {
       for (DirectionCounters& counters : state.threads.back()->directions) state.counters.push_back(&counters);
     }
   }
+  if (request_.spec().block_stages()) SetUpBlockStages();
   for (int j = 0; j < specs.size(); ++j) {
     for (uint32_t t = 0; t < specs[j].numjobs(); ++t) {
       JobThreadPlan plan{.job = &layout_.jobs[j],
@@ -137,6 +142,67 @@ void WorkerRun::Arm() {
       });
     }
   }
+}
+
+void WorkerRun::SetUpBlockStages() {
+  const auto& specs = request_.spec().jobs();
+  std::vector<BlockDevice> devices;
+  std::vector<std::vector<uint32_t>> jobs_on;
+  for (int j = 0; j < specs.size(); ++j) {
+    // Each distinct target once: the job's files, or its directory (mdtest trees, files not
+    // made yet), or the nearest existing directory above it.
+    std::vector<std::string> targets;
+    for (const auto& thread_paths : layout_.paths[static_cast<size_t>(j)]) {
+      for (const std::string& path : thread_paths) {
+        if (std::find(targets.begin(), targets.end(), path) == targets.end()) targets.push_back(path);
+      }
+    }
+    if (targets.empty() && !specs[j].directory().empty()) targets.push_back(specs[j].directory());
+    std::vector<std::string> none;
+    for (std::string target : targets) {
+      if (target.rfind("nfs://", 0) == 0) {
+        none.push_back(absl::StrCat(target, ": the userspace NFS client has no block device on this host"));
+        continue;
+      }
+      int fd = OpenConfined(target, O_PATH);
+      while (fd == -ENOENT && target.size() > 1 && target.rfind('/') != std::string::npos) {
+        target = target.substr(0, std::max<size_t>(1, target.rfind('/')));
+        fd = OpenConfined(target, O_PATH);
+      }
+      if (fd < 0) {
+        none.push_back(absl::StrCat(target, ": ", ConfinedPathReason(-fd)));
+        continue;
+      }
+      absl::StatusOr<ResolvedDevices> resolved = ResolveBlockDevices(fd);
+      ::close(fd);
+      if (!resolved.ok()) {
+        none.push_back(absl::StrCat(target, ": ", resolved.status().message()));
+        continue;
+      }
+      if (resolved->devices.empty()) none.push_back(absl::StrCat(target, ": ", resolved->none_reason));
+      for (const BlockDevice& device : resolved->devices) {
+        size_t d = std::find(devices.begin(), devices.end(), device) - devices.begin();
+        if (d == devices.size()) {
+          devices.push_back(device);
+          jobs_on.emplace_back();
+        }
+        if (std::find(jobs_on[d].begin(), jobs_on[d].end(), static_cast<uint32_t>(j)) == jobs_on[d].end()) jobs_on[d].push_back(static_cast<uint32_t>(j));
+      }
+    }
+    // Paths of one file system say it once.
+    std::sort(none.begin(), none.end());
+    for (size_t i = 0; i < none.size() && i < 4; ++i) jobs_[static_cast<size_t>(j)].notes.push_back(absl::StrCat("block stages not traced for ", none[i]));
+    if (none.size() > 4) jobs_[static_cast<size_t>(j)].notes.push_back(absl::StrCat("block stages not traced for ", none.size() - 4, " more targets"));
+  }
+  if (devices.empty()) return;
+  absl::StatusOr<std::unique_ptr<BlockStageTracer>> tracer = BlockStageTracer::Attach(devices);
+  if (!tracer.ok()) {
+    for (size_t j = 0; j < jobs_.size(); ++j) jobs_[j].notes.push_back(absl::StrCat("block stages not traced: ", tracer.status().message()));
+    return;
+  }
+  block_tracer_ = std::move(*tracer);
+  block_jobs_ = std::move(jobs_on);
+  host_ = LocalHostname();
 }
 
 void WorkerRun::ExitAll(size_t j) {
@@ -210,6 +276,16 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
   start_unix_ns_ = start_unix_ns;
   // The wall-clock instant mapped onto the monotonic clock, which times everything after.
   start_ = Clock::now() + std::chrono::nanoseconds(lead);
+  if (block_tracer_) {
+    // What the block layer did before the instant (laying files out) is not the run's.
+    absl::StatusOr<BlockStageTracer::Snapshot> baseline = block_tracer_->Read();
+    if (baseline.ok()) {
+      block_snapshot_ = std::move(*baseline);
+    } else {
+      for (JobState& state : jobs_) state.notes.push_back(absl::StrCat("block stages not traced: ", baseline.status().message()));
+      block_tracer_.reset();
+    }
+  }
   start_gate_.Open(start_);  // the armed threads go
   collector_ = std::thread([this] { CollectorLoop(); });
   return lead;
@@ -354,6 +430,18 @@ void WorkerRun::CollectorLoop() {
       const size_t n = jobs_[d.job].counters.size();
       cut.push_back(ReportInterval(d.job, interval, d.from, d.to, absl::MakeConstSpan(cuts).subspan(offset, n)));
       offset += n;
+    }
+    if (block_tracer_ && !cut.empty()) {
+      // The host's block layer over the same span, carried once per cut (by its first report).
+      absl::StatusOr<BlockStageTracer::Snapshot> snapshot = block_tracer_->Read();
+      if (snapshot.ok()) {
+        for (v1::BlockDeviceStages& device : BlockStagesSince(*snapshot, block_snapshot_, block_tracer_->devices(), host_, block_jobs_)) {
+          *cut.front().add_block_devices() = std::move(device);
+        }
+        block_snapshot_ = std::move(*snapshot);
+      }
+      // Detached as soon as the last job ended: nothing of the run stays in the kernel.
+      if (all_final) block_tracer_.reset();
     }
     lock.lock();
     if (!steady_states_.empty()) JudgeSteadyState(due, cut);

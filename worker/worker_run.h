@@ -20,6 +20,7 @@
 #include "absl/types/span.h"
 #include "proto/worker_service.pb.h"
 #include "worker/awake_clock.h"
+#include "worker/block_stage_tracer.h"
 #include "worker/file_layout.h"
 #include "worker/interval_cut.h"
 #include "worker/job_thread.h"
@@ -115,6 +116,9 @@ class WorkerRun final : public SessionRun {
   v1::IntervalReport ReportInterval(size_t job_index, uint32_t interval_index, Clock::time_point from, Clock::time_point to,
                                     absl::Span<const DirectionCut> cuts);
   int64_t ToUnixNs(Clock::time_point t) const;
+  // --block-stages: finds the devices under the jobs' targets and attaches the tracer to them;
+  // what cannot be traced becomes a note of the jobs concerned. From Arm, mu_ held.
+  void SetUpBlockStages();
   // Queues `report` for delivery (the caller wakes the deliverer); mu_ held.
   void Publish(v1::IntervalReport report);
 
@@ -148,6 +152,12 @@ class WorkerRun final : public SessionRun {
   std::shared_ptr<ZoneRegistry> zones_;  // zonemode=zbd: each file's zones, shared by the job threads
   std::vector<std::thread> io_threads_;
   std::thread collector_;
+  // --block-stages: the tracer of the devices under the run's targets (null: not asked for, or
+  // not possible here), its snapshot at the last cut, and per device the jobs on it.
+  std::unique_ptr<BlockStageTracer> block_tracer_;
+  BlockStageTracer::Snapshot block_snapshot_;
+  std::vector<std::vector<uint32_t>> block_jobs_;
+  std::string host_;
 };
 
 }  // namespace iofleet
