@@ -72,6 +72,15 @@ absl::Status Resolve(const fs::path& dir, int depth, std::vector<BlockDevice>* o
   device.name = disk.filename().string();
   device.scheduler = ActiveScheduler(ReadAttribute(disk / "queue" / "scheduler"));
   device.backing = ReadAttribute(disk / "loop" / "backing_file");
+  device.io_stats = ReadAttribute(disk / "queue" / "iostats") == "1";
+  if (fs::is_directory(disk / "mq", error)) {
+    for (const fs::directory_entry& queue : fs::directory_iterator(disk / "mq", error)) {
+      uint32_t tags = 0, number = 0;
+      if (!absl::SimpleAtoi(queue.path().filename().string(), &number)) continue;
+      device.hardware_queues = std::max(device.hardware_queues, number + 1);
+      if (absl::SimpleAtoi(ReadAttribute(queue.path() / "nr_tags"), &tags)) device.tags = std::max(device.tags, tags);
+    }
+  }
   for (const BlockDevice& known : *out) {
     if (known == device) return absl::OkStatus();
   }

@@ -18,6 +18,9 @@ struct BlockDevice {
   std::string name;               // loop0, vda, nvme0n1
   std::string scheduler;          // the active one (none, mq-deadline, kyber, bfq); "" if unknown
   std::string backing;            // a loop device's backing file
+  bool io_stats = false;          // queue/iostats: the block layer times its requests
+  uint32_t hardware_queues = 0;   // mq/* (blk-mq hardware contexts)
+  uint32_t tags = 0;              // the largest mq/*/nr_tags: driver tags per hardware queue
   friend bool operator==(const BlockDevice& a, const BlockDevice& b) { return a.major == b.major && a.minor == b.minor; }
 };
 

@@ -38,6 +38,9 @@ class BlockStageTracer {
   BlockStageTracer& operator=(const BlockStageTracer&) = delete;
 
   const std::vector<BlockDevice>& devices() const { return devices_; }
+  // Whether Q is the request's own timestamp (its allocation: btt's G) rather than its first
+  // bio's queueing; see worker/bpf/block_stages.bpf.c.
+  bool queue_time_from_request() const { return queue_time_from_request_; }
 
   // Everything recorded since Attach, per device and direction.
   struct Series {
@@ -55,6 +58,7 @@ class BlockStageTracer {
   std::vector<bpf_link*> links_;
   int buckets_fd_ = -1, stats_fd_ = -1, counts_fd_ = -1;
   int cpus_ = 1;
+  bool queue_time_from_request_ = false;
 };
 
 // The interval between two snapshots of one tracer as wire records: one per device that did

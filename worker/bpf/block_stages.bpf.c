@@ -47,12 +47,19 @@ struct bio {
   blk_opf_t bi_opf;
 } __attribute__((preserve_access_index));
 
+struct blk_mq_hw_ctx {
+  unsigned int queue_num;
+} __attribute__((preserve_access_index));
+
 struct request {
   struct request_queue *q;
+  struct blk_mq_hw_ctx *mq_hctx;
+  int tag;  // the driver tag: unique among the hardware queue's requests in flight
   blk_opf_t cmd_flags;
   unsigned int __data_len;
   sector_t __sector;
   struct bio *bio;
+  u64 start_time_ns;  // the block layer's own: when the request was made for its first bio
 } __attribute__((preserve_access_index));
 
 // Layout shared with worker/block_stage_tracer.cc.
@@ -63,12 +70,24 @@ struct request {
 #define STAGE_D2C 1
 #define STAGE_Q2C 2
 #define STAGE_SIZE 3
-#define BUCKETS 4096  // key = series * BUCKETS + bucket (the layout has 3776)
+// Buckets kept per series: the layout's first 2048 (values up to 2^37 - 1: 137 s, 128 GiB); a
+// larger value counts in the last bucket (user space places it at the series' maximum).
+#define BUCKETS 2048
 
 // Set by user space before loading: the whole-disk devices to trace, in the kernel's dev_t
 // encoding (major << 20 | minor).
 const volatile u32 devices[MAX_DEVICES] = {};
 const volatile u32 device_count = 0;
+// Q from the request's own timestamp (rq->start_time_ns, set when the device keeps IO
+// statistics: iostats=1, the default) instead of from each bio's queueing: no per-bio map
+// update, which is most of the cost. The bio programs are then not loaded at all.
+const volatile u32 queue_time_from_request = 1;
+// Where each device's in-flight requests sit in `in_flight`: device d's request with driver tag
+// t on hardware queue h at device_first[d] + h * device_tags[d] + t (user space reads the
+// queues and tag depths from sysfs). A request outside its range goes to the `in_device` hash.
+const volatile u32 device_first[MAX_DEVICES] = {};
+const volatile u32 device_queues[MAX_DEVICES] = {};
+const volatile u32 device_tags[MAX_DEVICES] = {};
 
 struct series_stats {
   u64 count, sum, min, max;
@@ -81,28 +100,41 @@ struct direction_counts {
 struct issued {
   u64 issue_ns;
   u64 queue_ns;  // 0: not seen
+  u64 request;   // in_flight: whose slot this is (0: free)
 };
 
-// The first bio's queue time, by bio, until its request is issued (or it merges into one).
+// The first bio's queue time, by bio, until its request is issued (or it merges into one):
+// only without queue_time_from_request. LRU: a bio that never becomes a request ages out.
 struct {
   __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 65536);
+  __uint(max_entries, 16384);
   __type(key, u64);
   __type(value, u64);
 } queued SEC(".maps");
 
-// Issued requests, by request, until they complete.
+// Issued requests, by request, until they complete (a plain preallocated hash: cheaper than an
+// LRU one; full, a request goes untimed rather than evicting another).
 struct {
-  __uint(type, BPF_MAP_TYPE_LRU_HASH);
-  __uint(max_entries, 65536);
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, 16384);
   __type(key, u64);
   __type(value, struct issued);
 } in_device SEC(".maps");
 
-// Bucket counts, per CPU: key = ((device * DIRECTIONS + direction) * STAGES + stage) * BUCKETS + bucket.
+// Issued requests by driver tag until they complete: an array slot costs a fraction of a hash
+// update. Sized by user space.
 struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-  __uint(max_entries, 65536);
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, u32);
+  __type(value, struct issued);
+} in_flight SEC(".maps");
+
+// Bucket counts, per CPU, dense: key = ((device * DIRECTIONS + direction) * STAGES + stage) *
+// BUCKETS + bucket. User space sizes it to the devices traced before loading.
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, MAX_DEVICES * DIRECTIONS * STAGES * BUCKETS);
   __type(key, u32);
   __type(value, u64);
 } buckets SEC(".maps");
@@ -170,25 +202,20 @@ static __always_inline u32 bucket_index(u64 v) {
 static __always_inline void record(int slot, int direction, int stage, u64 value) {
   const u32 series = ((u32)slot * DIRECTIONS + (u32)direction) * STAGES + (u32)stage;
   struct series_stats *s = bpf_map_lookup_elem(&stats, &series);
-  // Atomic adds even on this CPU's own copy: a completion (interrupt context) may run in the
-  // middle of an issue on the same CPU. The extremes may miss such a race; user space keeps
-  // them within the buckets' bounds.
+  // Plain adds to this CPU's copy: a program that interrupts another on the same CPU (a
+  // completion in interrupt context during an issue) records other stages, so no two
+  // read-modify-writes of one counter interleave (the kernel never nests a program in itself).
   if (s) {
     if (s->count == 0 || value < s->min) s->min = value;
     if (value > s->max) s->max = value;
-    __sync_fetch_and_add(&s->count, 1);
-    __sync_fetch_and_add(&s->sum, value);
+    s->count += 1;
+    s->sum += value;
   }
-  const u32 key = series * BUCKETS + bucket_index(value);
+  u32 bucket = bucket_index(value);
+  if (bucket >= BUCKETS) bucket = BUCKETS - 1;
+  const u32 key = series * BUCKETS + bucket;
   u64 *n = bpf_map_lookup_elem(&buckets, &key);
-  if (!n) {
-    // A new bucket: made with zeros on every CPU (a CPU that makes it at the same time fails
-    // here and finds it below), then counted like any other.
-    const u64 zero = 0;
-    bpf_map_update_elem(&buckets, &key, &zero, BPF_NOEXIST);
-    n = bpf_map_lookup_elem(&buckets, &key);
-  }
-  if (n) __sync_fetch_and_add(n, 1);
+  if (n) *n += 1;
 }
 
 static __always_inline struct direction_counts *counts_of(int slot, int direction) {
@@ -229,15 +256,29 @@ int BPF_PROG(iofleet_bio_frontmerge, struct bio *bio) {
   return 0;
 }
 
+// The request's slot in in_flight, or null when its tag is outside the device's range.
+static __always_inline struct issued *in_flight_slot(int device, struct request *rq) {
+  if (device < 0 || device >= MAX_DEVICES) return 0;
+  const int tag = rq->tag;
+  const u32 queue = rq->mq_hctx ? rq->mq_hctx->queue_num : 0;
+  if (tag < 0 || (u32)tag >= device_tags[device] || queue >= device_queues[device]) return 0;
+  const u32 index = device_first[device] + queue * device_tags[device] + (u32)tag;
+  return bpf_map_lookup_elem(&in_flight, &index);
+}
+
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(iofleet_rq_issue, struct request *rq) {
   const int slot = device_slot(rq->q->disk);
   if (slot < 0) return 0;
+  const int slot_index = slot;
   const int direction = direction_of(rq->cmd_flags);
   if (direction < 0) return 0;
   struct issued issued = {.issue_ns = bpf_ktime_get_ns(), .queue_ns = 0};
   struct bio *first = rq->bio;
-  if (first) {
+  if (queue_time_from_request) {
+    const u64 made = rq->start_time_ns;
+    if (made != 0 && made <= issued.issue_ns) issued.queue_ns = made;
+  } else if (first) {
     const u64 bio_key = (u64)first;
     u64 *queue_ns = bpf_map_lookup_elem(&queued, &bio_key);
     if (queue_ns) {
@@ -246,7 +287,13 @@ int BPF_PROG(iofleet_rq_issue, struct request *rq) {
     }
   }
   const u64 rq_key = (u64)rq;
-  bpf_map_update_elem(&in_device, &rq_key, &issued, BPF_ANY);
+  issued.request = rq_key;
+  struct issued *tracked = in_flight_slot(slot_index, rq);
+  if (tracked) {
+    *tracked = issued;
+  } else {
+    bpf_map_update_elem(&in_device, &rq_key, &issued, BPF_ANY);
+  }
 
   const u64 bytes = rq->__data_len;
   const u64 sector = rq->__sector;
@@ -254,13 +301,13 @@ int BPF_PROG(iofleet_rq_issue, struct request *rq) {
   if (issued.queue_ns != 0) {
     record(slot, direction, STAGE_Q2D, issued.issue_ns - issued.queue_ns);
   } else if (c) {
-    __sync_fetch_and_add(&c->unqueued, 1);
+    c->unqueued += 1;
   }
   record(slot, direction, STAGE_SIZE, bytes);
   const u32 where = (u32)slot * DIRECTIONS + (u32)direction;
   u64 *next = bpf_map_lookup_elem(&next_sector, &where);
   if (next) {
-    if (c && *next == sector && bytes > 0) __sync_fetch_and_add(&c->sequential, 1);
+    if (c && *next == sector && bytes > 0) c->sequential += 1;
     *next = sector + (bytes >> 9);
   }
   return 0;
@@ -268,17 +315,24 @@ int BPF_PROG(iofleet_rq_issue, struct request *rq) {
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes) {
-  const u64 rq_key = (u64)rq;
-  struct issued *issued = bpf_map_lookup_elem(&in_device, &rq_key);
-  if (!issued) return 0;  // not ours, or issued before tracing began
   const int slot = device_slot(rq->q->disk);
-  const int direction = direction_of(rq->cmd_flags);
-  if (slot >= 0 && direction >= 0) {
-    const u64 now = bpf_ktime_get_ns();
-    record(slot, direction, STAGE_D2C, now - issued->issue_ns);
-    if (issued->queue_ns != 0) record(slot, direction, STAGE_Q2C, now - issued->queue_ns);
+  if (slot < 0) return 0;
+  const u64 rq_key = (u64)rq;
+  struct issued *issued = in_flight_slot(slot, rq);
+  const int in_array = issued && issued->request == rq_key;
+  if (!in_array) issued = bpf_map_lookup_elem(&in_device, &rq_key);
+  if (!issued) return 0;  // issued before tracing began
+  const u64 issue_ns = issued->issue_ns, queue_ns = issued->queue_ns;
+  if (in_array) {
+    issued->request = 0;
+  } else {
+    bpf_map_delete_elem(&in_device, &rq_key);
   }
-  bpf_map_delete_elem(&in_device, &rq_key);
+  const int direction = direction_of(rq->cmd_flags);
+  if (direction < 0) return 0;
+  const u64 now = bpf_ktime_get_ns();
+  record(slot, direction, STAGE_D2C, now - issue_ns);
+  if (queue_ns != 0) record(slot, direction, STAGE_Q2C, now - queue_ns);
   return 0;
 }
 
