@@ -94,6 +94,7 @@ void MergeBlockDevice(const v1::BlockDeviceStages& from, google::protobuf::Repea
   // The latest names win (a scheduler switched between phases shows as it ended).
   if (!from.scheduler().empty()) same->set_scheduler(from.scheduler());
   if (!from.backing().empty()) same->set_backing(from.backing());
+  same->set_missed_events(same->missed_events() + from.missed_events());
   for (uint32_t job : from.jobs()) {
     if (std::find(same->jobs().begin(), same->jobs().end(), job) == same->jobs().end()) same->add_jobs(job);
   }
@@ -101,12 +102,20 @@ void MergeBlockDevice(const v1::BlockDeviceStages& from, google::protobuf::Repea
 }
 
 std::string BlockStageSplit(const v1::BlockStageDirection& d, double p) {
-  const std::string name = absl::StrCat("p", p);
-  std::string line = absl::StrCat("Q2C ", name, " ", FormatDurationNs(static_cast<double>(Percentile(d.queue_to_complete(), p))), " = Q2D ",
-                                  FormatDurationNs(static_cast<double>(Percentile(d.queue_to_dispatch(), p))), " + D2C ",
-                                  FormatDurationNs(static_cast<double>(Percentile(d.dispatch_to_complete(), p))));
-  if (d.unqueued() > 0) absl::StrAppend(&line, " (", d.unqueued(), " requests without Q)");
-  return line;
+  // Percentiles do not add up (the slowest Q2Ds and D2Cs are seldom the same requests'); means
+  // do, request by request, so the mean split is exact when every request's Q was seen.
+  if (p <= 0) {
+    auto mean = [](const v1::LatencyHistogramProto& h) { return h.count() ? static_cast<double>(h.sum_ns()) / static_cast<double>(h.count()) : 0.0; };
+    if (d.unqueued() == 0 && d.queue_to_complete().count() > 0) {
+      return absl::StrCat("mean Q2C ", FormatDurationNs(mean(d.queue_to_complete())), " = Q2D ", FormatDurationNs(mean(d.queue_to_dispatch())), " + D2C ",
+                          FormatDurationNs(mean(d.dispatch_to_complete())));
+    }
+    return absl::StrCat("mean D2C ", FormatDurationNs(mean(d.dispatch_to_complete())), " (", d.unqueued(), " of ", d.dispatch_to_complete().count(),
+                        " requests without Q), Q2D ", FormatDurationNs(mean(d.queue_to_dispatch())));
+  }
+  return absl::StrCat("p", p, " Q2C ", FormatDurationNs(static_cast<double>(Percentile(d.queue_to_complete(), p))), ", Q2D ",
+                      FormatDurationNs(static_cast<double>(Percentile(d.queue_to_dispatch(), p))), ", D2C ",
+                      FormatDurationNs(static_cast<double>(Percentile(d.dispatch_to_complete(), p))));
 }
 
 std::string BlockRequestShape(const v1::BlockStageDirection& d) {
@@ -127,25 +136,33 @@ std::string Ms(uint64_t ns) { return FormatDurationNs(static_cast<double>(ns)); 
 
 }  // namespace
 
-void AppendBlockStagesText(const v1::RunReport& report, std::string* out) {
-  if (report.block_devices().empty()) return;
+void AppendBlockStagesText(const google::protobuf::RepeatedPtrField<v1::BlockDeviceStages>& devices,
+                           const std::function<std::string(uint32_t job)>& job_name, std::string* out) {
+  if (devices.empty()) return;
   absl::StrAppend(out, "\nBlock stages (traced in the kernel on each host; Q2D: queue to dispatch = plugging, scheduler, merging, tags; D2C: the device):\n");
-  for (const v1::BlockDeviceStages& device : report.block_devices()) {
+  for (const v1::BlockDeviceStages& device : devices) {
     std::vector<std::string> jobs;
     for (uint32_t j : device.jobs()) {
-      if (j < static_cast<uint32_t>(report.jobs_size())) jobs.push_back(report.jobs(static_cast<int>(j)).name());
+      if (std::string name = job_name(j); !name.empty()) jobs.push_back(name);
     }
     absl::StrAppend(out, "  ", device.host(), " ", device.device(), " (scheduler ", device.scheduler().empty() ? "?" : device.scheduler(),
                     device.backing().empty() ? "" : absl::StrCat(", backing file ", device.backing()), jobs.empty() ? "" : absl::StrCat("; jobs ", absl::StrJoin(jobs, ", ")), "):\n");
+    if (device.missed_events() > 0) {
+      absl::StrAppend(out, "    ", device.missed_events(), " block events of this host were not traced (one came while the tracer ran for another on the same CPU)\n");
+    }
+    if (device.directions().empty()) {
+      absl::StrAppend(out, "    no request reached the device during the run (the page cache took the IO; writeback comes later)\n");
+    }
     for (const v1::BlockStageDirection& d : device.directions()) {
       std::string app_text;
       if (d.application_latency().count() > 0) {
         const std::vector<uint64_t> p = ValuesAtPercentiles(d.application_latency(), {50, 99});
         app_text = absl::StrCat("application lat p50 ", Ms(p[0]), ", p99 ", Ms(p[1]), "; ");
       }
-      absl::StrAppendFormat(out, "    %-5s %sdevice %s\n", d.direction(), app_text, BlockStageSplit(d, 99));
+      absl::StrAppendFormat(out, "    %-5s %sdevice %s\n", d.direction(), app_text, BlockStageSplit(d, 0));
       absl::StrAppendFormat(out, "    %-5s %*s%s\n", "", static_cast<int>(app_text.size()) + 7, "", BlockStageSplit(d, 50));
-      absl::StrAppendFormat(out, "    %-5s %s\n", "", BlockRequestShape(d));
+      absl::StrAppendFormat(out, "    %-5s %*s%s\n", "", static_cast<int>(app_text.size()) + 7, "", BlockStageSplit(d, 99));
+      if (d.direction() != "flush") absl::StrAppendFormat(out, "    %-5s %s\n", "", BlockRequestShape(d));
       // The application's requests against the device's: the mismatch a stack in between
       // (page cache, NFS client, FUSE, device-mapper) makes.
       if (d.application_ops() > 0 && d.request_bytes().count() > 0 && d.direction() != "flush") {

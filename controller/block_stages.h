@@ -5,6 +5,7 @@
 #ifndef IOFLEET_CONTROLLER_BLOCK_STAGES_H_
 #define IOFLEET_CONTROLLER_BLOCK_STAGES_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,9 @@ void MergeBlockDirections(const google::protobuf::RepeatedPtrField<v1::BlockStag
 // Adds `from` into the record of the same host and device in `into` (appended if none).
 void MergeBlockDevice(const v1::BlockDeviceStages& from, google::protobuf::RepeatedPtrField<v1::BlockDeviceStages>* into);
 
-// "p99 1.93 ms = Q2D 0.21 ms + D2C 1.62 ms (Q2C p99 1.90 ms)" style lines for one direction of
-// a device, and the request sizes ("4 KiB requests, 99% sequential, 12 bios merged").
+// One direction of a device in words: "p99 Q2C 1.90ms, Q2D 0.21ms, D2C 1.62ms" (percentiles do
+// not add up), or with percentile 0 the exact split of the means, "mean Q2C 0.40ms = Q2D 0.05ms
+// + D2C 0.35ms"; and the request sizes ("4 KiB requests, 99% sequential, 12 bios merged").
 std::string BlockStageSplit(const v1::BlockStageDirection& direction, double percentile);
 std::string BlockRequestShape(const v1::BlockStageDirection& direction);
 
@@ -34,7 +36,8 @@ std::string BlockRequestShape(const v1::BlockStageDirection& direction);
 // p50 and p99 beside the application's latency on that host (the jobs on the device, their
 // workers there), and the requests the device saw against the ones the jobs issued. Nothing
 // when the run traced no device (the notes say why per job).
-void AppendBlockStagesText(const v1::RunReport& report, std::string* out);
+void AppendBlockStagesText(const google::protobuf::RepeatedPtrField<v1::BlockDeviceStages>& devices,
+                           const std::function<std::string(uint32_t job)>& job_name, std::string* out);
 
 // The host-difference check for block stages: a host whose D2C or Q2D p99 (all its traced
 // devices, per direction) is more than twice the median of the other hosts' (and at least

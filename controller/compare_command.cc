@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/units.h"
+#include "controller/block_stages.h"
 #include "controller/cluster_session.h"
 #include "controller/mdtest_command.h"
 #include "controller/results_dir.h"
@@ -59,12 +60,16 @@ std::string UnitOf(const std::string& name) {
   if (absl::EndsWith(name, "IOPS")) return "ops/s";
   if (absl::EndsWith(name, "bandwidth")) return "bytes/s";
   if (absl::EndsWith(name, "rate")) return "items/s";
+  if (absl::EndsWith(name, "request size")) return "bytes";
+  if (absl::EndsWith(name, "sequential")) return "%";
   return "ns";
 }
 
 std::string Show(double value, const std::string& unit) {
   if (unit == "bytes/s") return FormatBandwidth(value);
   if (unit == "ns") return FormatDurationNs(value);
+  if (unit == "bytes") return FormatBytes(value);
+  if (unit == "%") return absl::StrFormat("%.0f%%", value);
   return FormatCount(value);
 }
 
@@ -152,10 +157,27 @@ std::vector<std::pair<std::string, double>> RunMetrics(const v1::RunReport& repo
   // own, named — their sum would mix what they measure.
   if (report.jobs_size() <= 1) {
     for (const auto& d : report.cluster()) add("", d);
-    return metrics;
+  } else {
+    for (const auto& job : report.jobs()) {
+      for (const auto& d : job.directions()) add(absl::StrCat(job.name(), " "), d);
+    }
   }
-  for (const auto& job : report.jobs()) {
-    for (const auto& d : job.directions()) add(absl::StrCat(job.name(), " "), d);
+  // --block-stages: where the time went below the file system, every traced device of every
+  // host merged per direction.
+  google::protobuf::RepeatedPtrField<v1::BlockStageDirection> block;
+  for (const v1::BlockDeviceStages& device : report.block_devices()) MergeBlockDirections(device.directions(), &block);
+  for (const v1::BlockStageDirection& d : block) {
+    if (d.request_bytes().count() == 0) continue;
+    const std::string name = absl::StrCat("block ", d.direction());
+    for (const auto& [stage, h] : {std::pair<const char*, const v1::LatencyHistogramProto*>{"Q2D", &d.queue_to_dispatch()},
+                                   {"D2C", &d.dispatch_to_complete()}, {"Q2C", &d.queue_to_complete()}}) {
+      if (h->count() == 0) continue;
+      const std::vector<uint64_t> p = ValuesAtPercentiles(*h, {50, 99});
+      metrics.push_back({absl::StrCat(name, " ", stage, " p50"), static_cast<double>(p[0])});
+      metrics.push_back({absl::StrCat(name, " ", stage, " p99"), static_cast<double>(p[1])});
+    }
+    metrics.push_back({absl::StrCat(name, " request size"), static_cast<double>(d.request_bytes().sum_ns()) / static_cast<double>(d.request_bytes().count())});
+    metrics.push_back({absl::StrCat(name, " sequential"), 100.0 * static_cast<double>(d.sequential()) / static_cast<double>(d.request_bytes().count())});
   }
   return metrics;
 }

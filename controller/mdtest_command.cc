@@ -455,6 +455,14 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   }
   if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
   if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
+  if (o.session.block_stages) {
+    // --block-stages over the whole command: every phase of every iteration.
+    v1::RunReport blocks;
+    *blocks.mutable_workers() = run_report.workers();
+    aggregator.FillReport(&blocks);
+    *report.mutable_block_devices() = blocks.block_devices();
+    *report.mutable_block_intervals() = blocks.block_intervals();
+  }
   SummaryRows(report, false, report.mutable_summary_rate());
   SummaryRows(report, true, report.mutable_summary_time());
   // The file system mdtest's "Path"/"FS" lines describe: the first test directory, as task 0's

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/units.h"
+#include "controller/block_stages.h"
 #include "controller/report_text.h"
 #include "controller/direction_summary.h"
 #include "google/protobuf/util/json_util.h"
@@ -205,6 +206,8 @@ std::string RenderText(const v1::MdtestReport& report) {
   }
   // The system under test's view: its endpoints beside the phases' rates above.
   AppendTargetMetricsText(report.target_metrics(), "", &out);
+  // mdtest's jobs are its phases (spec order); the records name the operations they ran.
+  AppendBlockStagesText(report.block_devices(), [](uint32_t) { return std::string(); }, &out);
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");
     for (const auto& problem : report.problems()) absl::StrAppend(&out, "  - ", problem, "\n");

@@ -95,6 +95,7 @@ class RelayRun final : public SessionRun, public ReportSink {
     };
     v1::IntervalReport header_;
     std::vector<Direction> directions_;
+    google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> block_devices_;
   };
   struct Held {
     explicit Held(const v1::IntervalReport& first) : sum(first) {}

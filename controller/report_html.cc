@@ -342,6 +342,52 @@ std::string TargetMetricsSection(const google::protobuf::RepeatedPtrField<v1::Ta
   return html;
 }
 
+// --block-stages: per host and device the stage split beside the application's latency, and
+// the cluster's Q2D and D2C p99 per interval.
+std::string BlockStagesSection(const v1::RunReport& report) {
+  if (report.block_devices().empty()) return "";
+  std::string html =
+      "<h2>Block stages</h2><p>Traced in the kernel on each host. Q2D: queue to dispatch (plugging, scheduler, merging, tags); "
+      "D2C: dispatch to completion (the device); Q2C: both.</p><table><tr><th>host</th><th>device</th><th>scheduler</th><th>direction</th>"
+      "<th>application p50 / p99</th><th>Q2D p50 / p99</th><th>D2C p50 / p99</th><th>Q2C p50 / p99</th><th>requests</th><th>mean size</th>"
+      "<th>sequential</th></tr>\n";
+  auto pair = [](const v1::LatencyHistogramProto& h) {
+    if (h.count() == 0) return std::string("-");
+    const std::vector<uint64_t> p = ValuesAtPercentiles(h, {50, 99});
+    return absl::StrCat(FormatDurationNs(static_cast<double>(p[0])), " / ", FormatDurationNs(static_cast<double>(p[1])));
+  };
+  for (const v1::BlockDeviceStages& device : report.block_devices()) {
+    for (const v1::BlockStageDirection& d : device.directions()) {
+      const double requests = static_cast<double>(d.request_bytes().count());
+      absl::StrAppend(&html, "<tr><td>", Escape(device.host()), "</td><td>", Escape(device.device()), "</td><td>", Escape(device.scheduler()), "</td><td>",
+                      Escape(d.direction()), "</td><td>", pair(d.application_latency()), "</td><td>", pair(d.queue_to_dispatch()), "</td><td>",
+                      pair(d.dispatch_to_complete()), "</td><td>", pair(d.queue_to_complete()), "</td><td>", FormatCount(requests), "</td><td>",
+                      requests > 0 ? FormatBytes(static_cast<double>(d.request_bytes().sum_ns()) / requests) : "-", "</td><td>",
+                      requests > 0 ? absl::StrFormat("%.0f%%", 100.0 * static_cast<double>(d.sequential()) / requests) : "-", "</td></tr>\n");
+    }
+  }
+  html += "</table>\n";
+  if (report.block_intervals().empty()) return html;
+  std::map<std::string, Series> lines;
+  const int64_t start = report.block_intervals(0).start_unix_ns();
+  for (const v1::BlockStagesInterval& in : report.block_intervals()) {
+    const double x = static_cast<double>(in.end_unix_ns() - start) / 1e9;
+    for (const v1::BlockStageDirection& d : in.directions()) {
+      for (const auto& [stage, h] : {std::pair<const char*, const v1::LatencyHistogramProto*>{"Q2D", &d.queue_to_dispatch()}, {"D2C", &d.dispatch_to_complete()}}) {
+        if (h->count() == 0) continue;
+        Series& series = lines[absl::StrCat(d.direction(), " ", stage, " p99")];
+        series.name = absl::StrCat(d.direction(), " ", stage, " p99");
+        series.points.push_back({x, static_cast<double>(ValuesAtPercentiles(*h, {99})[0])});
+      }
+    }
+  }
+  std::vector<Series> series;
+  for (const auto& [name, s] : lines) series.push_back(s);
+  html += LineChart("Block stages per interval, all hosts (log scale)", "seconds since the first phase started", "latency", series, &FormatDurationNs,
+                    /*log_y=*/true);
+  return html;
+}
+
 }  // namespace
 
 std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
@@ -460,6 +506,7 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
     html += Distribution(job);
   }
   html += TargetMetricsSection(report.target_metrics());
+  html += BlockStagesSection(report);
   html += HostsTable(report.workers());
   html += "</body></html>\n";
   return html;

@@ -439,7 +439,9 @@ std::string RenderTextReport(const v1::RunReport& report) {
   if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
   RenderRelayedWorkers(report, &out);
   AppendTargetMetricsText(report.target_metrics(), ClientsLine(report), &out);
-  AppendBlockStagesText(report, &out);
+  AppendBlockStagesText(report.block_devices(), [&report](uint32_t j) {
+    return j < static_cast<uint32_t>(report.jobs_size()) ? report.jobs(static_cast<int>(j)).name() : std::string();
+  }, &out);
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");
     for (const std::string& p : report.problems()) absl::StrAppend(&out, "  - ", p, "\n");

@@ -134,13 +134,18 @@ TEST_F(BlockStages, CountTheRequestsTheDeviceCompletedAndSplitTheirTime) {
   uint64_t app_reads = 0, app_writes = 0;
   for (const v1::DirectionResult& d : report.jobs(0).directions()) (d.direction() == "read" ? app_reads : app_writes) += d.ops();
   ASSERT_EQ(app_reads + app_writes, 4096u);
+  // Block events the kernel did not run the tracer for (one came while it ran on the same CPU
+  // for another): each costs one request its size or its stages. Rare; counted, not hidden.
+  const uint64_t missed = device.missed_events();
+  EXPECT_LT(missed, 50u);
   for (const v1::BlockStageDirection& d : device.directions()) {
-    SCOPED_TRACE(d.direction());
-    const uint64_t requests = d.dispatch_to_complete().count();
+    SCOPED_TRACE(absl::StrCat(d.direction(), ", ", missed, " events missed"));
+    const uint64_t requests = d.request_bytes().count();
     if (d.direction() == "read") {
       // Every 4 KiB direct read is a request of its own or merged into one (nothing else reads
-      // the device during the run): requests + merged bios = the job's reads, exactly.
-      EXPECT_EQ(requests + d.merged_bios(), app_reads);
+      // the device during the run): requests + merged bios = the job's reads.
+      EXPECT_LE(requests + d.merged_bios(), app_reads);
+      EXPECT_GE(requests + d.merged_bios() + missed, app_reads);
       EXPECT_LE(requests, reads_after - reads_before);
       EXPECT_EQ(d.unqueued(), 0u);
       // Every request's time split exactly: Q2C = Q2D + D2C, request by request.
@@ -148,12 +153,16 @@ TEST_F(BlockStages, CountTheRequestsTheDeviceCompletedAndSplitTheirTime) {
       EXPECT_EQ(d.application_ops(), app_reads);
     } else if (d.direction() == "write") {
       // The job's writes, plus the journal's; never more than the device completed.
-      EXPECT_GE(requests + d.merged_bios(), app_writes);
+      EXPECT_GE(requests + d.merged_bios() + missed, app_writes);
       EXPECT_LE(requests, writes_after - writes_before);
       EXPECT_EQ(d.application_ops(), app_writes);
     }
-    EXPECT_EQ(d.request_bytes().count(), requests);
-    EXPECT_EQ(d.queue_to_dispatch().count() + d.unqueued(), requests);
+    // The stages of the same requests: every completed one has D2C; those with a Q all three.
+    EXPECT_LE(d.dispatch_to_complete().count(), requests);
+    EXPECT_GE(d.dispatch_to_complete().count() + missed, requests);
+    EXPECT_EQ(d.queue_to_dispatch().count(), d.queue_to_complete().count());
+    EXPECT_LE(d.queue_to_dispatch().count(), d.dispatch_to_complete().count());
+    EXPECT_GE(d.queue_to_dispatch().count() + d.unqueued(), d.dispatch_to_complete().count());
     // Each request's Q2C is at least its D2C and at least its Q2D, and at most the largest Q2D
     // more: so for every percentile (to the layout's bucket resolution, 1/64).
     const uint64_t max_q2d = d.queue_to_dispatch().max_ns();
@@ -179,7 +188,12 @@ TEST_F(BlockStages, CountTheRequestsTheDeviceCompletedAndSplitTheirTime) {
   std::string text;
   for (const std::filesystem::directory_entry& run_dir : std::filesystem::directory_iterator(results)) text += ReadFile(run_dir.path() / "report.txt");
   EXPECT_THAT(text, ::testing::HasSubstr(absl::StrCat(" ", device_, " (scheduler ")));
-  EXPECT_THAT(text, ::testing::ContainsRegex("read +application lat p50 [0-9.]+[mu]?s, p99 [0-9.]+[mu]?s; device Q2C p99 [0-9.]+[mu]?s = Q2D [0-9.]+[mu]?s \\+ D2C"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("read +application lat p50 [0-9.]+[mun]?s, p99 [0-9.]+[mun]?s; device mean Q2C [0-9.]+[mun]?s = Q2D [0-9.]+[mun]?s \\+ D2C"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("p99 Q2C [0-9.]+[mun]?s, Q2D [0-9.]+[mun]?s, D2C [0-9.]+[mun]?s"));
+  std::string html;
+  for (const std::filesystem::directory_entry& run_dir : std::filesystem::directory_iterator(results)) html += ReadFile(run_dir.path() / "report.html");
+  EXPECT_THAT(html, ::testing::HasSubstr("<h2>Block stages</h2>"));
+  EXPECT_THAT(html, ::testing::HasSubstr(absl::StrCat("<td>", device_, "</td>")));
 }
 
 TEST_F(BlockStages, NothingStaysAttachedWhenTheControllerIsKilledMidRun) {

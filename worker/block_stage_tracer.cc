@@ -172,6 +172,7 @@ absl::StatusOr<std::unique_ptr<BlockStageTracer>> BlockStageTracer::Attach(std::
       return ErrnoStatus(error, absl::StrCat("block stages: attaching ", bpf_program__name(program), TakeLibbpfLog()));
     }
     tracer->links_.push_back(link);
+    tracer->program_fds_.push_back(bpf_program__fd(program));  // owned by the object
   }
   tracer->buckets_fd_ = MapFd(tracer->object_, "buckets");
   tracer->stats_fd_ = MapFd(tracer->object_, "stats");
@@ -247,10 +248,11 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
     c.resize(at + 1, 0);
     c[at] += overflow;
   }
-  Snapshot snapshot(n);
+  Snapshot snapshot;
+  snapshot.devices.resize(n);
   for (size_t d = 0; d < n; ++d) {
     for (int dir = 0; dir < kDirections; ++dir) {
-      Series& series = snapshot[d][static_cast<size_t>(dir)];
+      Series& series = snapshot.devices[d][static_cast<size_t>(dir)];
       for (int stage = 0; stage < kStages; ++stage) {
         const uint32_t s = static_cast<uint32_t>((d * kDirections + static_cast<size_t>(dir)) * kStages + static_cast<size_t>(stage));
         uint64_t count = 0;
@@ -277,26 +279,32 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
   std::vector<DirectionCounts> counts_per_cpu(cpus);
   for (uint32_t k = 0; k < n * kDirections; ++k) {
     if (bpf_map_lookup_elem(counts_fd_, &k, counts_per_cpu.data()) != 0) return ErrnoStatus(errno, "block stages: reading the counts");
-    Series& series = snapshot[k / kDirections][k % kDirections];
+    Series& series = snapshot.devices[k / kDirections][k % kDirections];
     for (const DirectionCounts& c : counts_per_cpu) {
       series.sequential += c.sequential;
       series.merged_bios += c.merged_bios;
       series.unqueued += c.unqueued;
     }
   }
+  for (int fd : program_fds_) {
+    bpf_prog_info info{};
+    uint32_t length = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0) snapshot.missed_events += info.recursion_misses;
+  }
   return snapshot;
 }
 
 std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snapshot& now, const BlockStageTracer::Snapshot& earlier,
                                                     const std::vector<BlockDevice>& devices, const std::string& host,
-                                                    const std::vector<std::vector<uint32_t>>& jobs) {
+                                                    const std::vector<std::vector<uint32_t>>& jobs, bool all) {
   static constexpr const char* kWireDirection[BlockStageTracer::kDirections] = {"read", "write", "trim", "flush"};
   std::vector<v1::BlockDeviceStages> out;
-  for (size_t d = 0; d < now.size() && d < devices.size(); ++d) {
+  bool missed_told = false;
+  for (size_t d = 0; d < now.devices.size() && d < devices.size(); ++d) {
     v1::BlockDeviceStages record;
     for (int dir = 0; dir < BlockStageTracer::kDirections; ++dir) {
-      const BlockStageTracer::Series& later = now[d][static_cast<size_t>(dir)];
-      const BlockStageTracer::Series* before = d < earlier.size() ? &earlier[d][static_cast<size_t>(dir)] : nullptr;
+      const BlockStageTracer::Series& later = now.devices[d][static_cast<size_t>(dir)];
+      const BlockStageTracer::Series* before = d < earlier.devices.size() ? &earlier.devices[d][static_cast<size_t>(dir)] : nullptr;
       std::array<LatencyHistogram, BlockStageTracer::kStages> delta;
       for (int s = 0; s < BlockStageTracer::kStages; ++s) {
         delta[static_cast<size_t>(s)] = before ? later.stages[static_cast<size_t>(s)].Since(before->stages[static_cast<size_t>(s)])
@@ -314,7 +322,10 @@ std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snap
       direction->set_merged_bios(merged);
       direction->set_unqueued(later.unqueued - (before ? before->unqueued : 0));
     }
-    if (record.directions_size() == 0) continue;
+    const uint64_t missed = now.missed_events - std::min(now.missed_events, earlier.missed_events);
+    if (record.directions_size() == 0 && !all && (missed == 0 || missed_told)) continue;
+    if (!missed_told) record.set_missed_events(missed);
+    missed_told = true;
     record.set_host(host);
     record.set_device(devices[d].name);
     record.set_scheduler(devices[d].scheduler);

@@ -47,7 +47,10 @@ class BlockStageTracer {
     std::array<LatencyHistogram, kStages> stages;
     uint64_t sequential = 0, merged_bios = 0, unqueued = 0;
   };
-  using Snapshot = std::vector<std::array<Series, kDirections>>;  // [device][direction]
+  struct Snapshot {
+    std::vector<std::array<Series, kDirections>> devices;  // [device][direction]
+    uint64_t missed_events = 0;  // the programs' recursion misses
+  };
   absl::StatusOr<Snapshot> Read() const;
 
  private:
@@ -56,16 +59,18 @@ class BlockStageTracer {
   std::vector<BlockDevice> devices_;
   bpf_object* object_ = nullptr;
   std::vector<bpf_link*> links_;
+  std::vector<int> program_fds_;  // the attached programs' (their recursion misses)
   int buckets_fd_ = -1, stats_fd_ = -1, counts_fd_ = -1;
   int cpus_ = 1;
   bool queue_time_from_request_ = false;
 };
 
 // The interval between two snapshots of one tracer as wire records: one per device that did
-// anything, its directions with activity. `jobs[d]`: the run's jobs on device d.
+// anything (every device with `all`: the last interval names what was traced even when no
+// request reached it), its directions with activity. `jobs[d]`: the run's jobs on device d.
 std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snapshot& now, const BlockStageTracer::Snapshot& earlier,
                                                     const std::vector<BlockDevice>& devices, const std::string& host,
-                                                    const std::vector<std::vector<uint32_t>>& jobs);
+                                                    const std::vector<std::vector<uint32_t>>& jobs, bool all = false);
 
 }  // namespace iofleet
 

@@ -96,19 +96,22 @@ TEST_F(BlockStageTracerTest, CountsEveryRequestTheDeviceCompleted) {
   }
   ASSERT_NE(read, nullptr);
   ASSERT_NE(write, nullptr);
-  // As many dispatches and completions as the device counted (nothing else used it).
-  EXPECT_EQ(read->dispatch_to_complete().count(), reads_after - reads_before);
-  EXPECT_EQ(write->dispatch_to_complete().count(), writes_after - writes_before);
-  EXPECT_EQ(read->dispatch_to_complete().count(), 500u);
-  EXPECT_EQ(write->dispatch_to_complete().count(), 200u);
-  EXPECT_EQ(read->request_bytes().count(), 500u);
+  // As many dispatches and completions as the device counted (nothing else used it), but for
+  // events the kernel did not run the tracer for (another block event on the same CPU).
+  const uint64_t missed = device.missed_events();
+  EXPECT_EQ(reads_after - reads_before, 500u);
+  EXPECT_EQ(writes_after - writes_before, 200u);
+  auto near = [missed](uint64_t got, uint64_t want) { return got <= want && got + missed >= want; };
+  EXPECT_PRED2(near, read->dispatch_to_complete().count(), 500u) << missed << " missed";
+  EXPECT_PRED2(near, write->dispatch_to_complete().count(), 200u) << missed << " missed";
+  EXPECT_PRED2(near, read->request_bytes().count(), 500u) << missed << " missed";
   // Every request's size, exactly (the layout is exact below 128 and 4096 is a bucket's start).
-  EXPECT_EQ(read->request_bytes().sum_ns(), 500u * 4096);
-  EXPECT_EQ(write->request_bytes().sum_ns(), 200u * 65536);
-  // Q seen for each (direct IO submits after tracing began): Q2D and Q2C for every request.
+  EXPECT_EQ(read->request_bytes().sum_ns(), read->request_bytes().count() * 4096);
+  EXPECT_EQ(write->request_bytes().sum_ns(), write->request_bytes().count() * 65536);
+  // Q seen for each (direct IO submits after tracing began): all three stages of every request.
   EXPECT_EQ(read->unqueued(), 0u);
-  EXPECT_EQ(read->queue_to_dispatch().count(), 500u);
-  EXPECT_EQ(read->queue_to_complete().count(), 500u);
+  EXPECT_EQ(read->queue_to_dispatch().count(), read->dispatch_to_complete().count());
+  EXPECT_EQ(read->queue_to_complete().count(), read->dispatch_to_complete().count());
   // Q2C = Q2D + D2C, request by request, so for the sums too (exact ns).
   EXPECT_EQ(read->queue_to_complete().sum_ns(), read->queue_to_dispatch().sum_ns() + read->dispatch_to_complete().sum_ns());
   EXPECT_EQ(write->queue_to_complete().sum_ns(), write->queue_to_dispatch().sum_ns() + write->dispatch_to_complete().sum_ns());

@@ -157,6 +157,7 @@ void WorkerRun::SetUpBlockStages() {
         if (std::find(targets.begin(), targets.end(), path) == targets.end()) targets.push_back(path);
       }
     }
+    for (const std::string& dir : specs[j].metadata().test_dirs()) targets.push_back(dir);  // mdtest trees
     if (targets.empty() && !specs[j].directory().empty()) targets.push_back(specs[j].directory());
     std::vector<std::string> none;
     for (std::string target : targets) {
@@ -435,7 +436,7 @@ void WorkerRun::CollectorLoop() {
       // The host's block layer over the same span, carried once per cut (by its first report).
       absl::StatusOr<BlockStageTracer::Snapshot> snapshot = block_tracer_->Read();
       if (snapshot.ok()) {
-        for (v1::BlockDeviceStages& device : BlockStagesSince(*snapshot, block_snapshot_, block_tracer_->devices(), host_, block_jobs_)) {
+        for (v1::BlockDeviceStages& device : BlockStagesSince(*snapshot, block_snapshot_, block_tracer_->devices(), host_, block_jobs_, all_final)) {
           *cut.front().add_block_devices() = std::move(device);
         }
         block_snapshot_ = std::move(*snapshot);

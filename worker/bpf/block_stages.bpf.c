@@ -1,3 +1,8 @@
+// The kernel does not run a program inside itself: an event on a CPU where the same program is
+// already running (a completion interrupt in the middle of another completion) is missed and
+// counted in the program's recursion_misses, which user space reports. The three stages of a
+// request are recorded together at its completion, so they always count the same requests.
+//
 // Block-layer stage latencies in the kernel (worker/block_stage_tracer.h loads it): for each
 // request on the traced devices, the time from its first bio's queueing (btt's Q) to its issue
 // to the driver (D) and from there to its completion (C), recorded straight into histograms
@@ -298,11 +303,8 @@ int BPF_PROG(iofleet_rq_issue, struct request *rq) {
   const u64 bytes = rq->__data_len;
   const u64 sector = rq->__sector;
   struct direction_counts *c = counts_of(slot, direction);
-  if (issued.queue_ns != 0) {
-    record(slot, direction, STAGE_Q2D, issued.issue_ns - issued.queue_ns);
-  } else if (c) {
-    c->unqueued += 1;
-  }
+  if (issued.queue_ns == 0 && c) c->unqueued += 1;
+  // The stages are recorded together at completion (Q2D, D2C and Q2C of the same requests).
   record(slot, direction, STAGE_SIZE, bytes);
   const u32 where = (u32)slot * DIRECTIONS + (u32)direction;
   u64 *next = bpf_map_lookup_elem(&next_sector, &where);
@@ -332,7 +334,10 @@ int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsign
   if (direction < 0) return 0;
   const u64 now = bpf_ktime_get_ns();
   record(slot, direction, STAGE_D2C, now - issue_ns);
-  if (queue_ns != 0) record(slot, direction, STAGE_Q2C, now - queue_ns);
+  if (queue_ns != 0) {
+    record(slot, direction, STAGE_Q2D, issue_ns - queue_ns);
+    record(slot, direction, STAGE_Q2C, now - queue_ns);
+  }
   return 0;
 }
 
