@@ -158,8 +158,11 @@ TEST_F(BlockStages, CountTheRequestsTheDeviceCompletedAndSplitTheirTime) {
       EXPECT_EQ(d.application_ops(), app_writes);
     }
     // The stages of the same requests: every completed one has D2C; those with a Q all three.
+    // The job's own requests have all completed when the tracing stops; the journal's last
+    // write may still be in the device then.
+    const uint64_t in_flight_at_end = d.direction() == "read" ? 0 : 4;
     EXPECT_LE(d.dispatch_to_complete().count(), requests);
-    EXPECT_GE(d.dispatch_to_complete().count() + missed, requests);
+    EXPECT_GE(d.dispatch_to_complete().count() + missed + in_flight_at_end, requests);
     EXPECT_EQ(d.queue_to_dispatch().count(), d.queue_to_complete().count());
     EXPECT_LE(d.queue_to_dispatch().count(), d.dispatch_to_complete().count());
     EXPECT_GE(d.queue_to_dispatch().count() + d.unqueued(), d.dispatch_to_complete().count());
