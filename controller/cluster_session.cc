@@ -543,13 +543,15 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
         for (v1::IntervalReport& report : *message.mutable_reports()->mutable_reports()) {
           if (report.run_id() != run_id_) continue;
           if (report.job_index() < global_index_->size()) report.set_job_index(static_cast<uint32_t>((*global_index_)[report.job_index()]));
-          for (v1::BlockDeviceStages& device : *report.mutable_block_devices()) {
+          auto remap = [this](google::protobuf::RepeatedField<uint32_t>* phase_jobs) {
             google::protobuf::RepeatedField<uint32_t> jobs;
-            for (uint32_t j : device.jobs()) {
+            for (uint32_t j : *phase_jobs) {
               if (j < global_index_->size()) jobs.Add(static_cast<uint32_t>((*global_index_)[j]));
             }
-            device.mutable_jobs()->Swap(&jobs);
-          }
+            phase_jobs->Swap(&jobs);
+          };
+          for (v1::BlockDeviceStages& device : *report.mutable_block_devices()) remap(device.mutable_jobs());
+          if (report.has_profile()) remap(report.mutable_profile()->mutable_jobs());
           reports.push_back(std::move(report));
         }
         break;
@@ -787,6 +789,7 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
   // see all of the host's requests, and the cluster would count them as often as it has
   // workers there); a relay decides the same among its own workers.
   const bool block_stages = options_.block_stages || phase_spec.block_stages();
+  const bool profile = options_.profile || phase_spec.profile();  // host-wide too
   std::vector<bool> traces_blocks(n, false);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -802,7 +805,7 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
       // A relay's workers take consecutive indices.
       first_index[i] = placement.first_index + total;
       total += Weight(p);
-      if (block_stages) {
+      if (block_stages || profile) {
         bool first_of_host = true;
         for (size_t k = 0; k < i && p.hello && !IsRelay(p); ++k) {
           const Peer& other = peers_[k];
@@ -820,7 +823,8 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
     v1::PrepareRequest* request = prepare.mutable_prepare();
     request->set_run_id(run_id);
     *request->mutable_spec() = phase_spec;
-    request->mutable_spec()->set_block_stages(traces_blocks[i]);
+    request->mutable_spec()->set_block_stages(block_stages && traces_blocks[i]);
+    request->mutable_spec()->set_profile(profile && traces_blocks[i]);
     request->set_worker_index(first_index[i]);
     request->set_worker_count(total);
     request->set_interval_ns(interval_ns);

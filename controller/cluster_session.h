@@ -70,6 +70,8 @@ struct SessionOptions {
   bool abort_on_worker_loss = false;  // --on-worker-loss=abort (default: continue with the others)
   // --block-stages: every phase asks its workers to trace the block devices under its targets.
   bool block_stages = false;
+  // --profile: every phase asks one worker per host for a CPU profile.
+  bool profile = false;
   // Prometheus (--metrics-listen): iofleet_cluster_workers_up, kept by the session keeper.
   IntervalMetrics* metrics = nullptr;
 };

@@ -29,6 +29,7 @@ absl::StatusOr<SessionOptions> SessionOptionsFrom(const SessionFlags& flags, Int
                         .security = *std::move(security),
                         .abort_on_worker_loss = flags.abort_on_worker_loss,
                         .block_stages = flags.block_stages,
+                        .profile = flags.profile,
                         .metrics = metrics};
 }
 

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "common/units.h"
 #include "controller/direction_summary.h"
+#include "controller/host_profiles.h"
 
 namespace iofleet {
 namespace {
@@ -507,6 +508,9 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
   }
   html += TargetMetricsSection(report.target_metrics());
   html += BlockStagesSection(report);
+  for (const auto& [name, svg] : ProfileGraphs(report.profiles())) {
+    absl::StrAppend(&html, "<h2>CPU profile: ", Escape(name), "</h2><div class=\"flame\">", svg, "</div>\n");
+  }
   html += HostsTable(report.workers());
   html += "</body></html>\n";
   return html;

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/units.h"
 #include "controller/block_stages.h"
+#include "controller/host_profiles.h"
 #include "controller/latency_shares.h"
 #include "controller/direction_summary.h"
 #include "google/protobuf/util/json_util.h"
@@ -439,6 +440,7 @@ std::string RenderTextReport(const v1::RunReport& report) {
   if (report.cluster().empty()) absl::StrAppend(&out, "  no IO was done\n");
   RenderRelayedWorkers(report, &out);
   AppendTargetMetricsText(report.target_metrics(), ClientsLine(report), &out);
+  AppendProfilesText(report.profiles(), &out);
   AppendBlockStagesText(report.block_devices(), [&report](uint32_t j) {
     return j < static_cast<uint32_t>(report.jobs_size()) ? report.jobs(static_cast<int>(j)).name() : std::string();
   }, &out);

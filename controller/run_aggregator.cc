@@ -1,6 +1,7 @@
 #include "controller/run_aggregator.h"
 
 #include "controller/block_stages.h"
+#include "controller/host_profiles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -93,6 +94,13 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
         why.message(), "; its latencies are left out of the results, its operation and byte counts are kept"));
   }, &report);
   if (report.block_devices_size() > 0) AddBlockDevicesLocked(worker_index, report);
+  if (report.has_profile()) {
+    if (absl::Status valid = ValidateHostProfile(report.profile()); !valid.ok()) {
+      if (++malformed_histograms_ <= kMalformedNamed) malformed_problems_.push_back(absl::StrCat("worker ", workers_[worker_index], " sent ", valid.message(), "; left out"));
+    } else if (profiles_.size() < 4096) {
+      *profiles_.Add() = report.profile();
+    }
+  }
   WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];
   AddDirections(report, &worker_job.totals);
   worker_job.last_end_unix_ns = std::max(worker_job.last_end_unix_ns, report.end_unix_ns());
@@ -322,6 +330,21 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
             [](const auto& a, const auto& b) { return std::tie(a.host(), a.device()) < std::tie(b.host(), b.device()); });
   for (const auto& [key, interval] : block_intervals_) {
     if (interval.directions_size() > 0) *report->add_block_intervals() = interval;
+  }
+  // --profile: each host's profile with the operations its workers completed in its jobs
+  // (counters per IO).
+  *report->mutable_profiles() = profiles_;
+  for (v1::HostProfile& profile : *report->mutable_profiles()) {
+    uint64_t operations = 0;
+    for (uint32_t j : profile.jobs()) {
+      if (j >= per_job_worker_.size()) continue;
+      for (size_t w = 0; w < per_job_worker_[j].size() && w < static_cast<size_t>(report->workers_size()); ++w) {
+        if (report->workers(static_cast<int>(w)).hostname() != profile.host()) continue;
+        for (size_t d = 0; d < 3; ++d) operations += per_job_worker_[j][w].totals.directions[d].ops();  // read, write, trim
+        operations += per_job_worker_[j][w].totals.directions[4].ops();  // metadata operations
+      }
+    }
+    profile.set_operations(operations);
   }
   // Beside each device's stages, the application's view on that host: the jobs on the device,
   // their workers there.

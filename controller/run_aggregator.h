@@ -191,6 +191,8 @@ class RunAggregator final : public ReportSink {
   // --block-stages: per host and device over the run; the cluster's per (phase, interval).
   google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> block_devices_;
   std::map<std::pair<uint32_t, uint32_t>, v1::BlockStagesInterval> block_intervals_;
+  // --profile: each host's per phase, as they came.
+  google::protobuf::RepeatedPtrField<v1::HostProfile> profiles_;
   std::vector<std::string> malformed_problems_;
   size_t malformed_histograms_ = 0;
 };

@@ -25,6 +25,7 @@
 #include "common/nfs_url.h"
 #include "common/protocol_version.h"
 #include "controller/block_stages.h"
+#include "controller/host_profiles.h"
 #include "controller/cluster_session.h"
 #include "controller/command_session.h"
 #include "controller/fio_logs.h"
@@ -98,6 +99,8 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
                                                             {"hosts.json", hosts_json}};
   // --target-metrics: each endpoint's intervals and run totals on their own, beside the
   // clients' result.
+  // --profile: each host's folded stacks and flame graphs.
+  for (auto& file : ProfileFiles(report.profiles())) files.push_back(std::move(file));
   if (report.target_metrics_size() > 0) {
     v1::RunReport target;
     *target.mutable_target_metrics() = report.target_metrics();

@@ -100,6 +100,7 @@ const std::vector<OptionSpec>& SessionOptionSpecs() {
       {"output", true, false, "FILE", "write the report to FILE (atomically) instead of stdout"},
       {"report", true, false, "FILE.html", "also write a self-contained HTML report with charts"},
       {"target-metrics", true, true, "NAME=URL", "scrape the system under test's Prometheus endpoint (JuiceFS --metrics, node exporter) at each interval boundary; repeatable"},
+      {"profile", false, false, "", "sample every CPU's stack on each worker host during the run (perf at 99 Hz; root): a flame graph per host in the results and the HTML report, a differential one between two hosts or compare targets, and perf stat's IPC and cache misses where the kernel counts them"},
       {"block-stages", false, false, "", "trace the block devices under the targets on each worker host: per-interval Q2D (scheduler), D2C (device) and Q2C latencies, request sizes (BPF; the worker needs root)"},
   };
   return kSpecs;
@@ -201,6 +202,7 @@ absl::Status ReadSessionFlags(const CommandLine& cl, SessionFlags* flags) {
   flags->output_file = cl.Get("output");
   flags->html_report = cl.Get("report");
   flags->block_stages = cl.Has("block-stages");
+  flags->profile = cl.Has("profile");
   for (const std::string& value : cl.GetAll("target-metrics")) {
     absl::StatusOr<TargetMetricsEndpoint> endpoint = ParseTargetMetricsFlag(value);
     if (!endpoint.ok()) return endpoint.status();

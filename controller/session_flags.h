@@ -47,6 +47,8 @@ struct SessionFlags {
   std::vector<TargetMetricsEndpoint> target_metrics;
   // --block-stages: each worker traces the block devices under its targets (BPF; root).
   bool block_stages = false;
+  // --profile: each worker host samples its CPUs' stacks (perf, 99 Hz) and counters.
+  bool profile = false;
 
   // No hosts given and none dialling in: the controller starts local workers.
   bool local() const { return hosts.empty() && listen.empty() && !slurm && ssh_hosts.empty(); }

@@ -287,6 +287,15 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
       block_tracer_.reset();
     }
   }
+  if (request_.spec().profile()) {
+    absl::StatusOr<std::unique_ptr<HostProfiler>> profiler = HostProfiler::Start();
+    if (profiler.ok()) {
+      profiler_ = std::move(*profiler);
+      if (host_.empty()) host_ = LocalHostname();
+    } else {
+      for (JobState& state : jobs_) state.notes.push_back(absl::StrCat("no CPU profile: ", profiler.status().message()));
+    }
+  }
   start_gate_.Open(start_);  // the armed threads go
   collector_ = std::thread([this] { CollectorLoop(); });
   return lead;
@@ -443,6 +452,18 @@ void WorkerRun::CollectorLoop() {
       }
       // Detached as soon as the last job ended: nothing of the run stays in the kernel.
       if (all_final) block_tracer_.reset();
+    }
+    if (profiler_ && all_final && !cut.empty()) {
+      // The phase's CPU profile, on its last report.
+      absl::StatusOr<v1::HostProfile> profile = profiler_->Finish();
+      profiler_.reset();
+      if (profile.ok()) {
+        profile->set_host(host_);
+        for (size_t j = 0; j < jobs_.size(); ++j) profile->add_jobs(static_cast<uint32_t>(j));
+        *cut.front().mutable_profile() = std::move(*profile);
+      } else {
+        cut.front().add_notes(absl::StrCat("no CPU profile: ", profile.status().message()));
+      }
     }
     lock.lock();
     if (!steady_states_.empty()) JudgeSteadyState(due, cut);

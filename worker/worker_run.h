@@ -21,6 +21,7 @@
 #include "proto/worker_service.pb.h"
 #include "worker/awake_clock.h"
 #include "worker/block_stage_tracer.h"
+#include "worker/cpu_profile.h"
 #include "worker/file_layout.h"
 #include "worker/interval_cut.h"
 #include "worker/job_thread.h"
@@ -157,6 +158,8 @@ class WorkerRun final : public SessionRun {
   std::unique_ptr<BlockStageTracer> block_tracer_;
   BlockStageTracer::Snapshot block_snapshot_;
   std::vector<std::vector<uint32_t>> block_jobs_;
+  // --profile: perf sampling this host from the start instant to the phase's last report.
+  std::unique_ptr<HostProfiler> profiler_;
   std::string host_;
 };
 
