@@ -44,5 +44,5 @@ size=1g
 runtime=$runtime
 time_based
 JOB
-"$iofleet" compare "$work/randread.fio" "${targets[@]}" --repeat "$repeat" --block-stages --local-workers 1 --quiet \
+"$iofleet" compare "$work/randread.fio" "${targets[@]}" --repeat "$repeat" --block-stages --profile --local-workers 1 --quiet \
   --results-dir "${RESULTS_DIR:-none}"

@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "common/units.h"
 #include "controller/block_stages.h"
+#include "controller/host_profiles.h"
 #include "controller/cluster_session.h"
 #include "controller/mdtest_command.h"
 #include "controller/results_dir.h"
@@ -302,6 +303,7 @@ int RunCompare(const std::vector<std::string>& args) {
   }
 
   v1::CompareReport report;
+  std::vector<std::pair<std::string, v1::HostProfile>> first_profiles;  // --profile: per target
   report.set_repeat(static_cast<uint32_t>(repeat));
   Samples samples;
   std::vector<std::string> order;
@@ -415,6 +417,8 @@ int RunCompare(const std::vector<std::string>& args) {
           const RunResult result = ExecuteRun(spec, options, &run);
           if (!result.ran) return stop_early(result.exit_code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
           files = RunResultFiles(job_text, result.spec, run);
+          // --profile: each target's first profile of its first run, for the differential graph.
+          if (r == 0 && run.profiles_size() > 0) first_profiles.emplace_back(name, run.profiles(0));
           if (result.exit_code != 0) {
             exit_code = 1;
             for (const auto& p : run.problems()) report.add_problems(absl::StrCat(name, ": ", p));
@@ -459,9 +463,17 @@ int RunCompare(const std::vector<std::string>& args) {
   const std::string text = RenderText(report);
   const std::string& rendered = output_format == "json" ? json : text;
   if (results) {
-    auto saved = results->Complete({{"command.txt", absl::StrCat("iofleet compare ", absl::StrJoin(args, " "), "\n")},
-                                    {"compare.txt", text},
-                                    {"compare.json", json}},
+    std::vector<std::pair<std::string, std::string>> files = {{"command.txt", absl::StrCat("iofleet compare ", absl::StrJoin(args, " "), "\n")},
+                                                              {"compare.txt", text},
+                                                              {"compare.json", json}};
+    // --profile: where the CPU time moved between the first target and each other one.
+    for (size_t t = 1; t < first_profiles.size(); ++t) {
+      const auto& [before_name, before] = first_profiles[0];
+      const auto& [after_name, after] = first_profiles[t];
+      files.emplace_back(absl::StrCat("flamegraph-diff-", after_name, "-vs-", before_name, ".svg"),
+                         DifferentialFlameGraph(absl::StrCat(after_name, " against ", before_name, " (first run of each, ", after.host(), ")"), before, after));
+    }
+    auto saved = results->Complete(files,
                                    {report.problems().begin(), report.problems().end()}, exit_code);
     if (saved.ok()) std::cerr << "iofleet compare: results in " << saved->path << (saved->partial ? " (partial)" : "") << "\n";
     else std::cerr << "iofleet compare: results directory: " << saved.status().message() << "\n";

@@ -84,6 +84,10 @@ std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::pro
   return graphs;
 }
 
+std::string DifferentialFlameGraph(const std::string& title, const v1::HostProfile& before, const v1::HostProfile& after) {
+  return DifferentialFlameGraphSvg(title, Stacks(before), Stacks(after));
+}
+
 std::vector<std::pair<std::string, std::string>> ProfileFiles(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles) {
   std::vector<std::pair<std::string, std::string>> files;
   const std::vector<std::string> names = Names(profiles);

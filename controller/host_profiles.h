@@ -29,6 +29,9 @@ std::vector<std::pair<std::string, std::string>> ProfileFiles(const google::prot
 // The same graphs for the HTML report, titled, in that order.
 std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles);
 
+// The differential flame graph of `after` against `before` (two compare targets' hosts).
+std::string DifferentialFlameGraph(const std::string& title, const v1::HostProfile& before, const v1::HostProfile& after);
+
 // The text report's "CPU profiles" section: per profile, samples, the top stacks' roots (which
 // threads) and leaves (which functions), and the counters.
 void AppendProfilesText(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles, std::string* out);

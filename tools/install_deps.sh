@@ -34,7 +34,7 @@ test_packages=(
   openmpi-bin              # mpirun-started workers (tests/launchers/mpi_test.sh)
   autoconf automake libtool libopenmpi-dev  # the real mdtest, built from ../shared/peers (tools/build_mdtest.sh)
   openssh-server           # sshd in network namespaces for --ssh (tests/launchers/ssh_test.sh)
-  linux-perf bpftool       # --profile samples with perf; the block-stage tests list BPF programs
+  linux-perf               # --profile samples with perf (tests/profile_test)
 )
 # The Debian package (make deb, and the tests that install it).
 deb_packages=(
