@@ -176,6 +176,20 @@ void AppendBlockStagesText(const google::protobuf::RepeatedPtrField<v1::BlockDev
       }
     }
   }
+  if (devices.size() < 2) return;
+  // The cluster: every host's devices merged (exact bucket sums).
+  google::protobuf::RepeatedPtrField<v1::BlockStageDirection> cluster;
+  for (const v1::BlockDeviceStages& device : devices) MergeBlockDirections(device.directions(), &cluster);
+  absl::StrAppend(out, "  cluster (", devices.size(), " devices):\n");
+  for (const v1::BlockStageDirection& d : cluster) {
+    std::string app_text;
+    if (d.application_latency().count() > 0) {
+      const std::vector<uint64_t> p = ValuesAtPercentiles(d.application_latency(), {50, 99});
+      app_text = absl::StrCat("application lat p50 ", Ms(p[0]), ", p99 ", Ms(p[1]), "; ");
+    }
+    absl::StrAppendFormat(out, "    %-5s %sdevice %s\n", d.direction(), app_text, BlockStageSplit(d, 0));
+    absl::StrAppendFormat(out, "    %-5s %*s%s\n", "", static_cast<int>(app_text.size()) + 7, "", BlockStageSplit(d, 99));
+  }
 }
 
 void MarkBlockStageOutliers(v1::RunReport* report) {

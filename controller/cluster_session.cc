@@ -551,7 +551,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
             phase_jobs->Swap(&jobs);
           };
           for (v1::BlockDeviceStages& device : *report.mutable_block_devices()) remap(device.mutable_jobs());
-          if (report.has_profile()) remap(report.mutable_profile()->mutable_jobs());
+          for (v1::HostProfile& profile : *report.mutable_profiles()) remap(profile.mutable_jobs());
           reports.push_back(std::move(report));
         }
         break;

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/protocol_version.h"
 #include "controller/block_stages.h"
+#include "controller/host_profiles.h"
 #include "controller/direction_summary.h"
 #include "histogram/latency_histogram.h"
 
@@ -50,6 +51,9 @@ void RelayRun::ReportSum::Add(v1::IntervalReport& report) {
   // --block-stages: each host's devices kept apart (a relay's workers are on many hosts).
   for (const v1::BlockDeviceStages& device : report.block_devices()) MergeBlockDevice(device, &block_devices_);
   report.clear_block_devices();
+  // --profile: each host's, passed on as they are.
+  for (v1::HostProfile& profile : *report.mutable_profiles()) *profiles_.Add() = std::move(profile);
+  report.clear_profiles();
   for (v1::DirectionStats& stats : *report.mutable_directions()) {
     Direction* same = nullptr;
     for (Direction& known : directions_) {
@@ -74,6 +78,7 @@ void RelayRun::ReportSum::Span(const v1::IntervalReport& report) {
 v1::IntervalReport RelayRun::ReportSum::Take() && {
   v1::IntervalReport report = std::move(header_);
   report.mutable_block_devices()->Swap(&block_devices_);
+  report.mutable_profiles()->Swap(&profiles_);
   for (Direction& d : directions_) {
     v1::DirectionStats* stats = report.add_directions();
     *stats = std::move(d.counters);
@@ -101,6 +106,11 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
     // The relay merges what its workers send: checked here as the controller checks what reaches
     // it (a malformed histogram is left out, its counts kept); slow requests get their worker.
     CheckReportFromWire(workers_[worker], [this](const v1::DirectionStats&, const char*, const absl::Status&) { ++malformed_; }, &report);
+    for (int p = report.profiles_size() - 1; p >= 0; --p) {
+      if (ValidateHostProfile(report.profiles(p)).ok()) continue;
+      report.mutable_profiles()->DeleteSubrange(p, 1);
+      ++malformed_;
+    }
     for (int d = report.block_devices_size() - 1; d >= 0; --d) {
       if (ValidateBlockDevice(report.block_devices(d)).ok()) continue;
       report.mutable_block_devices()->DeleteSubrange(d, 1);
@@ -119,6 +129,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       v1::IntervalReport final_only = report;
       final_only.clear_directions();
       final_only.clear_block_devices();  // merged with the interval's (below), not again with the final
+      final_only.clear_profiles();
       if (!finals_[job][worker].has_value()) ++finals_in_[job];
       finals_[job][worker] = std::move(final_only);
     }
@@ -127,7 +138,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       // The interval went up without this worker: its report follows, merged with the other
       // late ones of that interval that come before the next forwarding tick (a relay whose
       // workers are all late sends one amendment per interval, not one per worker).
-      if (report.directions_size() > 0 || report.block_devices_size() > 0) late_.try_emplace(key, report).first->second.Add(report);
+      if (report.directions_size() > 0 || report.block_devices_size() > 0 || report.profiles_size() > 0) late_.try_emplace(key, report).first->second.Add(report);
       ++figures.late_intervals;
     } else {
       auto [it, first] = held_.try_emplace(key, report);

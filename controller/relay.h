@@ -96,6 +96,7 @@ class RelayRun final : public SessionRun, public ReportSink {
     v1::IntervalReport header_;
     std::vector<Direction> directions_;
     google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> block_devices_;
+    google::protobuf::RepeatedPtrField<v1::HostProfile> profiles_;
   };
   struct Held {
     explicit Held(const v1::IntervalReport& first) : sum(first) {}

@@ -94,11 +94,11 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
         why.message(), "; its latencies are left out of the results, its operation and byte counts are kept"));
   }, &report);
   if (report.block_devices_size() > 0) AddBlockDevicesLocked(worker_index, report);
-  if (report.has_profile()) {
-    if (absl::Status valid = ValidateHostProfile(report.profile()); !valid.ok()) {
+  for (const v1::HostProfile& profile : report.profiles()) {
+    if (absl::Status valid = ValidateHostProfile(profile); !valid.ok()) {
       if (++malformed_histograms_ <= kMalformedNamed) malformed_problems_.push_back(absl::StrCat("worker ", workers_[worker_index], " sent ", valid.message(), "; left out"));
     } else if (profiles_.size() < 4096) {
-      *profiles_.Add() = report.profile();
+      *profiles_.Add() = profile;
     }
   }
   WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];

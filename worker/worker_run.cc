@@ -460,7 +460,7 @@ void WorkerRun::CollectorLoop() {
       if (profile.ok()) {
         profile->set_host(host_);
         for (size_t j = 0; j < jobs_.size(); ++j) profile->add_jobs(static_cast<uint32_t>(j));
-        *cut.front().mutable_profile() = std::move(*profile);
+        *cut.front().add_profiles() = std::move(*profile);
       } else {
         cut.front().add_notes(absl::StrCat("no CPU profile: ", profile.status().message()));
       }
