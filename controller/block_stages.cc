@@ -134,6 +134,13 @@ namespace {
 
 std::string Ms(uint64_t ns) { return FormatDurationNs(static_cast<double>(ns)); }
 
+// "application lat p50 X, p99 Y; " when the run report filled the application's side in.
+std::string ApplicationText(const v1::BlockStageDirection& d) {
+  if (d.application_latency().count() == 0) return "";
+  const std::vector<uint64_t> p = ValuesAtPercentiles(d.application_latency(), {50, 99});
+  return absl::StrCat("application lat p50 ", Ms(p[0]), ", p99 ", Ms(p[1]), "; ");
+}
+
 }  // namespace
 
 void AppendBlockStagesText(const google::protobuf::RepeatedPtrField<v1::BlockDeviceStages>& devices,
@@ -154,11 +161,7 @@ void AppendBlockStagesText(const google::protobuf::RepeatedPtrField<v1::BlockDev
       absl::StrAppend(out, "    no request reached the device during the run (the page cache took the IO; writeback comes later)\n");
     }
     for (const v1::BlockStageDirection& d : device.directions()) {
-      std::string app_text;
-      if (d.application_latency().count() > 0) {
-        const std::vector<uint64_t> p = ValuesAtPercentiles(d.application_latency(), {50, 99});
-        app_text = absl::StrCat("application lat p50 ", Ms(p[0]), ", p99 ", Ms(p[1]), "; ");
-      }
+      const std::string app_text = ApplicationText(d);
       absl::StrAppendFormat(out, "    %-5s %sdevice %s\n", d.direction(), app_text, BlockStageSplit(d, 0));
       absl::StrAppendFormat(out, "    %-5s %*s%s\n", "", static_cast<int>(app_text.size()) + 7, "", BlockStageSplit(d, 50));
       absl::StrAppendFormat(out, "    %-5s %*s%s\n", "", static_cast<int>(app_text.size()) + 7, "", BlockStageSplit(d, 99));
@@ -182,11 +185,7 @@ void AppendBlockStagesText(const google::protobuf::RepeatedPtrField<v1::BlockDev
   for (const v1::BlockDeviceStages& device : devices) MergeBlockDirections(device.directions(), &cluster);
   absl::StrAppend(out, "  cluster (", devices.size(), " devices):\n");
   for (const v1::BlockStageDirection& d : cluster) {
-    std::string app_text;
-    if (d.application_latency().count() > 0) {
-      const std::vector<uint64_t> p = ValuesAtPercentiles(d.application_latency(), {50, 99});
-      app_text = absl::StrCat("application lat p50 ", Ms(p[0]), ", p99 ", Ms(p[1]), "; ");
-    }
+    const std::string app_text = ApplicationText(d);
     absl::StrAppendFormat(out, "    %-5s %sdevice %s\n", d.direction(), app_text, BlockStageSplit(d, 0));
     absl::StrAppendFormat(out, "    %-5s %*s%s\n", "", static_cast<int>(app_text.size()) + 7, "", BlockStageSplit(d, 99));
   }

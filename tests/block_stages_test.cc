@@ -2,7 +2,6 @@
 // job on ext4 on a loop device gets stage histograms that count the requests the device
 // completed, with Q2D and D2C consistent with Q2C; a tmpfs target says it has no block device;
 // and nothing stays attached in the kernel — after a run, and after a controller killed mid-run.
-#include <bpf/bpf.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -20,6 +19,7 @@
 #include "histogram/latency_histogram.h"
 #include "proto/report.pb.h"
 #include "tests/targets.h"
+#include "worker/block_stage_tracer.h"
 #include "tests/test_process.h"
 
 namespace iofleet {
@@ -33,20 +33,7 @@ using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
 using ::iofleet::testing::WaitFor;
 
-// The BPF programs of iofleet's tracer loaded in the kernel now.
-int LoadedTracerPrograms() {
-  int n = 0;
-  uint32_t id = 0;
-  while (bpf_prog_get_next_id(id, &id) == 0) {
-    const int fd = bpf_prog_get_fd_by_id(id);
-    if (fd < 0) continue;
-    bpf_prog_info info{};
-    uint32_t length = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && absl::StartsWith(info.name, "iofleet_")) ++n;
-    ::close(fd);
-  }
-  return n;
-}
+int LoadedTracerPrograms() { return BlockStageTracer::ProgramsLoaded(); }
 
 // What a user of ftrace would notice changed: whether tracefs is mounted, and its switches.
 std::string TracefsState() {

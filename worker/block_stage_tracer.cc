@@ -4,6 +4,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
@@ -183,6 +185,20 @@ absl::StatusOr<std::unique_ptr<BlockStageTracer>> BlockStageTracer::Attach(std::
   }
   TakeLibbpfLog();
   return tracer;
+}
+
+int BlockStageTracer::ProgramsLoaded() {
+  int n = 0;
+  uint32_t id = 0;
+  while (bpf_prog_get_next_id(id, &id) == 0) {
+    const int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    uint32_t length = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &length) == 0 && absl::StartsWith(info.name, "iofleet_")) ++n;
+    ::close(fd);
+  }
+  return n;
 }
 
 BlockStageTracer::~BlockStageTracer() {

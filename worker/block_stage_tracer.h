@@ -37,6 +37,10 @@ class BlockStageTracer {
   BlockStageTracer(const BlockStageTracer&) = delete;
   BlockStageTracer& operator=(const BlockStageTracer&) = delete;
 
+  // How many of the tracer's programs (any process's) the kernel holds now: what tests check
+  // is 0 once tracing is over (the kernel frees a detached program after an RCU grace period).
+  static int ProgramsLoaded();
+
   const std::vector<BlockDevice>& devices() const { return devices_; }
   // Whether Q is the request's own timestamp (its allocation: btt's G) rather than its first
   // bio's queueing; see worker/bpf/block_stages.bpf.c.
