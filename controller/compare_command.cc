@@ -401,6 +401,7 @@ int RunCompare(const std::vector<std::string>& args) {
               ExecuteMdtest(target_mdtest, command_line, &md, &ran, nullptr, &resolved);
           if (!ran) return stop_early(code, absl::StrCat("run ", r + 1, " on ", name, " did not start: later runs were not done"));
           files = MdtestResultFiles(command_line, resolved, md);
+          if (r == 0 && md.profiles_size() > 0) first_profiles.emplace_back(name, md.profiles(0));
           if (code != 0) {
             exit_code = 1;
             for (const auto& p : md.problems()) report.add_problems(absl::StrCat(name, ": ", p));

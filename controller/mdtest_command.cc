@@ -34,6 +34,7 @@
 #include "controller/mdtest_plan.h"
 #include "controller/mdtest_render.h"
 #include "controller/run_aggregator.h"
+#include "controller/host_profiles.h"
 #include "controller/target_metrics.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/job_validation.h"
@@ -87,6 +88,7 @@ std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::st
                                                             {"report.txt", RenderText(report)},
                                                             {"report.html", RenderMdtestHtmlReport(report)},
                                                             {"hosts.json", MdtestJson(hosts)}};
+  for (auto& file : ProfileFiles(report.profiles())) files.push_back(std::move(file));  // --profile
   if (report.target_metrics_size() > 0) {
     v1::MdtestReport target;  // --target-metrics on their own, beside the clients' result
     *target.mutable_target_metrics() = report.target_metrics();
@@ -455,13 +457,14 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   }
   if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
   if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
-  if (o.session.block_stages) {
-    // --block-stages over the whole command: every phase of every iteration.
+  if (o.session.block_stages || o.session.profile) {
+    // --block-stages and --profile over the whole command: every phase of every iteration.
     v1::RunReport blocks;
     *blocks.mutable_workers() = run_report.workers();
     aggregator.FillReport(&blocks);
     *report.mutable_block_devices() = blocks.block_devices();
     *report.mutable_block_intervals() = blocks.block_intervals();
+    *report.mutable_profiles() = blocks.profiles();
   }
   SummaryRows(report, false, report.mutable_summary_rate());
   SummaryRows(report, true, report.mutable_summary_time());

@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "common/units.h"
 #include "controller/block_stages.h"
+#include "controller/host_profiles.h"
 #include "controller/report_text.h"
 #include "controller/direction_summary.h"
 #include "google/protobuf/util/json_util.h"
@@ -207,6 +208,7 @@ std::string RenderText(const v1::MdtestReport& report) {
   // The system under test's view: its endpoints beside the phases' rates above.
   AppendTargetMetricsText(report.target_metrics(), "", &out);
   // mdtest's jobs are its phases (spec order); the records name the operations they ran.
+  AppendProfilesText(report.profiles(), &out);
   AppendBlockStagesText(report.block_devices(), [](uint32_t) { return std::string(); }, &out);
   if (!report.problems().empty()) {
     absl::StrAppend(&out, "\nPROBLEMS:\n");

@@ -430,6 +430,9 @@ std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
   }
   html += SlowestTable("Slowest operations (3 per phase)", {"iteration", "operation"}, slowest, /*offsets=*/false);
   html += TargetMetricsSection(report.target_metrics());
+  for (const auto& [name, svg] : ProfileGraphs(report.profiles())) {
+    absl::StrAppend(&html, "<h2>CPU profile: ", Escape(name), "</h2><div class=\"flame\">", svg, "</div>\n");
+  }
   html += HostsTable(report.workers());
   return html + "</body></html>\n";
 }

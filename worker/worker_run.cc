@@ -100,6 +100,17 @@ void WorkerRun::Arm() {
     }
   }
   if (request_.spec().block_stages()) SetUpBlockStages();
+  if (request_.spec().profile()) {
+    // Sampling from now, while the threads arm: perf takes a moment to start, and the start
+    // instant must not wait for it (the first samples are of the set-up and the wait).
+    absl::StatusOr<std::unique_ptr<HostProfiler>> profiler = HostProfiler::Start();
+    if (profiler.ok()) {
+      profiler_ = std::move(*profiler);
+      if (host_.empty()) host_ = LocalHostname();
+    } else {
+      for (JobState& state : jobs_) state.notes.push_back(absl::StrCat("no CPU profile: ", profiler.status().message()));
+    }
+  }
   for (int j = 0; j < specs.size(); ++j) {
     for (uint32_t t = 0; t < specs[j].numjobs(); ++t) {
       JobThreadPlan plan{.job = &layout_.jobs[j],
@@ -285,15 +296,6 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
     } else {
       for (JobState& state : jobs_) state.notes.push_back(absl::StrCat("block stages not traced: ", baseline.status().message()));
       block_tracer_.reset();
-    }
-  }
-  if (request_.spec().profile()) {
-    absl::StatusOr<std::unique_ptr<HostProfiler>> profiler = HostProfiler::Start();
-    if (profiler.ok()) {
-      profiler_ = std::move(*profiler);
-      if (host_.empty()) host_ = LocalHostname();
-    } else {
-      for (JobState& state : jobs_) state.notes.push_back(absl::StrCat("no CPU profile: ", profiler.status().message()));
     }
   }
   start_gate_.Open(start_);  // the armed threads go

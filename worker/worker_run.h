@@ -158,7 +158,7 @@ class WorkerRun final : public SessionRun {
   std::unique_ptr<BlockStageTracer> block_tracer_;
   BlockStageTracer::Snapshot block_snapshot_;
   std::vector<std::vector<uint32_t>> block_jobs_;
-  // --profile: perf sampling this host from the start instant to the phase's last report.
+  // --profile: perf sampling this host from when the run is armed to its last report.
   std::unique_ptr<HostProfiler> profiler_;
   std::string host_;
 };
