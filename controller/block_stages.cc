@@ -73,6 +73,11 @@ void MergeBlockDirections(const google::protobuf::RepeatedPtrField<v1::BlockStag
     same->set_sequential(same->sequential() + d.sequential());
     same->set_merged_bios(same->merged_bios() + d.merged_bios());
     same->set_unqueued(same->unqueued() + d.unqueued());
+    // The application's side too (the cluster line: every host's jobs; a job whose files span
+    // two devices of a host counts on both).
+    MergeHistogramProto(d.application_latency(), same->mutable_application_latency());
+    same->set_application_ops(same->application_ops() + d.application_ops());
+    same->set_application_bytes(same->application_bytes() + d.application_bytes());
   }
   // A stable order for the reports: read, write, trim, flush.
   auto rank = [](const v1::BlockStageDirection& d) {

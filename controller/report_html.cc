@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/time.h"
 #include "common/units.h"
+#include "controller/block_stages.h"
 #include "controller/direction_summary.h"
 #include "controller/host_profiles.h"
 
@@ -357,7 +358,15 @@ std::string BlockStagesSection(const v1::RunReport& report) {
     const std::vector<uint64_t> p = ValuesAtPercentiles(h, {50, 99});
     return absl::StrCat(FormatDurationNs(static_cast<double>(p[0])), " / ", FormatDurationNs(static_cast<double>(p[1])));
   };
-  for (const v1::BlockDeviceStages& device : report.block_devices()) {
+  // Each host's devices, then (with more than one) the cluster: all of them merged.
+  google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> rows = report.block_devices();
+  if (rows.size() > 1) {
+    v1::BlockDeviceStages* cluster = rows.Add();
+    cluster->set_host("cluster");
+    cluster->set_device(absl::StrCat(report.block_devices_size(), " devices"));
+    for (const v1::BlockDeviceStages& device : report.block_devices()) MergeBlockDirections(device.directions(), cluster->mutable_directions());
+  }
+  for (const v1::BlockDeviceStages& device : rows) {
     for (const v1::BlockStageDirection& d : device.directions()) {
       const double requests = static_cast<double>(d.request_bytes().count());
       absl::StrAppend(&html, "<tr><td>", Escape(device.host()), "</td><td>", Escape(device.device()), "</td><td>", Escape(device.scheduler()), "</td><td>",
