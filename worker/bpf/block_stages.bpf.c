@@ -1,7 +1,7 @@
 // The kernel does not run a program inside itself: an event on a CPU where the same program is
 // already running (a completion interrupt in the middle of another completion) is missed and
-// counted in the program's recursion_misses, which user space reports. The three stages of a
-// request are recorded together at its completion, so they always count the same requests.
+// counted in the program's recursion_misses, which user space reports. A request's stages and
+// size are recorded together at its completion, so they always count the same requests.
 //
 // Block-layer stage latencies in the kernel (worker/block_stage_tracer.h loads it): for each
 // request on the traced devices, the time from its first bio's queueing (btt's Q) to its issue
@@ -106,6 +106,8 @@ struct issued {
   u64 issue_ns;
   u64 queue_ns;  // 0: not seen
   u64 request;   // in_flight: whose slot this is (0: free)
+  u64 bytes;     // the request's size when dispatched
+  u64 sequential;  // 1: it began where the previous dispatch of its direction ended
 };
 
 // The first bio's queue time, by bio, until its request is issued (or it merges into one):
@@ -207,9 +209,8 @@ static __always_inline u32 bucket_index(u64 v) {
 static __always_inline void record(int slot, int direction, int stage, u64 value) {
   const u32 series = ((u32)slot * DIRECTIONS + (u32)direction) * STAGES + (u32)stage;
   struct series_stats *s = bpf_map_lookup_elem(&stats, &series);
-  // Plain adds to this CPU's copy: a program that interrupts another on the same CPU (a
-  // completion in interrupt context during an issue) records other stages, so no two
-  // read-modify-writes of one counter interleave (the kernel never nests a program in itself).
+  // Plain adds to this CPU's copy: only the completion program records, and the kernel never
+  // runs a program inside itself on one CPU, so no two read-modify-writes of a counter interleave.
   if (s) {
     if (s->count == 0 || value < s->min) s->min = value;
     if (value > s->max) s->max = value;
@@ -293,24 +294,22 @@ int BPF_PROG(iofleet_rq_issue, struct request *rq) {
   }
   const u64 rq_key = (u64)rq;
   issued.request = rq_key;
+  issued.bytes = rq->__data_len;
+  const u64 sector = rq->__sector;
+  const u32 where = (u32)slot * DIRECTIONS + (u32)direction;
+  u64 *next = bpf_map_lookup_elem(&next_sector, &where);
+  if (next) {
+    issued.sequential = *next == sector && issued.bytes > 0;
+    *next = sector + (issued.bytes >> 9);
+  }
+  // Everything is recorded at completion, from what the last dispatch kept here: a request
+  // dispatched twice (requeued) counts once, and one still in the device when tracing stops
+  // not at all — so every stage and the sizes count the same requests.
   struct issued *tracked = in_flight_slot(slot_index, rq);
   if (tracked) {
     *tracked = issued;
   } else {
     bpf_map_update_elem(&in_device, &rq_key, &issued, BPF_ANY);
-  }
-
-  const u64 bytes = rq->__data_len;
-  const u64 sector = rq->__sector;
-  struct direction_counts *c = counts_of(slot, direction);
-  if (issued.queue_ns == 0 && c) c->unqueued += 1;
-  // The stages are recorded together at completion (Q2D, D2C and Q2C of the same requests).
-  record(slot, direction, STAGE_SIZE, bytes);
-  const u32 where = (u32)slot * DIRECTIONS + (u32)direction;
-  u64 *next = bpf_map_lookup_elem(&next_sector, &where);
-  if (next) {
-    if (c && *next == sector && bytes > 0) c->sequential += 1;
-    *next = sector + (bytes >> 9);
   }
   return 0;
 }
@@ -324,7 +323,7 @@ int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsign
   const int in_array = issued && issued->request == rq_key;
   if (!in_array) issued = bpf_map_lookup_elem(&in_device, &rq_key);
   if (!issued) return 0;  // issued before tracing began
-  const u64 issue_ns = issued->issue_ns, queue_ns = issued->queue_ns;
+  const u64 issue_ns = issued->issue_ns, queue_ns = issued->queue_ns, bytes = issued->bytes, sequential = issued->sequential;
   if (in_array) {
     issued->request = 0;
   } else {
@@ -334,9 +333,14 @@ int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsign
   if (direction < 0) return 0;
   const u64 now = bpf_ktime_get_ns();
   record(slot, direction, STAGE_D2C, now - issue_ns);
+  record(slot, direction, STAGE_SIZE, bytes);
+  struct direction_counts *c = counts_of(slot, direction);
+  if (c) c->sequential += sequential;
   if (queue_ns != 0) {
     record(slot, direction, STAGE_Q2D, issue_ns - queue_ns);
     record(slot, direction, STAGE_Q2C, now - queue_ns);
+  } else if (c) {
+    c->unqueued += 1;
   }
   return 0;
 }
