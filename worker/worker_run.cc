@@ -451,6 +451,10 @@ void WorkerRun::CollectorLoop() {
           *cut.front().add_block_devices() = std::move(device);
         }
         block_snapshot_ = std::move(*snapshot);
+      } else {
+        // The next cut covers this one's span; the last one's loss is said.
+        Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": block stages: ", snapshot.status().message()));
+        if (all_final) cut.front().add_notes(absl::StrCat("block stages of the last interval lost: ", snapshot.status().message()));
       }
       // Detached as soon as the last job ended: nothing of the run stays in the kernel.
       if (all_final) block_tracer_.reset();
