@@ -36,7 +36,7 @@ for d in dev["directions"]:
     if d["direction"] in app:
         lost[d["direction"]] = app[d["direction"]] - int(d["request_bytes"]["count"]) - int(d.get("merged_bios", 0))
 if any(v > 0 for v in lost.values()):
-    print(f"run {sys.argv[2]}: not counted {lost}, events reported missed {dev.get('missed_events', 0)}")
+    print(f"run {sys.argv[2]}: not counted {lost}, events reported missed {dev.get('missed_events', 0)}, completions without dispatch {[(d['direction'], d.get('undispatched', 0)) for d in dev['directions']]}")
     sys.exit(1)
 PY
   cleanup; trap - EXIT

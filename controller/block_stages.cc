@@ -73,6 +73,7 @@ void MergeBlockDirections(const google::protobuf::RepeatedPtrField<v1::BlockStag
     same->set_sequential(same->sequential() + d.sequential());
     same->set_merged_bios(same->merged_bios() + d.merged_bios());
     same->set_unqueued(same->unqueued() + d.unqueued());
+    same->set_undispatched(same->undispatched() + d.undispatched());
     // The application's side too (the cluster line: every host's jobs; a job whose files span
     // two devices of a host counts on both).
     MergeHistogramProto(d.application_latency(), same->mutable_application_latency());

@@ -30,7 +30,7 @@ struct SeriesStats {
   uint64_t count, sum, min, max;
 };
 struct DirectionCounts {
-  uint64_t sequential, merged_bios, unqueued;
+  uint64_t sequential, merged_bios, unqueued, undispatched;
 };
 
 // libbpf's messages, kept for the error a failed load returns (its default prints to stderr).
@@ -300,6 +300,7 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
       series.sequential += c.sequential;
       series.merged_bios += c.merged_bios;
       series.unqueued += c.unqueued;
+      series.undispatched += c.undispatched;
     }
   }
   for (int fd : program_fds_) {
@@ -327,7 +328,11 @@ std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snap
                                                : later.stages[static_cast<size_t>(s)];
       }
       const uint64_t merged = later.merged_bios - (before ? before->merged_bios : 0);
-      if (delta[BlockStageTracer::kRequestBytes].count() == 0 && delta[BlockStageTracer::kDispatchToComplete].count() == 0 && merged == 0) continue;
+      const uint64_t undispatched = later.undispatched - (before ? before->undispatched : 0);
+      if (delta[BlockStageTracer::kRequestBytes].count() == 0 && delta[BlockStageTracer::kDispatchToComplete].count() == 0 && merged == 0 &&
+          undispatched == 0) {
+        continue;
+      }
       v1::BlockStageDirection* direction = record.add_directions();
       direction->set_direction(kWireDirection[dir]);
       *direction->mutable_queue_to_dispatch() = delta[BlockStageTracer::kQueueToDispatch].ToProto();
@@ -337,6 +342,7 @@ std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snap
       direction->set_sequential(later.sequential - (before ? before->sequential : 0));
       direction->set_merged_bios(merged);
       direction->set_unqueued(later.unqueued - (before ? before->unqueued : 0));
+      direction->set_undispatched(later.undispatched - (before ? before->undispatched : 0));
     }
     const uint64_t missed = now.missed_events - std::min(now.missed_events, earlier.missed_events);
     if (record.directions_size() == 0 && !all && (missed == 0 || missed_told)) continue;

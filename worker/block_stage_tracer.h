@@ -49,7 +49,7 @@ class BlockStageTracer {
   // Everything recorded since Attach, per device and direction.
   struct Series {
     std::array<LatencyHistogram, kStages> stages;
-    uint64_t sequential = 0, merged_bios = 0, unqueued = 0;
+    uint64_t sequential = 0, merged_bios = 0, unqueued = 0, undispatched = 0;
   };
   struct Snapshot {
     std::vector<std::array<Series, kDirections>> devices;  // [device][direction]

@@ -1,6 +1,7 @@
 // The kernel does not run a program inside itself: an event on a CPU where the same program is
 // already running (a completion interrupt in the middle of another completion) is missed and
-// counted in the program's recursion_misses, which user space reports. A request's stages and
+// counted in the program's recursion_misses, which user space reports. Counters are added to
+// atomically: a program may be preempted by a task that runs it on the same CPU. A request's stages and
 // size are recorded together at its completion, so they always count the same requests.
 //
 // Block-layer stage latencies in the kernel (worker/block_stage_tracer.h loads it): for each
@@ -101,6 +102,7 @@ struct direction_counts {
   u64 sequential;   // issued requests that start where the previous one on the device ended
   u64 merged_bios;  // bios merged into a request already queued (back or front)
   u64 unqueued;     // issued requests whose Q was not seen (queued before tracing began, flushes)
+  u64 undispatched;  // completions whose dispatch was not seen (dispatched before tracing began)
 };
 struct issued {
   u64 issue_ns;
@@ -209,19 +211,21 @@ static __always_inline u32 bucket_index(u64 v) {
 static __always_inline void record(int slot, int direction, int stage, u64 value) {
   const u32 series = ((u32)slot * DIRECTIONS + (u32)direction) * STAGES + (u32)stage;
   struct series_stats *s = bpf_map_lookup_elem(&stats, &series);
-  // Plain adds to this CPU's copy: only the completion program records, and the kernel never
-  // runs a program inside itself on one CPU, so no two read-modify-writes of a counter interleave.
+  // Atomic adds even to this CPU's own copy: a tracing program runs with migration disabled but
+  // may be preempted, and the task that preempts it may run it too on the same CPU (a plain
+  // read-modify-write then loses counts: seen under load, a few requests per thousand). The
+  // extremes may miss such a race; user space keeps them within the buckets' bounds.
   if (s) {
     if (s->count == 0 || value < s->min) s->min = value;
     if (value > s->max) s->max = value;
-    s->count += 1;
-    s->sum += value;
+    __sync_fetch_and_add(&s->count, 1);
+    __sync_fetch_and_add(&s->sum, value);
   }
   u32 bucket = bucket_index(value);
   if (bucket >= BUCKETS) bucket = BUCKETS - 1;
   const u32 key = series * BUCKETS + bucket;
   u64 *n = bpf_map_lookup_elem(&buckets, &key);
-  if (n) *n += 1;
+  if (n) __sync_fetch_and_add(n, 1);
 }
 
 static __always_inline struct direction_counts *counts_of(int slot, int direction) {
@@ -270,6 +274,19 @@ static __always_inline struct issued *in_flight_slot(int device, struct request 
   if (tag < 0 || (u32)tag >= device_tags[device] || queue >= device_queues[device]) return 0;
   const u32 index = device_first[device] + queue * device_tags[device] + (u32)tag;
   return bpf_map_lookup_elem(&in_flight, &index);
+}
+
+// A request merged into another before dispatch (the scheduler's or the plug's request merges):
+// its first bio now travels in the other request (bios merged into it were counted already).
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(iofleet_rq_merge, struct request *rq) {
+  const int slot = device_slot(rq->q->disk);
+  if (slot < 0) return 0;
+  const int direction = direction_of(rq->cmd_flags);
+  if (direction < 0) return 0;
+  struct direction_counts *c = counts_of(slot, direction);
+  if (c) __sync_fetch_and_add(&c->merged_bios, 1);
+  return 0;
 }
 
 SEC("tp_btf/block_rq_issue")
@@ -322,7 +339,13 @@ int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsign
   struct issued *issued = in_flight_slot(slot, rq);
   const int in_array = issued && issued->request == rq_key;
   if (!in_array) issued = bpf_map_lookup_elem(&in_device, &rq_key);
-  if (!issued) return 0;  // issued before tracing began
+  if (!issued) {
+    // Dispatched before tracing began: counted, not timed.
+    const int unseen = direction_of(rq->cmd_flags);
+    struct direction_counts *u = unseen >= 0 ? counts_of(slot, unseen) : 0;
+    if (u) __sync_fetch_and_add(&u->undispatched, 1);
+    return 0;
+  }
   const u64 issue_ns = issued->issue_ns, queue_ns = issued->queue_ns, bytes = issued->bytes, sequential = issued->sequential;
   if (in_array) {
     issued->request = 0;
@@ -335,12 +358,12 @@ int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsign
   record(slot, direction, STAGE_D2C, now - issue_ns);
   record(slot, direction, STAGE_SIZE, bytes);
   struct direction_counts *c = counts_of(slot, direction);
-  if (c) c->sequential += sequential;
+  if (c && sequential) __sync_fetch_and_add(&c->sequential, 1);
   if (queue_ns != 0) {
     record(slot, direction, STAGE_Q2D, issue_ns - queue_ns);
     record(slot, direction, STAGE_Q2C, now - queue_ns);
   } else if (c) {
-    c->unqueued += 1;
+    __sync_fetch_and_add(&c->unqueued, 1);
   }
   return 0;
 }
