@@ -7,12 +7,6 @@
 namespace iofleet {
 namespace {
 
-v1::LatencyHistogramProto Samples(std::initializer_list<uint64_t> values) {
-  LatencyHistogram h;
-  for (uint64_t v : values) h.Record(v);
-  return h.ToProto();
-}
-
 v1::BlockDeviceStages Device(const std::string& host, const std::string& name, uint64_t d2c_ns, uint64_t q2d_ns, int requests) {
   v1::BlockDeviceStages device;
   device.set_host(host);
