@@ -231,10 +231,8 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
   std::vector<std::vector<uint64_t>> counts(series_count);
   std::vector<uint64_t> values;
   std::vector<uint32_t> keys;
-  for (uint32_t s = 0; s < series_count; ++s) {
-    if (stats[s].count == 0) continue;
-    const uint32_t lo = std::min(HistogramLayout::BucketIndex(stats[s].min), kBucketsPerSeries - 1);
-    const uint32_t hi = std::min(HistogramLayout::BucketIndex(stats[s].max), kBucketsPerSeries - 1);
+  // Buckets lo..hi of series s into counts[s]; their sum.
+  auto read_buckets = [&](uint32_t s, uint32_t lo, uint32_t hi) -> absl::StatusOr<uint64_t> {
     // A batch continues after the key it is given (as get_next_key): the one before the first.
     const uint32_t first = s * kBucketsPerSeries + lo;
     uint32_t want = hi - lo + 1, before = first - 1, next = 0;
@@ -248,10 +246,27 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
     }
     std::vector<uint64_t>& c = counts[s];
     c.assign(hi + 1, 0);
+    uint64_t sum = 0;
     for (uint32_t i = 0; i < want; ++i) {
       const uint32_t bucket = keys[i] - s * kBucketsPerSeries;
       if (bucket > hi) continue;
       for (size_t cpu = 0; cpu < cpus; ++cpu) c[bucket] += values[static_cast<size_t>(i) * cpus + cpu];
+      sum += c[bucket];
+    }
+    return sum;
+  };
+  for (uint32_t s = 0; s < series_count; ++s) {
+    if (stats[s].count == 0) continue;
+    const uint32_t lo = std::min(HistogramLayout::BucketIndex(stats[s].min), kBucketsPerSeries - 1);
+    const uint32_t hi = std::min(HistogramLayout::BucketIndex(stats[s].max), kBucketsPerSeries - 1);
+    absl::StatusOr<uint64_t> in_range = read_buckets(s, lo, hi);
+    if (!in_range.ok()) return in_range.status();
+    // The extremes are not updated atomically (a preempted program can overwrite a larger
+    // maximum with its own): fewer samples between them than the exact count says means some
+    // lie outside, so the whole series is read.
+    if (*in_range < stats[s].count) {
+      absl::StatusOr<uint64_t> all = read_buckets(s, 0, kBucketsPerSeries - 1);
+      if (!all.ok()) return all.status();
     }
   }
   // Values past the kept buckets were counted in the last one: placed at the series' maximum.
@@ -285,9 +300,9 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
           highest = i;
         }
         const SeriesStats& st = stats[s];
-        // Extremes a racing update missed stay within the buckets that hold samples.
-        const uint64_t min = count ? std::max(st.min == UINT64_MAX ? 0 : st.min, HistogramLayout::BucketLower(lowest)) : 0;
-        const uint64_t max = count ? std::min(std::max(st.max, min), HistogramLayout::BucketUpper(highest)) : 0;
+        // Extremes a racing update missed stay within the buckets that hold the extreme samples.
+        const uint64_t min = count ? std::clamp(st.min, HistogramLayout::BucketLower(lowest), HistogramLayout::BucketUpper(lowest)) : 0;
+        const uint64_t max = count ? std::clamp(st.max, HistogramLayout::BucketLower(highest), HistogramLayout::BucketUpper(highest)) : 0;
         series.stages[static_cast<size_t>(stage)] = LatencyHistogram::FromParts(std::move(counts[s]), count, st.sum, squares, std::min(min, max), max);
       }
     }
