@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
@@ -791,6 +792,7 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
   const bool block_stages = options_.block_stages || phase_spec.block_stages();
   const bool profile = options_.profile || phase_spec.profile();  // host-wide too
   std::vector<bool> traces_blocks(n, false);
+  absl::flat_hash_set<std::string> hosts_seen;  // one set, not a look back over every earlier worker
   {
     std::lock_guard<std::mutex> lock(mu_);
     run_id_ = run_id;
@@ -805,14 +807,8 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
       // A relay's workers take consecutive indices.
       first_index[i] = placement.first_index + total;
       total += Weight(p);
-      if (block_stages || profile) {
-        bool first_of_host = true;
-        for (size_t k = 0; k < i && p.hello && !IsRelay(p); ++k) {
-          const Peer& other = peers_[k];
-          if (other.hello && !IsRelay(other) && other.hello->hostname() == p.hello->hostname()) first_of_host = false;
-        }
-        traces_blocks[i] = first_of_host;
-      }
+      // A relay or a worker not heard from yet decides for itself.
+      if (block_stages || profile) traces_blocks[i] = !p.hello || IsRelay(p) || hosts_seen.insert(p.hello->hostname()).second;
     }
   }
   if (placement.worker_count > 0) total = placement.worker_count;
