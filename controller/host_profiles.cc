@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "controller/flame_graph.h"
+#include "controller/results_dir.h"
 #include "common/units.h"
 
 namespace iofleet {
@@ -18,20 +19,13 @@ FoldedStacks Stacks(const v1::HostProfile& profile) {
   return stacks;
 }
 
-// A file-name-safe host name.
-std::string Safe(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
-  return out.empty() ? "host" : out.substr(0, 64);
-}
-
 // profile-<host> or profile-<host>-jobN when a host has more than one (phases).
 std::vector<std::string> Names(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles) {
   std::map<std::string, int> per_host;
   for (const v1::HostProfile& p : profiles) ++per_host[p.host()];
   std::vector<std::string> names;
   for (const v1::HostProfile& p : profiles) {
-    std::string name = Safe(p.host());
+    std::string name = ResultsFileName(p.host(), "host");
     if (per_host[p.host()] > 1 && !p.jobs().empty()) absl::StrAppend(&name, "-job", p.jobs(0));
     names.push_back(name);
   }

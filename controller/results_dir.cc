@@ -15,13 +15,6 @@
 namespace iofleet {
 namespace {
 
-// Job names become file names: anything but [A-Za-z0-9._-] turns into '_'.
-std::string Sanitize(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
-  return out.empty() ? "run" : out.substr(0, 64);
-}
-
 bool Exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
@@ -29,11 +22,17 @@ bool Exists(const std::string& path) {
 
 }  // namespace
 
+std::string ResultsFileName(const std::string& name, const std::string& empty) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  return out.empty() ? empty : out.substr(0, 64);
+}
+
 absl::StatusOr<ResultsDirectory> ResultsDirectory::Create(const std::string& base, absl::Time start, const std::string& job_name) {
   std::error_code error;
   std::filesystem::create_directories(base, error);
   if (error) return absl::InvalidArgumentError(absl::StrCat("--results-dir ", base, ": ", error.message()));
-  const std::string stem = absl::StrCat(absl::FormatTime("%Y%m%dT%H%M%SZ", start, absl::UTCTimeZone()), "-", Sanitize(job_name));
+  const std::string stem = absl::StrCat(absl::FormatTime("%Y%m%dT%H%M%SZ", start, absl::UTCTimeZone()), "-", ResultsFileName(job_name, "run"));
   for (int n = 1; n < 1000; ++n) {
     const std::string name = n == 1 ? stem : absl::StrCat(stem, "-", n);
     const std::string final_path = absl::StrCat(base, "/", name), working = absl::StrCat(base, "/.", name, ".partial");

@@ -15,6 +15,10 @@
 
 namespace iofleet {
 
+// A name as a file name in a results directory: anything but [A-Za-z0-9._-] turns into '_',
+// at most 64 bytes; `empty` when nothing is left.
+std::string ResultsFileName(const std::string& name, const std::string& empty);
+
 class ResultsDirectory {
  public:
   // Makes DIR (if needed) and the working directory for a run named after `job_name` that

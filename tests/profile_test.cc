@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/hostname.h"
+#include "controller/results_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/targets.h"
@@ -62,8 +63,7 @@ TEST(CpuProfile, AFlameGraphOfTheWorkerHostWithItsIoPath) {
   std::string dir;
   for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator(results)) dir = e.path().string();
   ASSERT_FALSE(dir.empty());
-  std::string host;
-  for (char c : LocalHostname()) host += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c : '_';
+  const std::string host = ResultsFileName(LocalHostname(), "host");
 
   // The folded stacks: the worker's job threads (named io-job), through its IO loop into the
   // kernel's io_uring and block layer.
