@@ -331,36 +331,37 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
   for (const auto& [key, interval] : block_intervals_) {
     if (interval.directions_size() > 0) *report->add_block_intervals() = interval;
   }
+  // What the workers on `host` did in `jobs`: fn(their totals of one job), for the profiles' and
+  // the block devices' application side.
+  auto for_each_on_host = [&](const std::string& host, const google::protobuf::RepeatedField<uint32_t>& jobs, const auto& fn) {
+    for (uint32_t j : jobs) {
+      if (j >= per_job_worker_.size()) continue;
+      for (size_t w = 0; w < per_job_worker_[j].size() && w < static_cast<size_t>(report->workers_size()); ++w) {
+        if (report->workers(static_cast<int>(w)).hostname() == host) fn(per_job_worker_[j][w].totals.directions);
+      }
+    }
+  };
   // --profile: each host's profile with the operations its workers completed in its jobs
   // (counters per IO).
   *report->mutable_profiles() = profiles_;
   for (v1::HostProfile& profile : *report->mutable_profiles()) {
     uint64_t operations = 0;
-    for (uint32_t j : profile.jobs()) {
-      if (j >= per_job_worker_.size()) continue;
-      for (size_t w = 0; w < per_job_worker_[j].size() && w < static_cast<size_t>(report->workers_size()); ++w) {
-        if (report->workers(static_cast<int>(w)).hostname() != profile.host()) continue;
-        for (size_t d = 0; d < 3; ++d) operations += per_job_worker_[j][w].totals.directions[d].ops();  // read, write, trim
-        operations += per_job_worker_[j][w].totals.directions[4].ops();  // metadata operations
-      }
-    }
+    for_each_on_host(profile.host(), profile.jobs(), [&](const DirectionTotals& totals) {
+      for (size_t d = 0; d < 3; ++d) operations += totals[d].ops();  // read, write, trim
+      operations += totals[4].ops();                                  // metadata operations
+    });
     profile.set_operations(operations);
   }
   // Beside each device's stages, the application's view on that host: the jobs on the device,
   // their workers there.
   for (v1::BlockDeviceStages& device : *report->mutable_block_devices()) {
     for (v1::BlockStageDirection& d : *device.mutable_directions()) {
-      const int index = d.direction() == "read" ? 0 : d.direction() == "write" ? 1 : d.direction() == "trim" ? 2 : 3;  // flush: fio's sync
-      for (uint32_t j : device.jobs()) {
-        if (j >= per_job_worker_.size()) continue;
-        for (size_t w = 0; w < per_job_worker_[j].size() && w < static_cast<size_t>(report->workers_size()); ++w) {
-          if (report->workers(static_cast<int>(w)).hostname() != device.host()) continue;
-          const v1::DirectionStats& stats = per_job_worker_[j][w].totals.directions[static_cast<size_t>(index)];
-          d.set_application_ops(d.application_ops() + stats.ops());
-          d.set_application_bytes(d.application_bytes() + stats.bytes());
-          MergeHistogramProto(stats.latency(), d.mutable_application_latency());
-        }
-      }
+      const size_t index = d.direction() == "read" ? 0 : d.direction() == "write" ? 1 : d.direction() == "trim" ? 2 : 3;  // flush: fio's sync
+      for_each_on_host(device.host(), device.jobs(), [&](const DirectionTotals& totals) {
+        d.set_application_ops(d.application_ops() + totals[index].ops());
+        d.set_application_bytes(d.application_bytes() + totals[index].bytes());
+        MergeHistogramProto(totals[index].latency(), d.mutable_application_latency());
+      });
     }
   }
   DirectionTotals cluster;
