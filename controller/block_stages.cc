@@ -74,6 +74,7 @@ void MergeBlockDirections(const google::protobuf::RepeatedPtrField<v1::BlockStag
     same->set_merged_bios(same->merged_bios() + d.merged_bios());
     same->set_unqueued(same->unqueued() + d.unqueued());
     same->set_undispatched(same->undispatched() + d.undispatched());
+    same->set_completion_unseen(same->completion_unseen() + d.completion_unseen());
     // The application's side too (the cluster line: every host's jobs; a job whose files span
     // two devices of a host counts on both).
     MergeHistogramProto(d.application_latency(), same->mutable_application_latency());
@@ -133,6 +134,9 @@ std::string BlockRequestShape(const v1::BlockStageDirection& d) {
                                    ", max ", FormatBytes(static_cast<double>(sizes.max_ns())), "), ",
                                    static_cast<int>(100.0 * static_cast<double>(d.sequential()) / static_cast<double>(sizes.count()) + 0.5), "% sequential");
   if (d.merged_bios() > 0) absl::StrAppend(&shape, ", ", d.merged_bios(), " bios merged");
+  if (d.completion_unseen() > 0) {
+    absl::StrAppend(&shape, "; ", d.completion_unseen(), " more dispatched whose completion the kernel did not report (not timed)");
+  }
   return shape;
 }
 

@@ -40,6 +40,19 @@ TEST(BlockStages, MergesTheSameHostAndDeviceAndKeepsOthersApart) {
   EXPECT_EQ(into[1].directions(0).request_bytes().count(), 5u);
 }
 
+TEST(BlockStages, RequestsWhoseCompletionTheKernelSkippedAreCountedAndSaid) {
+  google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> into;
+  v1::BlockDeviceStages first = Device("a", "loop0", 100'000, 1'000, 10);
+  first.mutable_directions(0)->set_completion_unseen(3);
+  v1::BlockDeviceStages second = Device("a", "loop0", 100'000, 1'000, 10);
+  second.mutable_directions(0)->set_completion_unseen(2);
+  MergeBlockDevice(first, &into);
+  MergeBlockDevice(second, &into);
+  ASSERT_EQ(into.size(), 1);
+  EXPECT_EQ(into[0].directions(0).completion_unseen(), 5u);
+  EXPECT_THAT(BlockRequestShape(into[0].directions(0)), ::testing::HasSubstr("; 5 more dispatched whose completion the kernel did not report (not timed)"));
+}
+
 TEST(BlockStages, RefusesMalformedRecords) {
   v1::BlockDeviceStages device = Device("a", "loop0", 1, 1, 1);
   EXPECT_TRUE(ValidateBlockDevice(device).ok());

@@ -161,6 +161,7 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Open(const Sessi
       info->set_protocol_version(h.protocol_version());
       info->set_kernel(h.kernel());
       info->set_cores(h.cores());
+      info->set_pid(h.pid());
       info->set_local(session->local_);
       if (session->peers_[i].launch_rank.has_value()) info->set_launch_rank(*session->peers_[i].launch_rank);
       if (h.relayed_workers() > 0) {

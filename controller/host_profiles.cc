@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -13,10 +14,51 @@
 namespace iofleet {
 namespace {
 
-FoldedStacks Stacks(const v1::HostProfile& profile) {
+// The profile's stacks summed over processes, or only process `pid`'s.
+FoldedStacks Stacks(const v1::HostProfile& profile, std::optional<uint32_t> pid = std::nullopt) {
+  std::map<std::string, uint64_t> summed;
+  for (const v1::FoldedStack& s : profile.stacks()) {
+    if (!pid.has_value() || s.pid() == *pid) summed[s.stack()] += s.count();
+  }
+  return FoldedStacks(summed.begin(), summed.end());
+}
+
+std::string FoldedText(const FoldedStacks& stacks) {
+  std::string text;
+  for (const auto& [stack, count] : stacks) absl::StrAppend(&text, stack, " ", count, "\n");
+  return text;
+}
+
+// A worker's own part of its host's profile: file name, title, stacks.
+struct WorkerProfile {
+  std::string name, title;
   FoldedStacks stacks;
-  for (const v1::FoldedStack& s : profile.stacks()) stacks.emplace_back(s.stack(), s.count());
-  return stacks;
+};
+
+// Per worker with a process id, its process's stacks in each profile of its host (none with more
+// than kMaxWorkerProfiles workers: a thousand graphs nobody opens).
+std::vector<WorkerProfile> WorkerProfiles(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
+                                          const std::vector<std::string>& names,
+                                          const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
+  std::vector<WorkerProfile> out;
+  if (workers.size() > kMaxWorkerProfiles) return out;
+  for (const v1::WorkerInfo& w : workers) {
+    if (w.pid() == 0) continue;
+    for (int i = 0; i < profiles.size(); ++i) {
+      const v1::HostProfile& p = profiles[i];
+      if (p.host() != w.hostname()) continue;
+      FoldedStacks stacks = Stacks(p, w.pid());
+      if (stacks.empty()) continue;
+      std::string name = absl::StrCat("worker-", ResultsFileName(w.address(), "worker"));
+      // The host's name suffix (-jobN) says which phase when the host has several profiles.
+      const std::string host_name = ResultsFileName(p.host(), "host");
+      if (names[static_cast<size_t>(i)].size() > host_name.size()) absl::StrAppend(&name, names[static_cast<size_t>(i)].substr(host_name.size()));
+      out.push_back({std::move(name),
+                     absl::StrFormat("worker %s (pid %d) on %s: its process's stacks at %d Hz, %.1f s", w.address(), w.pid(), p.host(), p.frequency_hz(), p.seconds()),
+                     std::move(stacks)});
+    }
+  }
+  return out;
 }
 
 // profile-<host> or profile-<host>-jobN when a host has more than one (phases).
@@ -56,13 +98,10 @@ absl::Status ValidateHostProfile(const v1::HostProfile& profile) {
   return absl::OkStatus();
 }
 
-std::string FoldedText(const v1::HostProfile& profile) {
-  std::string text;
-  for (const v1::FoldedStack& s : profile.stacks()) absl::StrAppend(&text, s.stack(), " ", s.count(), "\n");
-  return text;
-}
+std::string FoldedText(const v1::HostProfile& profile) { return FoldedText(Stacks(profile)); }
 
-std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles) {
+std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
+                                                               const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
   std::vector<std::pair<std::string, std::string>> graphs;
   const std::vector<std::string> names = Names(profiles);
   for (int i = 0; i < profiles.size(); ++i) {
@@ -70,6 +109,7 @@ std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::pro
     graphs.emplace_back(names[static_cast<size_t>(i)],
                         FlameGraphSvg(absl::StrFormat("%s: all CPUs at %d Hz, %.1f s", p.host(), p.frequency_hz(), p.seconds()), Stacks(p)));
   }
+  for (WorkerProfile& w : WorkerProfiles(profiles, names, workers)) graphs.emplace_back(w.name, FlameGraphSvg(w.title, w.stacks));
   const auto [a, b] = DiffPair(profiles);
   if (a >= 0) {
     graphs.emplace_back(absl::StrCat("diff-", names[static_cast<size_t>(a)], "-vs-", names[static_cast<size_t>(b)]),
@@ -82,11 +122,13 @@ std::string DifferentialFlameGraph(const std::string& title, const v1::HostProfi
   return DifferentialFlameGraphSvg(title, Stacks(before), Stacks(after));
 }
 
-std::vector<std::pair<std::string, std::string>> ProfileFiles(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles) {
+std::vector<std::pair<std::string, std::string>> ProfileFiles(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
+                                                              const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
   std::vector<std::pair<std::string, std::string>> files;
   const std::vector<std::string> names = Names(profiles);
   for (int i = 0; i < profiles.size(); ++i) files.emplace_back(absl::StrCat("profile-", names[static_cast<size_t>(i)], ".folded"), FoldedText(profiles[i]));
-  for (auto& [name, svg] : ProfileGraphs(profiles)) files.emplace_back(absl::StrCat("flamegraph-", name, ".svg"), std::move(svg));
+  for (const WorkerProfile& w : WorkerProfiles(profiles, names, workers)) files.emplace_back(absl::StrCat("profile-", w.name, ".folded"), FoldedText(w.stacks));
+  for (auto& [name, svg] : ProfileGraphs(profiles, workers)) files.emplace_back(absl::StrCat("flamegraph-", name, ".svg"), std::move(svg));
   return files;
 }
 

@@ -22,12 +22,17 @@ absl::Status ValidateHostProfile(const v1::HostProfile& profile);
 std::string FoldedText(const v1::HostProfile& profile);
 
 // Files for the results directory: profile-<host>[-job<j>].folded and flamegraph-<...>.svg per
-// profile (-job<j>: the first job of the phase, when a host has several), and
-// flamegraph-diff-<a>-vs-<b>.svg for the first two hosts profiled over the same phase.
-std::vector<std::pair<std::string, std::string>> ProfileFiles(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles);
+// profile (-job<j>: the first job of the phase, when a host has several), the same per worker
+// (profile-worker-<address>..., its own process's stacks out of its host's profile; with at
+// most kMaxWorkerProfiles workers), and flamegraph-diff-<a>-vs-<b>.svg for the first two hosts
+// profiled over the same phase.
+inline constexpr int kMaxWorkerProfiles = 64;
+std::vector<std::pair<std::string, std::string>> ProfileFiles(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
+                                                              const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers);
 
 // The same graphs for the HTML report, titled, in that order.
-std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles);
+std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
+                                                               const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers);
 
 // The differential flame graph of `after` against `before` (two compare targets' hosts).
 std::string DifferentialFlameGraph(const std::string& title, const v1::HostProfile& before, const v1::HostProfile& after);

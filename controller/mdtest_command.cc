@@ -88,7 +88,7 @@ std::vector<std::pair<std::string, std::string>> MdtestResultFiles(const std::st
                                                             {"report.txt", RenderText(report)},
                                                             {"report.html", RenderMdtestHtmlReport(report)},
                                                             {"hosts.json", MdtestJson(hosts)}};
-  for (auto& file : ProfileFiles(report.profiles())) files.push_back(std::move(file));  // --profile
+  for (auto& file : ProfileFiles(report.profiles(), report.workers())) files.push_back(std::move(file));  // --profile
   if (report.target_metrics_size() > 0) {
     v1::MdtestReport target;  // --target-metrics on their own, beside the clients' result
     *target.mutable_target_metrics() = report.target_metrics();

@@ -439,7 +439,7 @@ std::string RenderMdtestHtmlReport(const v1::MdtestReport& report) {
   }
   html += SlowestTable("Slowest operations (3 per phase)", {"iteration", "operation"}, slowest, /*offsets=*/false);
   html += TargetMetricsSection(report.target_metrics());
-  for (const auto& [name, svg] : ProfileGraphs(report.profiles())) {
+  for (const auto& [name, svg] : ProfileGraphs(report.profiles(), report.workers())) {
     absl::StrAppend(&html, "<h2>CPU profile: ", Escape(name), "</h2><div class=\"flame\">", svg, "</div>\n");
   }
   html += HostsTable(report.workers());
@@ -520,7 +520,7 @@ std::string RenderHtmlReport(const v1::RunReport& report) {
   }
   html += TargetMetricsSection(report.target_metrics());
   html += BlockStagesSection(report);
-  for (const auto& [name, svg] : ProfileGraphs(report.profiles())) {
+  for (const auto& [name, svg] : ProfileGraphs(report.profiles(), report.workers())) {
     absl::StrAppend(&html, "<h2>CPU profile: ", Escape(name), "</h2><div class=\"flame\">", svg, "</div>\n");
   }
   html += HostsTable(report.workers());

@@ -100,7 +100,7 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
   // --target-metrics: each endpoint's intervals and run totals on their own, beside the
   // clients' result.
   // --profile: each host's folded stacks and flame graphs.
-  for (auto& file : ProfileFiles(report.profiles())) files.push_back(std::move(file));
+  for (auto& file : ProfileFiles(report.profiles(), report.workers())) files.push_back(std::move(file));
   if (report.target_metrics_size() > 0) {
     v1::RunReport target;
     *target.mutable_target_metrics() = report.target_metrics();

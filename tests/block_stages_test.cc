@@ -127,10 +127,8 @@ TEST_F(BlockStages, CountTheRequestsTheDeviceCompletedAndSplitTheirTime) {
   // for another): each costs one request its size or its stages. Rare; counted, not hidden.
   const uint64_t missed = device.missed_events();
   EXPECT_LT(missed, 50u);
-  // About one run in eight of this test, one or two of the ~2,000 requests of a direction are
-  // not counted and no event is reported missed; 22 runs of the same job from the command line
-  // counted every one. Not understood yet (see the closing note of stop 35): allowed, bounded.
-  const uint64_t unexplained = 4;
+  // Requests whose completion the kernel never reported (block_rq_complete did not fire: Linux
+  // 6.18 under CPU load, a few in about one run in 40) are counted apart, not timed.
   for (const v1::BlockStageDirection& d : device.directions()) {
     SCOPED_TRACE(absl::StrCat(d.direction(), ", ", missed, " events missed"));
     const uint64_t requests = d.request_bytes().count();
@@ -138,16 +136,16 @@ TEST_F(BlockStages, CountTheRequestsTheDeviceCompletedAndSplitTheirTime) {
       // Every 4 KiB direct read is a request of its own or merged into one (nothing else reads
       // the device during the run): requests + merged bios = the job's reads.
       EXPECT_LE(requests + d.merged_bios(), app_reads);
-      EXPECT_GE(requests + d.merged_bios() + missed + unexplained, app_reads);
-      EXPECT_LE(requests, reads_after - reads_before);
+      EXPECT_GE(requests + d.merged_bios() + d.completion_unseen() + missed, app_reads);
+      EXPECT_LE(requests + d.completion_unseen(), reads_after - reads_before);
       EXPECT_EQ(d.unqueued(), 0u);
       // Every request's time split exactly: Q2C = Q2D + D2C, request by request.
       EXPECT_EQ(d.queue_to_complete().sum_ns(), d.queue_to_dispatch().sum_ns() + d.dispatch_to_complete().sum_ns());
       EXPECT_EQ(d.application_ops(), app_reads);
     } else if (d.direction() == "write") {
       // The job's writes, plus the journal's; never more than the device completed.
-      EXPECT_GE(requests + d.merged_bios() + missed + unexplained, app_writes);
-      EXPECT_LE(requests, writes_after - writes_before);
+      EXPECT_GE(requests + d.merged_bios() + d.completion_unseen() + missed, app_writes);
+      EXPECT_LE(requests + d.completion_unseen(), writes_after - writes_before);
       EXPECT_EQ(d.application_ops(), app_writes);
     }
     // The stages and the size of the same requests (each recorded at its completion): every

@@ -30,8 +30,14 @@ struct SeriesStats {
   uint64_t count, sum, min, max;
 };
 struct DirectionCounts {
-  uint64_t sequential, merged_bios, unqueued, undispatched;
+  uint64_t sequential, merged_bios, unqueued, undispatched, completion_unseen;
 };
+struct Issued {
+  uint64_t issue_ns, queue_ns, request, bytes;
+  uint32_t sequential;
+  uint16_t device, direction;
+};
+static_assert(sizeof(Issued) == 40);
 
 // libbpf's messages, kept for the error a failed load returns (its default prints to stderr).
 std::mutex& LibbpfLogMutex() {
@@ -179,8 +185,12 @@ absl::StatusOr<std::unique_ptr<BlockStageTracer>> BlockStageTracer::Attach(std::
   tracer->buckets_fd_ = MapFd(tracer->object_, "buckets");
   tracer->stats_fd_ = MapFd(tracer->object_, "stats");
   tracer->counts_fd_ = MapFd(tracer->object_, "counts");
+  tracer->in_flight_fd_ = MapFd(tracer->object_, "in_flight");
+  tracer->in_device_fd_ = MapFd(tracer->object_, "in_device");
+  tracer->in_flight_slots_ = std::max<uint32_t>(slots, 1);
   tracer->cpus_ = libbpf_num_possible_cpus();
-  if (tracer->buckets_fd_ < 0 || tracer->stats_fd_ < 0 || tracer->counts_fd_ < 0 || tracer->cpus_ <= 0) {
+  if (tracer->buckets_fd_ < 0 || tracer->stats_fd_ < 0 || tracer->counts_fd_ < 0 || tracer->in_flight_fd_ < 0 || tracer->in_device_fd_ < 0 ||
+      tracer->cpus_ <= 0) {
     return absl::InternalError("block stages: the BPF program's maps are missing");
   }
   TakeLibbpfLog();
@@ -206,7 +216,7 @@ BlockStageTracer::~BlockStageTracer() {
   if (object_ != nullptr) bpf_object__close(object_);
 }
 
-absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
+absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read(bool including_in_flight) const {
   const size_t n = devices_.size();
   const size_t cpus = static_cast<size_t>(cpus_);
   const uint32_t series_count = static_cast<uint32_t>(n * kDirections * kStages);
@@ -316,6 +326,24 @@ absl::StatusOr<BlockStageTracer::Snapshot> BlockStageTracer::Read() const {
       series.merged_bios += c.merged_bios;
       series.unqueued += c.unqueued;
       series.undispatched += c.undispatched;
+      series.completion_unseen += c.completion_unseen;
+    }
+  }
+  if (including_in_flight) {
+    // Requests still held: dispatched, completion not seen (the slots are few: queues x tags).
+    auto count_held = [&](const Issued& held) {
+      if (held.request == 0 || held.device >= n || held.direction >= kDirections) return;
+      ++snapshot.devices[held.device][held.direction].completion_unseen;
+    };
+    Issued held{};
+    for (uint32_t slot = 0; slot < in_flight_slots_; ++slot) {
+      if (bpf_map_lookup_elem(in_flight_fd_, &slot, &held) != 0) return ErrnoStatus(errno, "block stages: reading the requests in flight");
+      count_held(held);
+    }
+    uint64_t key = 0, next = 0;
+    for (const uint64_t* previous = nullptr; bpf_map_get_next_key(in_device_fd_, previous, &next) == 0; previous = &key) {
+      if (bpf_map_lookup_elem(in_device_fd_, &next, &held) == 0) count_held(held);
+      key = next;
     }
   }
   for (int fd : program_fds_) {
@@ -344,8 +372,10 @@ std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snap
       }
       const uint64_t merged = later.merged_bios - (before ? before->merged_bios : 0);
       const uint64_t undispatched = later.undispatched - (before ? before->undispatched : 0);
+      // Held requests counted by an earlier (final) snapshot are not subtracted twice.
+      const uint64_t unseen = later.completion_unseen - std::min(later.completion_unseen, before ? before->completion_unseen : 0);
       if (delta[BlockStageTracer::kRequestBytes].count() == 0 && delta[BlockStageTracer::kDispatchToComplete].count() == 0 && merged == 0 &&
-          undispatched == 0) {
+          undispatched == 0 && unseen == 0) {
         continue;
       }
       v1::BlockStageDirection* direction = record.add_directions();
@@ -357,7 +387,8 @@ std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snap
       direction->set_sequential(later.sequential - (before ? before->sequential : 0));
       direction->set_merged_bios(merged);
       direction->set_unqueued(later.unqueued - (before ? before->unqueued : 0));
-      direction->set_undispatched(later.undispatched - (before ? before->undispatched : 0));
+      direction->set_undispatched(undispatched);
+      direction->set_completion_unseen(unseen);
     }
     const uint64_t missed = now.missed_events - std::min(now.missed_events, earlier.missed_events);
     if (record.directions_size() == 0 && !all && (missed == 0 || missed_told)) continue;

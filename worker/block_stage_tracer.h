@@ -50,12 +50,19 @@ class BlockStageTracer {
   struct Series {
     std::array<LatencyHistogram, kStages> stages;
     uint64_t sequential = 0, merged_bios = 0, unqueued = 0, undispatched = 0;
+    // Dispatched requests whose completion the kernel did not report (not timed, not in the
+    // histograms' counts): found when their tag was dispatched again, and with
+    // `including_in_flight` also those still held when the snapshot was taken.
+    uint64_t completion_unseen = 0;
   };
   struct Snapshot {
     std::vector<std::array<Series, kDirections>> devices;  // [device][direction]
     uint64_t missed_events = 0;  // the programs' recursion misses
   };
-  absl::StatusOr<Snapshot> Read() const;
+  // `including_in_flight`: for the last snapshot, once the run's IO is over — every request
+  // dispatched and not seen completing counts in completion_unseen (the device's other users'
+  // requests in flight at that instant too, a handful at most).
+  absl::StatusOr<Snapshot> Read(bool including_in_flight = false) const;
 
  private:
   BlockStageTracer() = default;
@@ -64,7 +71,8 @@ class BlockStageTracer {
   bpf_object* object_ = nullptr;
   std::vector<bpf_link*> links_;
   std::vector<int> program_fds_;  // the attached programs' (their recursion misses)
-  int buckets_fd_ = -1, stats_fd_ = -1, counts_fd_ = -1;
+  int buckets_fd_ = -1, stats_fd_ = -1, counts_fd_ = -1, in_flight_fd_ = -1, in_device_fd_ = -1;
+  uint32_t in_flight_slots_ = 0;
   int cpus_ = 1;
   bool queue_time_from_request_ = false;
 };

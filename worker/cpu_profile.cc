@@ -101,16 +101,18 @@ int Interrupt(pid_t pid, double seconds) {
 
 }  // namespace
 
-std::map<std::string, uint64_t> FoldPerfScript(std::istream& in) {
-  std::map<std::string, uint64_t> folded;
+std::map<std::pair<uint32_t, std::string>, uint64_t> FoldPerfScript(std::istream& in) {
+  std::map<std::pair<uint32_t, std::string>, uint64_t> folded;
   std::string comm;
+  uint32_t pid = 0;
   std::vector<std::string> frames;  // innermost first, as perf prints them
   auto flush = [&] {
     if (comm.empty() && frames.empty()) return;
     std::string stack = comm.empty() ? "[unknown]" : comm;
     for (auto it = frames.rbegin(); it != frames.rend(); ++it) absl::StrAppend(&stack, ";", *it);
-    ++folded[stack];
+    ++folded[{pid, std::move(stack)}];
     comm.clear();
+    pid = 0;
     frames.clear();
   };
   for (std::string line; std::getline(in, line);) {
@@ -118,9 +120,17 @@ std::map<std::string, uint64_t> FoldPerfScript(std::istream& in) {
       flush();
       continue;
     }
-    if (line[0] != '\t' && line[0] != ' ') {
+    if (line[0] != '\t') {  // frames are tab-indented; a sample's header may be padded with spaces
       flush();
-      comm = std::string(absl::StripAsciiWhitespace(line));
+      // "<comm> <pid>": the thread's name (it may hold spaces) and its process.
+      absl::string_view header = absl::StripAsciiWhitespace(line);
+      const size_t space = header.find_last_of(" \t");
+      if (space != absl::string_view::npos && absl::SimpleAtoi(header.substr(space + 1), &pid)) {
+        header = absl::StripTrailingAsciiWhitespace(header.substr(0, space));
+      } else {
+        pid = 0;
+      }
+      comm = std::string(header);
       std::replace(comm.begin(), comm.end(), ';', ':');
       std::replace(comm.begin(), comm.end(), ' ', '_');  // the folded format ends at the last space
       continue;
@@ -212,7 +222,7 @@ absl::StatusOr<v1::HostProfile> HostProfiler::Finish(size_t max_stacks) {
     }
   }
   // perf script, streamed through a pipe and folded as it comes.
-  const std::string command = absl::StrCat(PerfBinary(), " script -F comm,ip,sym -i ", dir_, "/perf.data 2>", dir_, "/script.log");
+  const std::string command = absl::StrCat(PerfBinary(), " script -F comm,pid,ip,sym -i ", dir_, "/perf.data 2>", dir_, "/script.log");
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return ErrnoStatus(errno, "--profile: perf script");
   std::string text;
@@ -221,11 +231,11 @@ absl::StatusOr<v1::HostProfile> HostProfiler::Finish(size_t max_stacks) {
   while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, n);
   ::pclose(pipe);
   std::istringstream in(text);
-  std::map<std::string, uint64_t> folded = FoldPerfScript(in);
-  std::vector<std::pair<uint64_t, const std::string*>> order;
+  const std::map<std::pair<uint32_t, std::string>, uint64_t> folded = FoldPerfScript(in);
+  std::vector<std::pair<uint64_t, const std::pair<uint32_t, std::string>*>> order;
   uint64_t samples = 0;
-  for (const auto& [stack, count] : folded) {
-    order.emplace_back(count, &stack);
+  for (const auto& [key, count] : folded) {
+    order.emplace_back(count, &key);
     samples += count;
   }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : *a.second < *b.second; });
@@ -236,7 +246,8 @@ absl::StatusOr<v1::HostProfile> HostProfiler::Finish(size_t max_stacks) {
       continue;
     }
     v1::FoldedStack* stack = profile.add_stacks();
-    stack->set_stack(*order[i].second);
+    stack->set_stack(order[i].second->second);
+    stack->set_pid(order[i].second->first);
     stack->set_count(order[i].first);
   }
   if (other > 0) {

@@ -44,8 +44,9 @@ class HostProfiler {
   double started_ = 0;
 };
 
-// `perf script -F comm,ip,sym` output to folded stacks: "comm;outermost;...;innermost" -> count.
-std::map<std::string, uint64_t> FoldPerfScript(std::istream& in);
+// `perf script -F comm,pid,ip,sym` output to folded stacks per process:
+// {pid, "comm;outermost;...;innermost"} -> count (pid 0 when perf printed none).
+std::map<std::pair<uint32_t, std::string>, uint64_t> FoldPerfScript(std::istream& in);
 
 // `perf stat -x,` output (CSV lines "value,unit,event,...") into the profile's counters; events
 // perf reports as <not supported> or <not counted> are left out and named in its problems.

@@ -8,37 +8,41 @@
 namespace iofleet {
 namespace {
 
-// What `perf script -F comm,ip,sym` prints (perf 6.1), innermost frame first.
+// What `perf script -F comm,pid,ip,sym` prints (perf 6.1), innermost frame first.
 constexpr char kScript[] =
-    "io-job \n"
+    "          io-job  4242 \n"
     "\tffffffff8156a2b0 io_submit_sqes\n"
     "\tffffffff8156b001 __do_sys_io_uring_enter\n"
     "\t55d0c0a1b2c3 iofleet::RunJobThread(iofleet::JobThreadPlan const&, iofleet::StopSignal const&)\n"
     "\n"
-    "io-job \n"
+    "io-job 4242\n"
     "\tffffffff8156a2b0 io_submit_sqes\n"
     "\tffffffff8156b001 __do_sys_io_uring_enter\n"
     "\t55d0c0a1b2c3 iofleet::RunJobThread(iofleet::JobThreadPlan const&, iofleet::StopSignal const&)\n"
     "\n"
-    "kworker/u4:1-ev \n"
+    "kworker/u4:1-ev    77 \n"
     "\tffffffff81000000 loop_process_work\n"
     "\t7f0000000000 [unknown]\n"
     "\n"
-    "swapper \n"
+    "io-job 4343 \n"
+    "\tffffffff8156a2b0 io_submit_sqes\n"
+    "\n"
+    "swapper     0 \n"
     "\tffffffff821f2c2b pv_native_safe_halt\n";
 
-TEST(FoldPerfScript, FoldsSamplesRootFirstWithTheThreadName) {
+TEST(FoldPerfScript, FoldsSamplesRootFirstWithTheThreadNamePerProcess) {
   std::istringstream in(kScript);
-  const std::map<std::string, uint64_t> folded = FoldPerfScript(in);
-  EXPECT_THAT(folded, ::testing::ElementsAre(
-                          ::testing::Pair("io-job;iofleet::RunJobThread(iofleet::JobThreadPlan const&, iofleet::StopSignal const&);__do_sys_io_uring_enter;io_submit_sqes", 2u),
-                          ::testing::Pair("kworker/u4:1-ev;[unknown];loop_process_work", 1u),
-                          ::testing::Pair("swapper;pv_native_safe_halt", 1u)));
+  using Key = std::pair<uint32_t, std::string>;
+  EXPECT_THAT(FoldPerfScript(in), ::testing::ElementsAre(
+                                      ::testing::Pair(Key{0, "swapper;pv_native_safe_halt"}, 1u),
+                                      ::testing::Pair(Key{77, "kworker/u4:1-ev;[unknown];loop_process_work"}, 1u),
+                                      ::testing::Pair(Key{4242, "io-job;iofleet::RunJobThread(iofleet::JobThreadPlan const&, iofleet::StopSignal const&);__do_sys_io_uring_enter;io_submit_sqes"}, 2u),
+                                      ::testing::Pair(Key{4343, "io-job;io_submit_sqes"}, 1u)));
 }
 
 TEST(FoldPerfScript, NoSemicolonOrSpaceInAThreadNameBreaksTheFormat) {
   std::istringstream in("a b;c\n\tffff x;y\n\n");
-  EXPECT_THAT(FoldPerfScript(in), ::testing::ElementsAre(::testing::Pair("a_b:c;x:y", 1u)));
+  EXPECT_THAT(FoldPerfScript(in), ::testing::ElementsAre(::testing::Pair(std::pair<uint32_t, std::string>{0, "a_b:c;x:y"}, 1u)));
 }
 
 TEST(ParsePerfStat, ReadsCountersAndNamesThoseTheKernelDoesNotCount) {

@@ -445,7 +445,8 @@ void WorkerRun::CollectorLoop() {
     }
     if (block_tracer_ && !cut.empty()) {
       // The host's block layer over the same span, carried once per cut (by its first report).
-      absl::StatusOr<BlockStageTracer::Snapshot> snapshot = block_tracer_->Read();
+      // The last one also counts the requests still held: their completion was never seen.
+      absl::StatusOr<BlockStageTracer::Snapshot> snapshot = block_tracer_->Read(/*including_in_flight=*/all_final);
       if (snapshot.ok()) {
         for (v1::BlockDeviceStages& device : BlockStagesSince(*snapshot, block_snapshot_, block_tracer_->devices(), host_, block_jobs_, all_final)) {
           *cut.front().add_block_devices() = std::move(device);

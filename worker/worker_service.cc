@@ -171,6 +171,7 @@ absl::Status WorkerServiceImpl::DoHello(const v1::HelloRequest& request, v1::Hel
   response->set_hostname(LocalHostname());
   response->set_cores(std::thread::hardware_concurrency());
   response->set_kernel(KernelRelease());
+  response->set_pid(static_cast<uint32_t>(::getpid()));
   for (const std::string& name : EngineNames()) response->add_engines(name);
   for (const std::string& root : policy_.roots()) response->add_allowed_roots(root);
   for (const char* feature : {"interval-histograms", "lease", "timed-start"}) response->add_features(feature);
