@@ -51,7 +51,8 @@ print(f'{d["iops"]:.0f}')
 for dev in r.get("block_devices", []):
     for x in dev["directions"]:
         if x["direction"] == "read":
-            print(f'  traced {dev["device"]}: {x["request_bytes"]["count"]} requests, application ops {x.get("application_ops", 0)}', file=sys.stderr)
+            timed, merged, unseen = int(x["request_bytes"]["count"]), int(x.get("merged_bios", 0)), int(x.get("completion_unseen", 0))
+            print(f'  traced {dev["device"]}: {timed} requests timed + {merged} bios merged + {unseen} completions unreported = {timed + merged + unseen}; application ops {x.get("application_ops", 0)}, events missed {dev.get("missed_events", 0)}', file=sys.stderr)
 PY
 }
 fio_iops() {

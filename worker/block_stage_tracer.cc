@@ -36,8 +36,9 @@ struct Issued {
   uint64_t issue_ns, queue_ns, request, bytes;
   uint32_t sequential;
   uint16_t device, direction;
+  uint64_t padding[11];
 };
-static_assert(sizeof(Issued) == 40);
+static_assert(sizeof(Issued) == 128);
 
 // libbpf's messages, kept for the error a failed load returns (its default prints to stderr).
 std::mutex& LibbpfLogMutex() {

@@ -6,8 +6,10 @@
 //
 // The kernel does not run a program inside itself: an event on a CPU where the same program is
 // already running (a completion interrupt in the middle of another completion) is missed and
-// counted in the program's recursion_misses, which user space reports. Counters are added to
-// atomically: a program may be preempted by a task that runs it on the same CPU. A request's stages and
+// counted in the program's recursion_misses, which user space reports. Tracepoints run their
+// programs with preemption disabled, so the completion program, the only writer of the stages,
+// updates this CPU's copy with plain adds; counters several programs write (merges, unseen
+// completions) are added to atomically, since one may interrupt another. A request's stages and
 // size are recorded together at its completion, so they always count the same requests.
 //
 // Block-layer stage latencies in the kernel (worker/block_stage_tracer.h loads it): for each
@@ -120,6 +122,9 @@ struct issued {
   u32 sequential;  // 1: it began where the previous dispatch of its direction ended
   u16 device;      // slot in `devices`
   u16 direction;
+  // To 128 bytes: slots of neighbouring tags, dispatched and completed on different CPUs at
+  // once, then never share a cache line, whatever the array's alignment.
+  u64 padding[11];
 };
 
 // The first bio's queue time, by bio, until its request is issued (or it merges into one):
@@ -221,21 +226,18 @@ static __always_inline u32 bucket_index(u64 v) {
 static __always_inline void record(int slot, int direction, int stage, u64 value) {
   const u32 series = ((u32)slot * DIRECTIONS + (u32)direction) * STAGES + (u32)stage;
   struct series_stats *s = bpf_map_lookup_elem(&stats, &series);
-  // Atomic adds even to this CPU's own copy: a tracing program runs with migration disabled but
-  // may be preempted, and the task that preempts it may run it too on the same CPU (a plain
-  // read-modify-write then loses counts: seen under load, a few requests per thousand). The
-  // extremes may miss such a race; user space keeps them within the buckets' bounds.
+  // Only the completion program writes here, never nested on one CPU (see the top).
   if (s) {
     if (s->count == 0 || value < s->min) s->min = value;
     if (value > s->max) s->max = value;
-    __sync_fetch_and_add(&s->count, 1);
-    __sync_fetch_and_add(&s->sum, value);
+    s->count += 1;
+    s->sum += value;
   }
   u32 bucket = bucket_index(value);
   if (bucket >= BUCKETS) bucket = BUCKETS - 1;
   const u32 key = series * BUCKETS + bucket;
   u64 *n = bpf_map_lookup_elem(&buckets, &key);
-  if (n) __sync_fetch_and_add(n, 1);
+  if (n) *n += 1;
 }
 
 static __always_inline struct direction_counts *counts_of(int slot, int direction) {
@@ -394,7 +396,7 @@ int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsign
     // Dispatched before tracing began: counted, not timed.
     const int unseen = direction_of(rq->cmd_flags);
     struct direction_counts *u = unseen >= 0 ? counts_of(slot, unseen) : 0;
-    if (u) __sync_fetch_and_add(&u->undispatched, 1);
+    if (u) u->undispatched += 1;
     return 0;
   }
   const u64 issue_ns = issued->issue_ns, queue_ns = issued->queue_ns, bytes = issued->bytes;
@@ -410,12 +412,12 @@ int BPF_PROG(iofleet_rq_complete, struct request *rq, blk_status_t error, unsign
   record(slot, direction, STAGE_D2C, now - issue_ns);
   record(slot, direction, STAGE_SIZE, bytes);
   struct direction_counts *c = counts_of(slot, direction);
-  if (c && sequential) __sync_fetch_and_add(&c->sequential, 1);
+  if (c && sequential) c->sequential += 1;
   if (queue_ns != 0) {
     record(slot, direction, STAGE_Q2D, issue_ns - queue_ns);
     record(slot, direction, STAGE_Q2C, now - queue_ns);
   } else if (c) {
-    __sync_fetch_and_add(&c->unqueued, 1);
+    c->unqueued += 1;
   }
   return 0;
 }
