@@ -116,7 +116,9 @@ std::string Identity(const v1::MdtestReport& r) {
   return absl::StrCat(r.tasks(), " tasks x ", r.items_per_task(), " items: ", absl::StrJoin(ops, ","));
 }
 
-std::string RenderText(const v1::CompareReport& report) {
+}  // namespace
+
+std::string RenderCompareText(const v1::CompareReport& report) {
   std::string out = absl::StrCat("Comparing ", report.what(), " on ", report.targets_size(), " targets",
                                  report.repeat() > 1 ? absl::StrCat(" (", report.repeat(), " runs each, interleaved; median [min-max])") : "",
                                  "\n\n");
@@ -127,9 +129,17 @@ std::string RenderText(const v1::CompareReport& report) {
     absl::StrAppendFormat(&out, "%-28s", metric.name());
     for (int i = 0; i < metric.entries_size(); ++i) {
       const auto& e = metric.entries(i);
+      // A metric some runs did not have (a device no write reached): never shown as a zero.
+      if (e.samples().empty()) {
+        absl::StrAppendFormat(&out, " %-32s", "-");
+        continue;
+      }
       std::string cell = Show(e.median(), metric.unit());
       if (report.repeat() > 1) absl::StrAppend(&cell, " [", Show(e.min(), metric.unit()), "-", Show(e.max(), metric.unit()), "]");
-      if (i > 0) absl::StrAppend(&cell, absl::StrFormat(" %.2fx", e.ratio()), report.repeat() > 1 && !e.significant() ? " (n.s.)" : "");
+      if (report.repeat() > 1 && e.samples_size() < static_cast<int>(report.repeat())) absl::StrAppend(&cell, " (", e.samples_size(), " of ", report.repeat(), " runs)");
+      if (i > 0 && !metric.entries(0).samples().empty()) {
+        absl::StrAppend(&cell, absl::StrFormat(" %.2fx", e.ratio()), report.repeat() > 1 && !e.significant() ? " (n.s.)" : "");
+      }
       absl::StrAppendFormat(&out, " %-32s", cell);
     }
     absl::StrAppend(&out, "\n");
@@ -138,6 +148,8 @@ std::string RenderText(const v1::CompareReport& report) {
   for (const auto& p : report.problems()) absl::StrAppend(&out, "PROBLEM: ", p, "\n");
   return out;
 }
+
+namespace {
 
 }  // namespace
 
@@ -461,7 +473,7 @@ int RunCompare(const std::vector<std::string>& args) {
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   (void)google::protobuf::util::MessageToJsonString(report, &json, options);
-  const std::string text = RenderText(report);
+  const std::string text = RenderCompareText(report);
   const std::string& rendered = output_format == "json" ? json : text;
   if (results) {
     std::vector<std::pair<std::string, std::string>> files = {{"command.txt", absl::StrCat("iofleet compare ", absl::StrJoin(args, " "), "\n")},

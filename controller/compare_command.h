@@ -20,6 +20,8 @@ std::vector<std::pair<std::string, double>> RunMetrics(const v1::RunReport& repo
 std::vector<std::pair<std::string, double>> MdtestMetrics(const v1::MdtestReport& report);
 // Fills medians, ranges, ratios and significance from the samples.
 void Summarize(v1::CompareReport* report);
+// The comparison table as printed.
+std::string RenderCompareText(const v1::CompareReport& report);
 
 }  // namespace iofleet
 

@@ -28,6 +28,23 @@ TEST(Compare, MediansRatiosAndSignificance) {
   EXPECT_DOUBLE_EQ(m->entries(2).min(), 95);
 }
 
+TEST(Compare, AMetricSomeRunsDidNotHaveIsNeverShownAsZero) {
+  v1::CompareReport report;
+  report.set_repeat(3);
+  report.add_targets("none");
+  report.add_targets("mq-deadline");
+  v1::CompareMetric* m = report.add_metrics();
+  m->set_name("block write D2C p50");
+  m->set_unit("ns");
+  Entry(m, "none", {177'000});  // one run of three had journal writes
+  Entry(m, "mq-deadline", {});
+  Summarize(&report);
+  const std::string text = RenderCompareText(report);
+  EXPECT_THAT(text, ::testing::HasSubstr("(1 of 3 runs)"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("0.00x")));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("0ns")));
+}
+
 TEST(Compare, MetricsOfARun) {
   v1::RunReport run;
   auto* d = run.add_cluster();
