@@ -189,6 +189,7 @@ std::vector<std::pair<std::string, double>> RunMetrics(const v1::RunReport& repo
       metrics.push_back({absl::StrCat(name, " ", stage, " p50"), static_cast<double>(p[0])});
       metrics.push_back({absl::StrCat(name, " ", stage, " p99"), static_cast<double>(p[1])});
     }
+    if (d.direction() == "flush") continue;  // no data: size and sequentiality say nothing
     metrics.push_back({absl::StrCat(name, " request size"), static_cast<double>(d.request_bytes().sum_ns()) / static_cast<double>(d.request_bytes().count())});
     metrics.push_back({absl::StrCat(name, " sequential"), 100.0 * static_cast<double>(d.sequential()) / static_cast<double>(d.request_bytes().count())});
   }

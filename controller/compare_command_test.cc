@@ -45,6 +45,28 @@ TEST(Compare, AMetricSomeRunsDidNotHaveIsNeverShownAsZero) {
   EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("0ns")));
 }
 
+TEST(Compare, BlockStageRowsPerDirectionAndNoSizeForFlushes) {
+  v1::RunReport run;
+  v1::BlockDeviceStages* device = run.add_block_devices();
+  for (const char* direction : {"read", "flush"}) {
+    v1::BlockStageDirection* d = device->add_directions();
+    d->set_direction(direction);
+    for (v1::LatencyHistogramProto* h : {d->mutable_dispatch_to_complete(), d->mutable_request_bytes()}) {
+      h->set_count(1);
+      h->add_bucket_index(100);
+      h->add_bucket_count(1);
+      h->set_sum_ns(100);
+      h->set_min_ns(100);
+      h->set_max_ns(100);
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, value] : RunMetrics(run)) names.push_back(name);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"block read D2C p50", "block read request size", "block read sequential", "block flush D2C p99"}));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("block flush request size")));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("block flush sequential")));
+}
+
 TEST(Compare, MetricsOfARun) {
   v1::RunReport run;
   auto* d = run.add_cluster();
