@@ -149,10 +149,6 @@ std::string RenderCompareText(const v1::CompareReport& report) {
   return out;
 }
 
-namespace {
-
-}  // namespace
-
 std::vector<std::pair<std::string, double>> RunMetrics(const v1::RunReport& report) {
   std::vector<std::pair<std::string, double>> metrics;
   auto add = [&metrics](const std::string& prefix, const v1::DirectionResult& d) {

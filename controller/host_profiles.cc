@@ -29,6 +29,24 @@ std::string FoldedText(const FoldedStacks& stacks) {
   return text;
 }
 
+// "-jobN" (the phase's first job) for the profiles of a host that has more than one, else "".
+std::vector<std::string> PhaseSuffixes(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles) {
+  std::map<std::string, int> per_host;
+  for (const v1::HostProfile& p : profiles) ++per_host[p.host()];
+  std::vector<std::string> suffixes;
+  for (const v1::HostProfile& p : profiles) {
+    suffixes.push_back(per_host[p.host()] > 1 && !p.jobs().empty() ? absl::StrCat("-job", p.jobs(0)) : "");
+  }
+  return suffixes;
+}
+
+// profile-<host> or profile-<host>-jobN when a host has more than one (phases).
+std::vector<std::string> Names(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles) {
+  std::vector<std::string> names = PhaseSuffixes(profiles);
+  for (int i = 0; i < profiles.size(); ++i) names[static_cast<size_t>(i)].insert(0, ResultsFileName(profiles[i].host(), "host"));
+  return names;
+}
+
 // A worker's own part of its host's profile: file name, title, stacks.
 struct WorkerProfile {
   std::string name, title;
@@ -38,10 +56,10 @@ struct WorkerProfile {
 // Per worker with a process id, its process's stacks in each profile of its host (none with more
 // than kMaxWorkerProfiles workers: a thousand graphs nobody opens).
 std::vector<WorkerProfile> WorkerProfiles(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
-                                          const std::vector<std::string>& names,
                                           const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
   std::vector<WorkerProfile> out;
   if (workers.size() > kMaxWorkerProfiles) return out;
+  const std::vector<std::string> suffixes = PhaseSuffixes(profiles);
   for (const v1::WorkerInfo& w : workers) {
     if (w.pid() == 0) continue;
     for (int i = 0; i < profiles.size(); ++i) {
@@ -49,29 +67,12 @@ std::vector<WorkerProfile> WorkerProfiles(const google::protobuf::RepeatedPtrFie
       if (p.host() != w.hostname()) continue;
       FoldedStacks stacks = Stacks(p, w.pid());
       if (stacks.empty()) continue;
-      std::string name = absl::StrCat("worker-", ResultsFileName(w.address(), "worker"));
-      // The host's name suffix (-jobN) says which phase when the host has several profiles.
-      const std::string host_name = ResultsFileName(p.host(), "host");
-      if (names[static_cast<size_t>(i)].size() > host_name.size()) absl::StrAppend(&name, names[static_cast<size_t>(i)].substr(host_name.size()));
-      out.push_back({std::move(name),
+      out.push_back({absl::StrCat("worker-", ResultsFileName(w.address(), "worker"), suffixes[static_cast<size_t>(i)]),
                      absl::StrFormat("worker %s (pid %d) on %s: its process's stacks at %d Hz, %.1f s", w.address(), w.pid(), p.host(), p.frequency_hz(), p.seconds()),
                      std::move(stacks)});
     }
   }
   return out;
-}
-
-// profile-<host> or profile-<host>-jobN when a host has more than one (phases).
-std::vector<std::string> Names(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles) {
-  std::map<std::string, int> per_host;
-  for (const v1::HostProfile& p : profiles) ++per_host[p.host()];
-  std::vector<std::string> names;
-  for (const v1::HostProfile& p : profiles) {
-    std::string name = ResultsFileName(p.host(), "host");
-    if (per_host[p.host()] > 1 && !p.jobs().empty()) absl::StrAppend(&name, "-job", p.jobs(0));
-    names.push_back(name);
-  }
-  return names;
 }
 
 // The first two profiles of different hosts covering the same jobs.
@@ -100,22 +101,31 @@ absl::Status ValidateHostProfile(const v1::HostProfile& profile) {
 
 std::string FoldedText(const v1::HostProfile& profile) { return FoldedText(Stacks(profile)); }
 
-std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
-                                                               const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
+namespace {
+
+// The graphs of ProfileGraphs, from the profiles' names and the workers' own stacks.
+std::vector<std::pair<std::string, std::string>> Graphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
+                                                        const std::vector<std::string>& names, const std::vector<WorkerProfile>& worker_profiles) {
   std::vector<std::pair<std::string, std::string>> graphs;
-  const std::vector<std::string> names = Names(profiles);
   for (int i = 0; i < profiles.size(); ++i) {
     const v1::HostProfile& p = profiles[i];
     graphs.emplace_back(names[static_cast<size_t>(i)],
                         FlameGraphSvg(absl::StrFormat("%s: all CPUs at %d Hz, %.1f s", p.host(), p.frequency_hz(), p.seconds()), Stacks(p)));
   }
-  for (WorkerProfile& w : WorkerProfiles(profiles, names, workers)) graphs.emplace_back(w.name, FlameGraphSvg(w.title, w.stacks));
+  for (const WorkerProfile& w : worker_profiles) graphs.emplace_back(w.name, FlameGraphSvg(w.title, w.stacks));
   const auto [a, b] = DiffPair(profiles);
   if (a >= 0) {
     graphs.emplace_back(absl::StrCat("diff-", names[static_cast<size_t>(a)], "-vs-", names[static_cast<size_t>(b)]),
                         DifferentialFlameGraphSvg(absl::StrCat(profiles[b].host(), " against ", profiles[a].host()), Stacks(profiles[a]), Stacks(profiles[b])));
   }
   return graphs;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> ProfileGraphs(const google::protobuf::RepeatedPtrField<v1::HostProfile>& profiles,
+                                                               const google::protobuf::RepeatedPtrField<v1::WorkerInfo>& workers) {
+  return Graphs(profiles, Names(profiles), WorkerProfiles(profiles, workers));
 }
 
 std::string DifferentialFlameGraph(const std::string& title, const v1::HostProfile& before, const v1::HostProfile& after) {
@@ -127,8 +137,9 @@ std::vector<std::pair<std::string, std::string>> ProfileFiles(const google::prot
   std::vector<std::pair<std::string, std::string>> files;
   const std::vector<std::string> names = Names(profiles);
   for (int i = 0; i < profiles.size(); ++i) files.emplace_back(absl::StrCat("profile-", names[static_cast<size_t>(i)], ".folded"), FoldedText(profiles[i]));
-  for (const WorkerProfile& w : WorkerProfiles(profiles, names, workers)) files.emplace_back(absl::StrCat("profile-", w.name, ".folded"), FoldedText(w.stacks));
-  for (auto& [name, svg] : ProfileGraphs(profiles, workers)) files.emplace_back(absl::StrCat("flamegraph-", name, ".svg"), std::move(svg));
+  const std::vector<WorkerProfile> worker_profiles = WorkerProfiles(profiles, workers);
+  for (const WorkerProfile& w : worker_profiles) files.emplace_back(absl::StrCat("profile-", w.name, ".folded"), FoldedText(w.stacks));
+  for (auto& [name, svg] : Graphs(profiles, names, worker_profiles)) files.emplace_back(absl::StrCat("flamegraph-", name, ".svg"), std::move(svg));
   return files;
 }
 

@@ -373,7 +373,7 @@ std::vector<v1::BlockDeviceStages> BlockStagesSince(const BlockStageTracer::Snap
       }
       const uint64_t merged = later.merged_bios - (before ? before->merged_bios : 0);
       const uint64_t undispatched = later.undispatched - (before ? before->undispatched : 0);
-      // Held requests counted by an earlier (final) snapshot are not subtracted twice.
+      // Never negative: only the last snapshot adds the requests still held, and it comes last.
       const uint64_t unseen = later.completion_unseen - std::min(later.completion_unseen, before ? before->completion_unseen : 0);
       if (delta[BlockStageTracer::kRequestBytes].count() == 0 && delta[BlockStageTracer::kDispatchToComplete].count() == 0 && merged == 0 &&
           undispatched == 0 && unseen == 0) {
