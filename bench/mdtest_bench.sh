@@ -7,6 +7,7 @@
 # nothing. Needs root (mounts, a network namespace for mpirun); all of it is removed on exit.
 #   bench/mdtest_bench.sh                 the issue's four workloads, TASKS=2 PAIRS=9
 #   bench/mdtest_bench.sh "-F -n 5000 -u" one workload of your own
+#   TARGETS=tmpfs bench/mdtest_bench.sh   one file system only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //controller:iofleet //worker:iofleet-worker > /dev/null 2>&1
@@ -35,7 +36,7 @@ run() {
   echo "WALL $(( (end - start) / 1000 ))" >> "$out"
 }
 
-for target in tmpfs ext4; do
+for target in ${TARGETS:-tmpfs ext4}; do
   for workload in "${workloads[@]}"; do
     # shellcheck disable=SC2206
     opts=($workload)

@@ -129,15 +129,59 @@ std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
   }
 }
 
-std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64_t n) const {
+std::pair<MdtestTree::RenameName, MdtestTree::RenameName> MdtestTree::RenameStepNames(uint64_t n) const {
   // One rotation per copy of the tree.
   const uint64_t items = std::max<uint64_t>(1, RenameItems());
   const uint64_t first = looped_ ? n / items * loop_items_ : 0;
   n %= items;
-  const std::string parked = ItemPath(rank, first, false) + "-XX";
-  if (n == 0) return {ItemPath(rank, first, false), parked};
-  if (n + 1 < items) return {ItemPath(rank, first + n, false), ItemPath(rank, first + n - 1, false)};
-  return {parked, ItemPath(rank, first + items - 2, false)};
+  const RenameName parked{.item = first, .parked = true};
+  if (n == 0) return {{.item = first}, parked};
+  if (n + 1 < items) return {{.item = first + n}, {.item = first + n - 1}};
+  return {parked, {.item = first + items - 2}};
+}
+
+std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64_t n) const {
+  const auto [from, to] = RenameStepNames(n);
+  auto path = [&](RenameName name) { return ItemPath(rank, name.item, false) + (name.parked ? "-XX" : ""); };
+  return {path(from), path(to)};
+}
+
+void MdtestPaths::Item(uint32_t rank, uint64_t i, bool file, std::string* out) {
+  const uint64_t directory = tree_.DirectoryOfItem(i);
+  if (!cached_ || rank != rank_ || directory != directory_ || file != file_) {
+    prefix_ = absl::StrCat(tree_.ItemDirectoryPath(rank, directory), "/", tree_.ItemPrefix(rank, file));
+    cached_ = true;
+    rank_ = rank;
+    directory_ = directory;
+    file_ = file;
+  }
+  out->assign(prefix_);
+  absl::StrAppend(out, tree_.ItemNumber(i));
+}
+
+void MdtestPaths::Operation(uint32_t task, uint64_t n, std::string* out) {
+  using Op = v1::MetadataPhase;
+  switch (tree_.op()) {
+    case Op::TREE_CREATE:
+    case Op::TREE_REMOVE:
+    case Op::READDIR: *out = tree_.OperationPath(task, n); return;  // a directory per step: nothing to keep
+    case Op::DIR_CREATE:
+    case Op::DIR_STAT:
+    case Op::DIR_RENAME:
+    case Op::DIR_REMOVE: Item(task, n, false, out); return;
+    default: Item(task, n, true, out); return;
+  }
+}
+
+void MdtestPaths::Name(uint32_t rank, MdtestTree::RenameName name, std::string* out) {
+  Item(rank, name.item, false, out);
+  if (name.parked) out->append("-XX");
+}
+
+void MdtestPaths::Rename(uint32_t rank, uint64_t n, std::string* from, std::string* to) {
+  const auto [from_name, to_name] = tree_.RenameStepNames(n);
+  Name(rank, from_name, from);
+  Name(rank, to_name, to);
 }
 
 uint64_t MdtestTree::ItemCount() const {

@@ -228,5 +228,58 @@ TEST(MdtestTree, DirectoryCountOfDeepChainsAndWideTrees) {
   EXPECT_EQ(MdtestTree::DirectoryCount(64, UINT32_MAX), UINT64_MAX);
 }
 
+// The timed loop's paths (MdtestPaths, which keeps a directory's part between steps) are the
+// tree's own, step by step, in every layout: -u or shared, -N, -L, -S, directory loops, files
+// and directories, across directory boundaries and back (a rename's two names straddle them).
+TEST(MdtestPaths, SameAsTheTreeInEveryLayout) {
+  using Op = v1::MetadataPhase;
+  int layouts = 0;
+  for (const bool unique : {false, true}) {
+    for (const uint32_t stride : {0u, 1u}) {
+      for (const bool leaf_only : {false, true}) {
+        for (const bool shared : {false, true}) {
+          for (const uint64_t per_dir : {0u, 3u}) {
+            for (const Op::Op op : {Op::DIR_CREATE, Op::DIR_STAT, Op::DIR_RENAME, Op::FILE_READ, Op::FILE_REMOVE, Op::TREE_REMOVE, Op::READDIR}) {
+              v1::MetadataPhase phase;
+              phase.add_test_dirs("/m/a");
+              phase.add_test_dirs("/m/b");
+              phase.set_op(op);
+              phase.set_depth(2);
+              phase.set_branch(2);
+              phase.set_items_per_task(per_dir ? 42 : 40);
+              phase.set_items_per_dir(per_dir);
+              phase.set_unique_dir(unique);
+              phase.set_stride(stride);
+              phase.set_leaf_only(leaf_only);
+              phase.set_shared_file(shared);
+              phase.set_task_count(3);
+              const MdtestTree tree(phase);
+              MdtestPaths paths(tree);
+              std::string path, other;
+              ++layouts;
+              for (uint32_t rank = 0; rank < 3; ++rank) {
+                // (Steps in reverse too: the kept directory changes back and forth.)
+                const uint64_t steps = tree.TotalSteps(rank);
+                for (uint64_t k = 0; k < 2 * steps; ++k) {
+                  const uint64_t step = k < steps ? k : 2 * steps - 1 - k;
+                  const uint64_t n = op == Op::TREE_REMOVE || op == Op::READDIR ? step : tree.ItemOfStep(step);
+                  if (op == Op::DIR_RENAME) {
+                    paths.Rename(rank, step, &path, &other);
+                    ASSERT_EQ(std::make_pair(path, other), tree.RenameStep(rank, step)) << layouts << " rank " << rank << " step " << step;
+                  } else {
+                    paths.Operation(rank, n, &path);
+                    ASSERT_EQ(path, tree.OperationPath(rank, n)) << layouts << " rank " << rank << " step " << step;
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(layouts, 224);
+}
+
 }  // namespace
 }  // namespace iofleet

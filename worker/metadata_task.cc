@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <optional>
-#include <tuple>
 #include <random>
 #include <vector>
 
@@ -245,18 +244,20 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     }
   }
 
-  // The path step `step` of the timed loop below works on (a rename's first name; a
-  // cleanup's leftovers are named by their listing instead).
-  auto operation_path = [&](uint64_t step) -> std::string {
-    switch (phase.op()) {
-      case Op::TREE_CREATE:
-      case Op::TREE_REMOVE: return tree.DirectoryPath(rank, step);
-      case Op::READDIR: return tree.OperationPath(rank, step);
-      case Op::DIR_RENAME: return tree.RenameStep(owner, step).first;
-      default: {
-        const auto [whose, item] = item_of(step);
-        return tree.OperationPath(whose, item);
-      }
+  // The path(s) step `step` of the timed loop below works on (a rename's two names; a
+  // cleanup's leftovers are named by their listing instead), written into strings the loop
+  // keeps, with the item directory's part kept between steps (MdtestPaths).
+  MdtestPaths paths(tree);
+  auto operation_path = [&](uint64_t step, std::string* path, std::string* other) {
+    if (phase.op() == Op::DIR_RENAME) {
+      paths.Rename(owner, step, path, other);
+    } else if (phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE) {
+      *path = tree.DirectoryPath(rank, step);
+    } else if (phase.op() == Op::READDIR) {
+      paths.Operation(rank, step, path);
+    } else {
+      const auto [whose, item] = item_of(step);
+      paths.Operation(whose, item, path);
     }
   };
   // The directories the phase works in are opened now, untimed, in the order it visits them,
@@ -274,7 +275,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     std::string last_parent;
     size_t readied = 0;
     for (uint64_t peeked = 0; readied < kReadyDirectories && peeked < kReadyPeek && peek.Next(&step); ++peeked) {
-      const std::string path = operation_path(step);
+      std::string path, other;
+      operation_path(step, &path, &other);
       const absl::string_view parent = absl::string_view(path).substr(0, path.rfind('/'));
       if (parent != last_parent) {
         fs.Ready(path);
@@ -301,11 +303,14 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // name (RehearseOperation), then spin on the clock.
   constexpr auto kSpin = std::chrono::milliseconds(2);
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // this thread's sleeps end when asked (default: up to 50 us later)
-  // Each task also waits on a CPU of its own (the rank-th of those it may run on) until its
-  // first operation is done. Tasks that sleep until the same instant are otherwise woken by
-  // one timer interrupt onto one CPU while another idles, and the second waits behind the
-  // first's spin until a scheduler tick moves it (70-230 us late in half of a tree removal's
-  // starts on a 2-vCPU VM). mdtest's ranks, bound to cores by mpirun, never sleep.
+  // Each task also waits and works on a CPU of its own (the rank-th of those it may run on)
+  // until its phase is done, as mpirun binds mdtest's ranks to cores. Tasks that sleep until
+  // the same instant are otherwise woken by one timer interrupt onto one CPU while another
+  // idles, and the second waits behind the first's spin until a scheduler tick moves it (70-230
+  // us late in half of a tree removal's starts on a 2-vCPU VM); unbound tasks that the
+  // scheduler moves about lose 4-11% of the rate of ext4's directory and file phases (removal,
+  // rename, creation: bench/mdtest_bench.sh, 9 pairs); and unbinding in the phase costs a
+  // call of 4-11 us, a fifth of a tree removal's five operations.
   std::optional<CpuPin> pin = CpuPin::Rank(rank);
   if (stop.SleepUntil(start - kSpin)) {
     // At most kRehearsals, a local tree's few microseconds each (each makes and removes a
@@ -319,7 +324,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       if (!first_step.has_value() || now + 2 * rehearsal >= start) continue;  // one more might run past the instant
       if (rehearsals >= kRehearsals || (rehearsals >= 2 && rehearsal > kCheap)) continue;
       ++rehearsals;
-      RehearseOperation(fs, phase.op(), operation_path(*first_step));  // (the path made anew, as the timed one is)
+      std::string path, other;
+      operation_path(*first_step, &path, &other);  // (made anew, as the timed one is)
+      RehearseOperation(fs, phase.op(), path);
       rehearsal = Clock::now() - now;
     }
     outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
@@ -343,6 +350,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   const uint64_t start_ns = NowNs();
   const uint64_t stonewall_at = phase.stonewall_ns() ? start_ns + phase.stonewall_ns() : UINT64_MAX;
   uint64_t done = 0, done_before_batch = 0;
+  std::string path, other;  // the step's; their capacity kept from step to step
   for (uint64_t step = 0;;) {
     if (!order.Next(&step)) {
       // Cleanup: the next batch of what is left, as long as the last one made progress.
@@ -352,22 +360,20 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       continue;
     }
     if (stop.stopped()) break;
-    if (done > 0) pin.reset();  // the first operation is done: the scheduler places it again
     const uint64_t begin = NowNs();
     if (begin >= stonewall_at) {
       outcome.stonewalled = true;
       break;
     }
-    std::string path, other;
     int error = 0;
     uint64_t bytes = 0;     // moved by the operation
     bool mismatch = false;  // -X / --verify-write: the data read back is not what was written
     // The item phases' item (whose, which); tree phases and the listing count directories.
     const auto [whose, item] = item_of(step);
-    if (phase.op() == Op::DIR_RENAME) {
-      std::tie(path, other) = tree.RenameStep(owner, step);
+    if (leftovers.empty()) {
+      operation_path(step, &path, &other);
     } else {
-      path = leftovers.empty() ? operation_path(step) : leftovers[step];
+      path = leftovers[step];
     }
     switch (phase.op()) {
       case Op::TREE_CREATE: error = fs.MakeDirectory(path); break;
