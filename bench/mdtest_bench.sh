@@ -8,6 +8,7 @@
 #   bench/mdtest_bench.sh                 the issue's four workloads, TASKS=2 PAIRS=9
 #   bench/mdtest_bench.sh "-F -n 5000 -u" one workload of your own
 #   TARGETS=tmpfs bench/mdtest_bench.sh   one file system only
+#   WORKERS=2 bench/mdtest_bench.sh       the tasks spread over 2 local workers (default: 1 worker)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //controller:iofleet //worker:iofleet-worker > /dev/null 2>&1
@@ -15,6 +16,10 @@ iofleet=$PWD/bazel-bin/controller/iofleet
 mdtest=$(tools/build_mdtest.sh)
 tasks=${TASKS:-2}
 pairs=${PAIRS:-9}
+# mpirun -np TASKS on one node is one worker with TASKS tasks (WORKERS=TASKS: a worker per task,
+# as if each were on a host of its own; TASKS must be a multiple of WORKERS).
+workers=${WORKERS:-1}
+[ $((tasks % workers)) -eq 0 ] || { echo "TASKS ($tasks) must be a multiple of WORKERS ($workers)" >&2; exit 2; }
 workloads=("$@")
 [ ${#workloads[@]} -gt 0 ] || workloads=("-n 2000 -z 1 -b 4 -u -w 4096 -e 4096" "-I 1000 -z 2 -b 4 -u"
                                          "-I 20 -z 2 -b 10 -w 131072 -e 131072 -t -u" "-F -n 5000 -u")
@@ -30,7 +35,7 @@ run() {
   if [ "$tool" = mdtest ]; then
     unshare -n bash -c 'ip link set lo up; exec mpirun -np "$1" "${@:2}"' _ "$tasks" "$mdtest" "$@" > "$out" 2> "$out.err"
   else
-    "$iofleet" mdtest "$@" --local-workers "$tasks" --quiet --results-dir none > "$out" 2> "$out.err"
+    "$iofleet" mdtest "$@" --local-workers "$workers" --tasks-per-worker $((tasks / workers)) --quiet --results-dir none > "$out" 2> "$out.err"
   fi
   end=$(date +%s%N)
   echo "WALL $(( (end - start) / 1000 ))" >> "$out"
@@ -49,9 +54,9 @@ for target in ${TARGETS:-tmpfs ext4}; do
         rm -rf "$work/$target/t"
       done
     done
-    python3 - "$work" "$pairs" "$target" "$tasks" "$workload" <<'PY'
+    python3 - "$work" "$pairs" "$target" "$tasks" "$workload" "$workers" <<'PY'
 import re, statistics, sys
-work, pairs, target, tasks, workload = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+work, pairs, target, tasks, workload, workers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 def read(tool):
     rates, walls = {}, []
     for p in range(1, pairs + 1):
@@ -62,7 +67,7 @@ def read(tool):
     return rates, walls
 m_rates, m_walls = read("mdtest")
 i_rates, i_walls = read("iofleet")
-print(f"{target}, {tasks} tasks, mdtest {workload}  ({pairs} interleaved pairs, medians)")
+print(f"{target}, {tasks} tasks (iofleet: {workers} local worker(s)), mdtest {workload}  ({pairs} interleaved pairs, medians)")
 print(f"  {'phase':22s} {'mdtest':>14s} {'iofleet':>14s} {'ratio':>7s}")
 for name, values in m_rates.items():
     m, i = statistics.median(values), statistics.median(i_rates.get(name, [0]))

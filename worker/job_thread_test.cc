@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -197,6 +198,57 @@ TEST(RunJobThread, PerDirectionAndRangedBlockSizes) {
   const double write_average = static_cast<double>(write_bytes) / writes;
   EXPECT_GT(write_average, 8000);
   EXPECT_LT(write_average, 12500);
+}
+
+// mdtest's tasks leave the gate together: after the instant, a task that gets there late holds
+// the others up until it arrives (a barrier, as mdtest's ranks start each phase from), and a
+// stop lets them go without it.
+TEST(StartGate, TasksThatMeetLeaveWithTheLastToArrive) {
+  using Clock = StartGate::Clock;
+  StartGate gate;
+  StopSignal stop;
+  std::atomic<int64_t> late_arrival_ns{0};
+  std::vector<int64_t> left_ns(3, 0);
+  std::vector<std::thread> tasks;
+  for (int t = 0; t < 3; ++t) {
+    tasks.emplace_back([&, t] {
+      StartGate::Ticket ticket(&gate);
+      if (!ticket.Wait(Clock::now(), /*meets=*/true).has_value()) return;
+      if (t == 2) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // held up past the instant
+        late_arrival_ns = Clock::now().time_since_epoch().count();
+      }
+      ticket.Meet(stop);
+      left_ns[t] = Clock::now().time_since_epoch().count();
+    });
+  }
+  // A thread that does not meet (an IO thread of the same run) is not waited for.
+  std::thread other([&] {
+    StartGate::Ticket ticket(&gate);
+    ticket.Wait(Clock::now());
+  });
+  ASSERT_TRUE(gate.WaitArmed(4, std::chrono::seconds(10)));
+  gate.Open(Clock::now());
+  for (std::thread& t : tasks) t.join();
+  other.join();
+  for (int t = 0; t < 3; ++t) EXPECT_GE(left_ns[t], late_arrival_ns.load()) << "task " << t << " left before the last one arrived";
+
+  // Stopped: a task waiting for one that never comes leaves.
+  StartGate alone;
+  std::thread waiting([&] {
+    StartGate::Ticket ticket(&alone);
+    ASSERT_TRUE(ticket.Wait(Clock::now(), /*meets=*/true).has_value());
+    ticket.Meet(stop);
+  });
+  std::thread never_meets([&] {
+    StartGate::Ticket ticket(&alone);
+    ticket.Wait(Clock::now(), /*meets=*/true);  // (says it will, then ends without meeting)
+  });
+  ASSERT_TRUE(alone.WaitArmed(2, std::chrono::seconds(10)));
+  alone.Open(Clock::now());
+  never_meets.join();
+  stop.Stop();
+  waiting.join();  // would hang without the stop
 }
 
 }  // namespace

@@ -289,7 +289,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   }
   // The first samples' histogram pages, committed now rather than by the first timed operation.
   stats->directions[kMetaIndex].Prefault(100, 1'000'000'000);
-  const std::optional<Clock::time_point> gate_opened = armed.Wait(plan.start);
+  const std::optional<Clock::time_point> gate_opened = armed.Wait(plan.start, /*meets=*/true);
   if (!gate_opened.has_value()) {  // stopped before it started
     outcome.end = Clock::now();
     return outcome;
@@ -329,8 +329,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       RehearseOperation(fs, phase.op(), path);
       rehearsal = Clock::now() - now;
     }
-    outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   }
+  // The worker's tasks leave together (StartGate::Meet), from when the last of them got here.
+  armed.Meet(stop);
+  if (!stop.stopped()) outcome.start_late_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   // Cleanup after an interruption removes what is there (found by listing), not every item
   // the phase would have made: a run stopped early may have made few of millions.
   // The listing goes in batches of at most kLeftoverBatch names, so a tree of millions left by
