@@ -286,6 +286,14 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   }
 
   bool stop = false;
+  // Test directories (-d) the workers made (remote workers make a missing one as mdtest does;
+  // local workers find the one made above), and the run's last tree removal, which removes
+  // them again when the run removes what it made.
+  std::set<std::string> made_by_workers;
+  int last_tree_removal = -1;
+  for (int k = 0; k < spec.jobs_size(); ++k) {
+    if (plan[k].op == Op::TREE_REMOVE) last_tree_removal = k;
+  }
   // Per iteration: the items each task has after a stonewalled directory / file creation
   // (0: all of them), which the later phases of that kind cover.
   uint64_t dir_limit = 0, file_limit = 0;
@@ -313,6 +321,11 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       for (uint64_t done : stonewall_steps) job->mutable_metadata()->add_task_first_step(done);
     }
     if (job->metadata().item_limit() > 0 || step.wear_out) live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
+    if (k == last_tree_removal && o.remove) {
+      for (int d = 0; d < job->metadata().test_dirs_size(); ++d) {
+        if (made_by_workers.count(job->metadata().test_dirs(d))) job->mutable_metadata()->add_remove_test_dirs(static_cast<uint32_t>(d));
+      }
+    }
     // What the phase adds at run time (item limits, where each task resumes) is held to the
     // same rules as the plan was.
     if (absl::Status valid = ValidateRunSpec(phase_spec); !valid.ok()) {
@@ -325,6 +338,9 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, {static_cast<size_t>(k)},
                                                         absl::StrCat(run_id, "-i", iteration, "-", k), &aggregator, &phase_report);
       if (*target_metrics) (*target_metrics)->PhaseEnded();
+      for (const v1::PrepareResponse& prepared : (*session)->PrepareResponses()) {
+        made_by_workers.insert(prepared.made_test_dirs().begin(), prepared.made_test_dirs().end());
+      }
       // The phase's own problems now; those found while its results are read (incomplete
       // workers) after them, below — each once.
       for (const auto& problem : phase_report.problems()) report.add_problems(problem);

@@ -445,6 +445,11 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
   for (const v1::PrepareResponse& answer : workers_->PrepareResponses()) {
     for (const v1::PreparedFile& file : answer.files()) *response->add_files() = file;
     if (!response->has_facts()) *response->mutable_facts() = answer.facts();
+    for (const std::string& made : answer.made_test_dirs()) {
+      if (std::find(response->made_test_dirs().begin(), response->made_test_dirs().end(), made) == response->made_test_dirs().end()) {
+        response->add_made_test_dirs(made);
+      }
+    }
   }
   return absl::OkStatus();
 }

@@ -96,6 +96,11 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
       return bad(absl::StrCat("test directory '", dir, "' must be an absolute path or an nfs:// URL"));
     }
   }
+  if (phase.remove_test_dirs_size() > phase.test_dirs_size()) return bad("more test directories to remove than there are");
+  for (const uint32_t index : phase.remove_test_dirs()) {
+    if (index >= static_cast<uint32_t>(phase.test_dirs_size())) return bad(absl::StrCat("test directory to remove #", index, " does not exist"));
+    if (phase.op() != v1::MetadataPhase::TREE_REMOVE) return bad("test directories are removed only by a tree removal");
+  }
   if (job.numjobs() == 0 || phase.task_count() == 0) return bad("no tasks");
   if (phase.items_per_task() == 0 && phase.items_per_dir() == 0 && phase.op() != v1::MetadataPhase::TREE_CREATE &&
       phase.op() != v1::MetadataPhase::TREE_REMOVE && phase.op() != v1::MetadataPhase::READDIR) {

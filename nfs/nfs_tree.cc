@@ -401,7 +401,8 @@ int NfsTree::OpenFile(const std::string& path, int flags, bool create, nfsfh** h
   return rc;
 }
 
-absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory) {
+absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory, bool parents, bool* made) {
+  if (made != nullptr) *made = false;
   auto connection = NfsConnection::Connect(existing);
   if (!connection.ok()) return connection.status();
   auto tree = NfsTree::Open(connection->get());
@@ -409,15 +410,21 @@ absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory)
   auto tail = (*connection)->PathOf(directory.ToString());
   if (!tail.ok()) return tail.status();
   std::string path;
-  for (absl::string_view part : absl::StrSplit(*tail, '/', absl::SkipEmpty())) {
-    absl::StrAppend(&path, "/", part);
-    int rc = (*tree)->MakeDirectory(path);
+  const std::vector<absl::string_view> parts = absl::StrSplit(*tail, '/', absl::SkipEmpty());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    absl::StrAppend(&path, "/", parts[i]);
+    const bool last = i + 1 == parts.size();
+    int rc = parents || last ? (*tree)->MakeDirectory(path) : -EEXIST;  // (a parent is looked at, not made)
+    if (rc == 0 && last && made != nullptr) *made = true;
     if (rc == -EEXIST) {
       // Already there: fine when it is a directory, not when it is a symlink to one.
       NfsObject object;
       rc = (*tree)->Stat(path, &object);
       if (rc == 0 && object.symlink) rc = -ELOOP;
       else if (rc == 0 && !object.directory) rc = -ENOTDIR;
+    }
+    if (rc == -ENOENT && !parents && !last) {
+      return absl::NotFoundError(absl::StrCat(existing.Location(), path, " does not exist (as mdtest, only the test directory itself is made, not its parents)"));
     }
     if (rc == -ELOOP || rc == -EXDEV) return ConfinedPathError(rc, "mkdir", existing.Location() + path);
     if (rc != 0) return (*connection)->Error(rc, absl::StrCat("mkdir ", existing.Location(), path));

@@ -104,8 +104,10 @@ class NfsTree {
 
 // mkdir -p of `directory` through a connection at `existing` (a directory at or above it that
 // exists), component by component and by file handle; directories already there are fine, a
-// symlink on the way is refused (kPermissionDenied naming the path).
-absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory);
+// symlink on the way is refused (kPermissionDenied naming the path). Without `parents` only
+// the last component may be missing (mdtest's -d: kNotFound names the missing parent).
+// `made`, when given, says whether this call made the last component.
+absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory, bool parents = true, bool* made = nullptr);
 
 }  // namespace iofleet
 

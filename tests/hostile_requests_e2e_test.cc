@@ -227,6 +227,13 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
          MetadataJob(j, v1::MetadataPhase::FILE_CREATE)->set_items_per_task(1);
          j->mutable_metadata()->set_write_bytes(99999999999999);
        }, "-w, -e"},
+      // A test directory to remove that is not there, or from a phase that is not the tree's removal.
+      {"mdtest-remove-index", [](v1::JobSpec* j) {
+         MetadataJob(j, v1::MetadataPhase::TREE_REMOVE)->add_remove_test_dirs(7);
+       }, "test directory to remove #7 does not exist"},
+      {"mdtest-remove-in-stat", [](v1::JobSpec* j) {
+         MetadataJob(j, v1::MetadataPhase::DIR_STAT)->add_remove_test_dirs(0);
+       }, "test directories are removed only by a tree removal"},
       {"mdtest-tree", [](v1::JobSpec* j) {
          MetadataJob(j, v1::MetadataPhase::TREE_CREATE)->set_depth(100);
          j->mutable_metadata()->set_branch(10);

@@ -271,6 +271,38 @@ TEST_F(MdtestEndToEnd, StonewallStatusFileCarriesTheCountToTheNextRun) {
   EXPECT_EQ(DirectoryEntries(dir_), 0);
 }
 
+// -d on workers the controller did not start (each its own host) as mdtest's ranks treat it: a
+// missing test directory is made, not its parents, and removed again at the end of a run that
+// removes what it made; one that existed stays, as does the one a run with -C alone made.
+TEST_F(MdtestEndToEnd, TestDirectoryMadeAndRemovedAsMdtest) {
+  namespace fs = std::filesystem;
+  const std::string made = dir_ + "/made";
+  Mdtest full = Run({"-d", made, "-n", "8", "-u"}, "made-full", false);
+  EXPECT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_FALSE(fs::exists(made)) << "the test directory the run made is left behind";
+
+  Mdtest parents = Run({"-d", dir_ + "/no/such/md", "-n", "8"}, "made-parents", false);
+  EXPECT_EQ(parents.exit_code, 1);
+  EXPECT_THAT(parents.err, HasSubstr("/no does not exist (as mdtest, only the test directory itself is made, not its parents)"));
+  EXPECT_FALSE(fs::exists(dir_ + "/no")) << "a parent of the test directory was made";
+
+  Mdtest create = Run({"-d", made, "-n", "8", "-u", "-C"}, "made-create", false);
+  EXPECT_EQ(create.exit_code, 0) << create.err;
+  EXPECT_TRUE(fs::exists(made + "/test-dir.0-0")) << "-C alone leaves the tree, as mdtest";
+  Mdtest remove = Run({"-d", made, "-n", "8", "-u", "-r"}, "made-remove", false);
+  EXPECT_EQ(remove.exit_code, 0) << remove.err;
+  EXPECT_FALSE(fs::exists(made + "/test-dir.0-0"));
+  EXPECT_TRUE(fs::is_directory(made)) << "a test directory this run did not make was removed";
+
+  // Two test directories, one there already: only the one the run made goes.
+  const std::string other = dir_ + "/other";
+  Mdtest two = Run({"-d", made + "@" + other, "-n", "8", "-u", "-F"}, "made-two", false);
+  EXPECT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_TRUE(fs::is_directory(made));
+  EXPECT_TRUE(fs::is_empty(made));
+  EXPECT_FALSE(fs::exists(other));
+}
+
 TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   const std::string file = dir_ + "/not-a-directory";
   std::ofstream(file) << "x";

@@ -52,8 +52,12 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       // The tasks work on the resolved directories, so every symlink on the way is behind them
       // and any met later is refused (a tree changed under the run).
       for (std::string& dir : *job.mutable_metadata()->mutable_test_dirs()) {
-        auto resolved = policy.ResolveDirectory(dir);
+        bool made = false;
+        auto resolved = policy.ResolveTestDirectory(dir, &made);
         if (!resolved.ok()) return in_job(resolved.status());
+        // (One made over nfs:// stays: removing it needs the directory above the one the tasks
+        // may work in.)
+        if (made && !IsNfsUrl(dir)) layout.response.add_made_test_dirs(dir);
         *layout.response.mutable_facts()->add_targets() = DescribeTarget(*resolved);
         if (!IsNfsUrl(dir)) dir = *resolved;
       }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <vector>
@@ -480,8 +481,20 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     }
   }
   if (phase.op() == Op::TREE_REMOVE && tree_owner && outcome.status.ok()) {
-    // The shared iteration directories go once the last tree in them is gone.
+    // The shared iteration directories go once the last tree in them is gone, and so does the
+    // test directory the run made (mdtest removes the one it made): each owner tries after its
+    // own tree, and the last one's removal is the one that succeeds.
     for (uint64_t loop = 0; loop < tree.loops(); ++loop) fs.RemoveDirectory(tree.IterationDirectory(rank, loop));
+    const uint32_t mine = rank % static_cast<uint32_t>(phase.test_dirs_size());
+    if (std::find(phase.remove_test_dirs().begin(), phase.remove_test_dirs().end(), mine) != phase.remove_test_dirs().end()) {
+      const std::string& test_dir = located.test_dirs(static_cast<int>(mine));  // (as the tree's paths name it)
+      const int error = fs.RemoveDirectory(test_dir);
+      if (error != 0 && error != ENOTEMPTY && error != EEXIST && error != ENOENT) {
+        const std::string why = ConfinedPathReason(error);
+        outcome.notes.push_back(absl::StrCat("cannot remove the test directory ", test_dir, " this run made: ", std::strerror(error),
+                                             why.empty() ? "" : " (" + why + ")"));
+      }
+    }
   }
   return outcome;
 }

@@ -58,7 +58,7 @@ bool PathPolicy::IsAllowed(const std::string& resolved) const {
   return false;
 }
 
-absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& directory) const {
+absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& directory, bool parents, bool* made) const {
   auto url = ParseNfsUrl(directory);
   if (!url.ok()) return url.status();
   for (const std::string& root : roots_) {
@@ -67,15 +67,16 @@ absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& d
     // The directory's own connection arguments (ports) win over the root's.
     NfsUrl existing = *allowed;
     if (!url->query.empty()) existing.query = url->query;
-    if (absl::Status made = MakeNfsDirectories(existing, *url); !made.ok()) return made;
+    if (absl::Status status = MakeNfsDirectories(existing, *url, parents, made); !status.ok()) return status;
     return url->ToString();
   }
   return absl::PermissionDeniedError(absl::StrCat("directory '", directory, "' is outside this worker's allowed roots: ",
                                                   absl::StrJoin(roots_, ", ")));
 }
 
-absl::StatusOr<std::string> PathPolicy::ResolveDirectory(const std::string& directory) const {
-  if (IsNfsUrl(directory)) return ResolveNfsDirectory(directory);
+absl::StatusOr<std::string> PathPolicy::Resolve(const std::string& directory, bool parents, bool* made) const {
+  if (made != nullptr) *made = false;
+  if (IsNfsUrl(directory)) return ResolveNfsDirectory(directory, parents, made);
   if (directory.empty() || directory[0] != '/') {
     return absl::InvalidArgumentError(absl::StrCat("directory '", directory, "' must be an absolute path"));
   }
@@ -106,6 +107,11 @@ absl::StatusOr<std::string> PathPolicy::ResolveDirectory(const std::string& dire
                                                     ") is outside this worker's allowed roots: ",
                                                     absl::StrJoin(roots_, ", ")));
   }
+  // (Said only once the path is known to be beneath a root.)
+  if (!parents && existing + 1 < parts.size()) {
+    return absl::NotFoundError(absl::StrCat("directory '", directory, "': /", absl::StrJoin(parts.begin(), parts.begin() + existing + 1, "/"),
+                                            " does not exist (as mdtest, only the test directory itself is made, not its parents)"));
+  }
   // The missing tail is made one level at a time from a descriptor of the level above, which
   // was resolved beneath the root with no symlink: a component swapped meanwhile is refused.
   std::string built = *resolved;
@@ -113,7 +119,9 @@ absl::StatusOr<std::string> PathPolicy::ResolveDirectory(const std::string& dire
   for (size_t i = existing; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;
     built = absl::StrCat(built == "/" ? "" : built, "/", parts[i]);
-    if (const int rc = tree.MakeDirectory(built); rc != 0 && rc != -EEXIST) return ConfinedPathError(rc, "create directory", built);
+    const int rc = tree.MakeDirectory(built);
+    if (rc != 0 && rc != -EEXIST) return ConfinedPathError(rc, "create directory", built);
+    if (rc == 0 && i + 1 == parts.size() && made != nullptr) *made = true;
   }
   return full;
 }

@@ -22,11 +22,18 @@ class PathPolicy {
   // Resolves `directory` and checks it lies under a root; creates the missing tail of the
   // directory (mkdir -p) only after the existing part passed the check. Returns the
   // resolved directory. kPermissionDenied names the path and the allowed roots.
-  absl::StatusOr<std::string> ResolveDirectory(const std::string& directory) const;
+  absl::StatusOr<std::string> ResolveDirectory(const std::string& directory) const { return Resolve(directory, true, nullptr); }
+  // The same for mdtest's test directory (-d): only the directory itself may be missing, and
+  // is made (not its parents: kNotFound names the first missing one). `made` says whether this
+  // call made it.
+  absl::StatusOr<std::string> ResolveTestDirectory(const std::string& directory, bool* made) const {
+    return Resolve(directory, false, made);
+  }
 
  private:
   bool IsAllowed(const std::string& resolved) const;
-  absl::StatusOr<std::string> ResolveNfsDirectory(const std::string& url) const;
+  absl::StatusOr<std::string> Resolve(const std::string& directory, bool parents, bool* made) const;
+  absl::StatusOr<std::string> ResolveNfsDirectory(const std::string& url, bool parents, bool* made) const;
   std::vector<std::string> roots_;
 };
 

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace iofleet {
@@ -32,6 +33,31 @@ TEST_F(PathPolicyTest, AllowsAndCreatesDirectoriesUnderARoot) {
   struct stat st;
   EXPECT_EQ(::stat(dir->c_str(), &st), 0);
   EXPECT_TRUE(policy->ResolveDirectory(base_ + "/allowed").ok());
+}
+
+// mdtest's test directory: the directory itself is made (and said to be), never its parents,
+// and a path outside the roots is refused before anything about it is said.
+TEST_F(PathPolicyTest, TestDirectoryIsMadeWithoutItsParents) {
+  auto policy = PathPolicy::Create({base_ + "/allowed"});
+  ASSERT_TRUE(policy.ok());
+  bool made = false;
+  auto dir = policy->ResolveTestDirectory(base_ + "/allowed/md", &made);
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_TRUE(made);
+  struct stat st;
+  EXPECT_EQ(::stat(dir->c_str(), &st), 0);
+  ASSERT_TRUE(policy->ResolveTestDirectory(base_ + "/allowed/md", &made).ok());
+  EXPECT_FALSE(made) << "an existing test directory is said to be made";
+
+  auto parents = policy->ResolveTestDirectory(base_ + "/allowed/a/b/md", &made);
+  ASSERT_FALSE(parents.ok());
+  EXPECT_EQ(parents.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(parents.status().message()), ::testing::HasSubstr(base_ + "/allowed/a does not exist"));
+  EXPECT_NE(::stat((base_ + "/allowed/a").c_str(), &st), 0) << "a parent was made";
+
+  auto outside = policy->ResolveTestDirectory(base_ + "/other/x/y", &made);
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.status().code(), absl::StatusCode::kPermissionDenied);
 }
 
 TEST_F(PathPolicyTest, RefusesPathsOutsideEvenThroughLinksAndDotDot) {
