@@ -401,8 +401,7 @@ int NfsTree::OpenFile(const std::string& path, int flags, bool create, nfsfh** h
   return rc;
 }
 
-absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory, bool parents, bool* made) {
-  if (made != nullptr) *made = false;
+absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory, bool parents) {
   auto connection = NfsConnection::Connect(existing);
   if (!connection.ok()) return connection.status();
   auto tree = NfsTree::Open(connection->get());
@@ -415,7 +414,6 @@ absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory,
     absl::StrAppend(&path, "/", parts[i]);
     const bool last = i + 1 == parts.size();
     int rc = parents || last ? (*tree)->MakeDirectory(path) : -EEXIST;  // (a parent is looked at, not made)
-    if (rc == 0 && last && made != nullptr) *made = true;
     if (rc == -EEXIST) {
       // Already there: fine when it is a directory, not when it is a symlink to one.
       NfsObject object;

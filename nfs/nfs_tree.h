@@ -106,8 +106,7 @@ class NfsTree {
 // exists), component by component and by file handle; directories already there are fine, a
 // symlink on the way is refused (kPermissionDenied naming the path). Without `parents` only
 // the last component may be missing (mdtest's -d: kNotFound names the missing parent).
-// `made`, when given, says whether this call made the last component.
-absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory, bool parents = true, bool* made = nullptr);
+absl::Status MakeNfsDirectories(const NfsUrl& existing, const NfsUrl& directory, bool parents = true);
 
 }  // namespace iofleet
 

@@ -55,9 +55,7 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         bool made = false;
         auto resolved = policy.ResolveTestDirectory(dir, &made);
         if (!resolved.ok()) return in_job(resolved.status());
-        // (One made over nfs:// stays: removing it needs the directory above the one the tasks
-        // may work in.)
-        if (made && !IsNfsUrl(dir)) layout.response.add_made_test_dirs(dir);
+        if (made) layout.response.add_made_test_dirs(dir);
         *layout.response.mutable_facts()->add_targets() = DescribeTarget(*resolved);
         if (!IsNfsUrl(dir)) dir = *resolved;
       }

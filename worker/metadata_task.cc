@@ -252,10 +252,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   auto operation_path = [&](uint64_t step, std::string* path, std::string* other) {
     if (phase.op() == Op::DIR_RENAME) {
       paths.Rename(owner, step, path, other);
-    } else if (phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE) {
-      *path = tree.DirectoryPath(rank, step);
-    } else if (phase.op() == Op::READDIR) {
-      paths.Operation(rank, step, path);
+    } else if (phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE || phase.op() == Op::READDIR) {
+      paths.Operation(rank, step, path);  // this task's own tree directories
     } else {
       const auto [whose, item] = item_of(step);
       paths.Operation(whose, item, path);

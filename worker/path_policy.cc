@@ -58,7 +58,7 @@ bool PathPolicy::IsAllowed(const std::string& resolved) const {
   return false;
 }
 
-absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& directory, bool parents, bool* made) const {
+absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& directory, bool parents) const {
   auto url = ParseNfsUrl(directory);
   if (!url.ok()) return url.status();
   for (const std::string& root : roots_) {
@@ -67,7 +67,7 @@ absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& d
     // The directory's own connection arguments (ports) win over the root's.
     NfsUrl existing = *allowed;
     if (!url->query.empty()) existing.query = url->query;
-    if (absl::Status status = MakeNfsDirectories(existing, *url, parents, made); !status.ok()) return status;
+    if (absl::Status status = MakeNfsDirectories(existing, *url, parents); !status.ok()) return status;
     return url->ToString();
   }
   return absl::PermissionDeniedError(absl::StrCat("directory '", directory, "' is outside this worker's allowed roots: ",
@@ -76,7 +76,7 @@ absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& d
 
 absl::StatusOr<std::string> PathPolicy::Resolve(const std::string& directory, bool parents, bool* made) const {
   if (made != nullptr) *made = false;
-  if (IsNfsUrl(directory)) return ResolveNfsDirectory(directory, parents, made);
+  if (IsNfsUrl(directory)) return ResolveNfsDirectory(directory, parents);
   if (directory.empty() || directory[0] != '/') {
     return absl::InvalidArgumentError(absl::StrCat("directory '", directory, "' must be an absolute path"));
   }

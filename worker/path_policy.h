@@ -25,7 +25,8 @@ class PathPolicy {
   absl::StatusOr<std::string> ResolveDirectory(const std::string& directory) const { return Resolve(directory, true, nullptr); }
   // The same for mdtest's test directory (-d): only the directory itself may be missing, and
   // is made (not its parents: kNotFound names the first missing one). `made` says whether this
-  // call made it.
+  // call made a local one (over nfs:// always false: removing it again would need a connection
+  // above the directory the tasks may work in, so the run leaves it).
   absl::StatusOr<std::string> ResolveTestDirectory(const std::string& directory, bool* made) const {
     return Resolve(directory, false, made);
   }
@@ -33,7 +34,7 @@ class PathPolicy {
  private:
   bool IsAllowed(const std::string& resolved) const;
   absl::StatusOr<std::string> Resolve(const std::string& directory, bool parents, bool* made) const;
-  absl::StatusOr<std::string> ResolveNfsDirectory(const std::string& url, bool parents, bool* made) const;
+  absl::StatusOr<std::string> ResolveNfsDirectory(const std::string& url, bool parents) const;
   std::vector<std::string> roots_;
 };
 
