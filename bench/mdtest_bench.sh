@@ -68,11 +68,17 @@ def read(tool):
 m_rates, m_walls = read("mdtest")
 i_rates, i_walls = read("iofleet")
 print(f"{target}, {tasks} tasks (iofleet: {workers} local worker(s)), mdtest {workload}  ({pairs} interleaved pairs, medians)")
-print(f"  {'phase':22s} {'mdtest':>14s} {'iofleet':>14s} {'ratio':>7s}")
+print(f"  {'phase':22s} {'mdtest':>14s} {'iofleet':>14s} {'ratio':>7s}   {'pairs: median ratio, iofleet faster in':s}")
 for name, values in m_rates.items():
     m, i = statistics.median(values), statistics.median(i_rates.get(name, [0]))
     if m == 0 and i == 0: continue
-    print(f"  {name:22s} {m:14.1f} {i:14.1f} {i / m if m else float('inf'):7.2f}")
+    # Each pair's own ratio too (the two runs of a pair are next to each other in time, so a
+    # drift of the machine or the file system over the benchmark cancels out).
+    pair_ratios = [b / a for a, b in zip(values, i_rates.get(name, [])) if a > 0]
+    pairs_note = ""
+    if len(pair_ratios) == len(values):
+        pairs_note = f"{statistics.median(pair_ratios):5.2f}, {sum(r > 1 for r in pair_ratios)}/{len(pair_ratios)}"
+    print(f"  {name:22s} {m:14.1f} {i:14.1f} {i / m if m else float('inf'):7.2f}   {pairs_note}")
 mw, iw = statistics.median(m_walls), statistics.median(i_walls)
 print(f"  {'whole command (s)':22s} {mw:14.3f} {iw:14.3f} {iw / mw:7.2f}  (iofleet/mdtest; mdtest's includes mpirun and its own 1 s sleep)")
 PY

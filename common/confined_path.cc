@@ -196,6 +196,12 @@ int ConfinedTree::Rename(const std::string& from, const std::string& to) {
   return rc;
 }
 
+int ConfinedTree::StatFileSystem(const std::string& path, struct statfs* fs) {
+  const char* leaf;
+  const int dir = Parent(path, &leaf);
+  return dir < 0 ? dir : Result(::fstatfs(dir, fs));
+}
+
 int ConfinedTree::Stat(const std::string& path, struct stat* st) {
   if (!Roots().empty()) {
     if (const Root* root = RootOf(path); root != nullptr && root->path == path) return Result(::fstat(root->fd, st));

@@ -18,6 +18,7 @@
 #define IOFLEET_COMMON_CONFINED_PATH_H_
 
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -73,6 +74,8 @@ class ConfinedTree {
   int OpenDirectory(const std::string& path);
   // mknod(2) of a regular file (mdtest -k).
   int MakeNode(const std::string& path, mode_t mode);
+  // fstatfs(2) of the directory that holds `path` (which need not exist yet).
+  int StatFileSystem(const std::string& path, struct statfs* fs);
 
  private:
   struct CachedDirectory {

@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <nfsc/libnfs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -57,6 +59,21 @@ int WriteAll(int fd, absl::Span<const char> data) {
 class PosixFileSystem final : public FileSystem {
  public:
   void Ready(const std::string& path) override { tree_.OpenParentOf(path); }
+  bool OnLocalStorage(const std::string& path) override {
+    struct statfs fs {};
+    if (tree_.StatFileSystem(path, &fs) != 0) return false;
+    switch (static_cast<uint64_t>(fs.f_type)) {
+      case EXT4_SUPER_MAGIC:  // (ext2 and ext3 too: one magic for the family)
+      case XFS_SUPER_MAGIC:
+      case BTRFS_SUPER_MAGIC:
+      case F2FS_SUPER_MAGIC:
+      case 0xca451a4e:  // bcachefs
+      case 0x2fc12fc1:  // zfs
+      case TMPFS_MAGIC:
+      case RAMFS_MAGIC: return true;
+      default: return false;
+    }
+  }
   int MakeDirectory(const std::string& path) override { return -tree_.MakeDirectory(path); }
   int RemoveDirectory(const std::string& path) override { return -tree_.RemoveDirectory(path); }
   int Stat(const std::string& path, uint64_t* size) override {

@@ -25,6 +25,14 @@ class FileSystem {
   // Readies what an operation on `path` needs (its directory, opened beneath the roots) before
   // a timed phase starts; nothing where there is nothing to ready.
   virtual void Ready(const std::string& path) { (void)path; }
+  // Whether operations on names beside `path` stay on this host: a disk or memory file system
+  // of a known kind (ext2/3/4, xfs, btrfs, f2fs, bcachefs, zfs, tmpfs, ramfs), where they cost
+  // no server a request. False for NFS, FUSE (a remote metadata engine behind it, often) and
+  // any other kind.
+  virtual bool OnLocalStorage(const std::string& path) {
+    (void)path;
+    return false;
+  }
   virtual int MakeDirectory(const std::string& path) = 0;
   virtual int RemoveDirectory(const std::string& path) = 0;
   // `size` (optional) receives the size in bytes.

@@ -298,8 +298,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // hundreds of microseconds late (on a 2-vCPU VM with the default timer slack: 80 us most
   // times, 700 us one time in seven), by a different amount on each worker, and a phase of a few
   // directories lasts less than that (mdtest's ranks leave their barrier spinning, within
-  // microseconds of each other). They begin with rehearsals of the first operation beside its
-  // name (RehearseOperation), then spin on the clock.
+  // microseconds of each other). They spin on the clock, rehearsing the first operation beside
+  // its name (RehearseOperation) every kRehearsalPace up to the instant.
   constexpr auto kSpin = std::chrono::milliseconds(2);
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // this thread's sleeps end when asked (default: up to 50 us later)
   // Each task also waits and works on a CPU of its own (the rank-th of those it may run on)
@@ -311,18 +311,38 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // rename, creation: bench/mdtest_bench.sh, 9 pairs); and unbinding in the phase costs a
   // call of 4-11 us, a fifth of a tree removal's five operations.
   std::optional<CpuPin> pin = CpuPin::Rank(rank);
+  bool local = false;  // the rehearsals' names on this host's storage (see below)
+  if (first_step.has_value()) {
+    std::string path, other;
+    operation_path(*first_step, &path, &other);
+    local = fs.OnLocalStorage(path);
+  }
   if (stop.SleepUntil(start - kSpin)) {
-    // At most kRehearsals, a local tree's few microseconds each (each makes and removes a
-    // name: a bounded churn); one that takes a network round trip (NFS) is done twice at most,
-    // so that a thousand tasks do not send the server a burst of lookups before every phase.
-    constexpr int kRehearsals = 16;
+    // Rehearsals go on to the instant, not only at the spin's beginning: a first operation
+    // that comes after the CPU spun in user space for 2 ms is nearly as slow as one after a
+    // sleep (a C program on this 2-vCPU VM, medians of 15: five rmdirs on tmpfs after a 5 ms
+    // sleep took 8.4-9.4 us for the first and 25 us in all after 16 rehearsals and then 2 ms of
+    // spinning, as this was; 4.4 us and 20.5 us rehearsing every 20 us to the instant). mdtest's
+    // ranks come to a phase straight from the last one's system calls.
+    // On ext4 (a loop device) too, where a rehearsal takes about 100 us: five mkdirs of a tree
+    // creation, medians of 15 runs, went 18.3k/s -> 20.6k/s (12.6k/s with no rehearsal).
+    // At most kRehearsals (one per kRehearsalPace: 2 ms / 20 us), each making and removing a
+    // name (a bounded churn). Where an operation may cost a server a request (NFS, FUSE, any
+    // file system not known to be on this host) one slower than kCheap, a network round trip,
+    // is done twice at most, so that a thousand tasks do not send the server a burst of
+    // lookups before every phase.
+    constexpr int kRehearsals = 128;
+    constexpr auto kRehearsalPace = std::chrono::microseconds(20);
     constexpr auto kCheap = std::chrono::microseconds(20);
     Clock::duration rehearsal{0};
+    Clock::time_point rehearsed{};
     int rehearsals = 0;
     for (Clock::time_point now = Clock::now(); now < start && !stop.stopped(); now = Clock::now()) {
       if (!first_step.has_value() || now + 2 * rehearsal >= start) continue;  // one more might run past the instant
-      if (rehearsals >= kRehearsals || (rehearsals >= 2 && rehearsal > kCheap)) continue;
+      if (rehearsals >= kRehearsals || (!local && rehearsals >= 2 && rehearsal > kCheap)) continue;
+      if (rehearsals > 0 && now - rehearsed < kRehearsalPace) continue;
       ++rehearsals;
+      rehearsed = now;
       std::string path, other;
       operation_path(*first_step, &path, &other);  // (made anew, as the timed one is)
       RehearseOperation(fs, phase.op(), path);
