@@ -91,8 +91,15 @@ int OpenConfined(const std::string& path, int flags, mode_t mode) {
   return OpenAt2(root->fd, RelativeTo(*root, path), flags, mode, kBeneath);
 }
 
+void RaiseDescriptorLimit() {
+  struct rlimit files {};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+  files.rlim_cur = files.rlim_max;
+  (void)::setrlimit(RLIMIT_NOFILE, &files);
+}
+
 ConfinedTree::~ConfinedTree() {
-  for (const auto& [path, c] : cached_) ::close(c.fd);
+  for (const CachedDirectory& c : recency_) ::close(c.fd);
 }
 
 namespace {
@@ -117,8 +124,7 @@ int ConfinedTree::Parent(const std::string& path, const char** leaf) {
   if (!IsName(absl::string_view(path).substr(slash + 1))) return -EINVAL;
   *leaf = path.c_str() + slash + 1;
   const absl::string_view parent = slash == 0 ? absl::string_view("/") : absl::string_view(path).substr(0, slash);
-  ++uses_;
-  if (last_ == nullptr || last_->first != parent) {
+  if (last_ == nullptr || last_->path != parent) {
     auto it = cached_.find(parent);
     if (it == cached_.end()) {
       const int fd = OpenParent(parent);
@@ -126,10 +132,10 @@ int ConfinedTree::Parent(const std::string& path, const char** leaf) {
       Remember(parent, fd);
       return fd;
     }
-    last_ = &*it;
+    recency_.splice(recency_.begin(), recency_, it->second);  // (iterators stay valid)
+    last_ = &recency_.front();
   }
-  last_->second.last_use = uses_;
-  return last_->second.fd;
+  return last_->fd;
 }
 
 int ConfinedTree::OpenParent(absl::string_view parent) {
@@ -138,7 +144,7 @@ int ConfinedTree::OpenParent(absl::string_view parent) {
   const size_t slash = parent.rfind('/');
   if (!Roots().empty() && slash != absl::string_view::npos && slash > 0 && IsName(parent.substr(slash + 1))) {
     if (auto it = cached_.find(parent.substr(0, slash)); it != cached_.end()) {
-      return OpenAt2(it->second.fd, std::string(parent.substr(slash + 1)), O_PATH | O_DIRECTORY, 0, kBeneathNoSymlinks);
+      return OpenAt2(it->second->fd, std::string(parent.substr(slash + 1)), O_PATH | O_DIRECTORY, 0, kBeneathNoSymlinks);
     }
   }
   return OpenWorkerDirectory(std::string(parent), O_PATH);
@@ -147,15 +153,15 @@ int ConfinedTree::OpenParent(absl::string_view parent) {
 void ConfinedTree::Remember(absl::string_view parent, int fd) {
   // Full (or the process half-way to its descriptor limit, which IO and other tasks need more):
   // the directory used longest ago makes room.
-  if (!cached_.empty() && (cached_.size() >= kCachedDirectories || static_cast<rlim_t>(fd) >= DescriptorLimit() / 2)) {
-    auto oldest = cached_.begin();
-    for (auto it = cached_.begin(); it != cached_.end(); ++it) {
-      if (it->second.last_use < oldest->second.last_use) oldest = it;
-    }
-    ::close(oldest->second.fd);
-    cached_.erase(oldest);
+  if (!recency_.empty() && (recency_.size() >= kCachedDirectories || static_cast<rlim_t>(fd) >= DescriptorLimit() / 2)) {
+    const CachedDirectory& oldest = recency_.back();
+    ::close(oldest.fd);
+    cached_.erase(absl::string_view(oldest.path));
+    recency_.pop_back();
   }
-  last_ = &*cached_.try_emplace(std::string(parent), CachedDirectory{fd, uses_}).first;
+  recency_.push_front(CachedDirectory{std::string(parent), fd});
+  cached_.emplace(absl::string_view(recency_.front().path), recency_.begin());
+  last_ = &recency_.front();
 }
 
 int ConfinedTree::MakeDirectory(const std::string& path, mode_t mode) {

@@ -99,6 +99,7 @@ int Main(int argc, char** argv) {
     std::cerr << "iofleet-worker: " << policy.status().message() << "\n";
     return 2;
   }
+  RaiseDescriptorLimit();  // (before any task keeps directories open)
   // Every later open is resolved by the kernel beneath these roots (openat2 RESOLVE_BENEATH).
   if (absl::Status confined = ConfineOpensBeneath(policy->roots()); !confined.ok()) {
     std::cerr << "iofleet-worker: " << confined.message() << "\n";
