@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/magic.h>
 #include <nfsc/libnfs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -20,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
+#include "common/file_system_kind.h"
 #include "common/nfs_url.h"
 #include "common/status_macros.h"
 #include "nfs/nfs_connection.h"
@@ -61,18 +61,7 @@ class PosixFileSystem final : public FileSystem {
   void Ready(const std::string& path) override { tree_.OpenParentOf(path); }
   bool OnLocalStorage(const std::string& path) override {
     struct statfs fs {};
-    if (tree_.StatFileSystem(path, &fs) != 0) return false;
-    switch (static_cast<uint64_t>(fs.f_type)) {
-      case EXT4_SUPER_MAGIC:  // (ext2 and ext3 too: one magic for the family)
-      case XFS_SUPER_MAGIC:
-      case BTRFS_SUPER_MAGIC:
-      case F2FS_SUPER_MAGIC:
-      case 0xca451a4e:  // bcachefs
-      case 0x2fc12fc1:  // zfs
-      case TMPFS_MAGIC:
-      case RAMFS_MAGIC: return true;
-      default: return false;
-    }
+    return tree_.StatFileSystem(path, &fs) == 0 && FileSystemKindOf(static_cast<uint64_t>(fs.f_type)).local;
   }
   int MakeDirectory(const std::string& path) override { return -tree_.MakeDirectory(path); }
   int RemoveDirectory(const std::string& path) override { return -tree_.RemoveDirectory(path); }

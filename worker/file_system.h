@@ -26,9 +26,9 @@ class FileSystem {
   // a timed phase starts; nothing where there is nothing to ready.
   virtual void Ready(const std::string& path) { (void)path; }
   // Whether operations on names beside `path` stay on this host: a disk or memory file system
-  // of a known kind (ext2/3/4, xfs, btrfs, f2fs, bcachefs, zfs, tmpfs, ramfs), where they cost
-  // no server a request. False for NFS, FUSE (a remote metadata engine behind it, often) and
-  // any other kind.
+  // of a known kind (common/file_system_kind.h: ext2/3/4, xfs, btrfs, f2fs, bcachefs, zfs,
+  // tmpfs, ramfs), where they cost no server a request. False for NFS, FUSE (a remote metadata
+  // engine behind it, often) and any other kind.
   virtual bool OnLocalStorage(const std::string& path) {
     (void)path;
     return false;

@@ -1,6 +1,5 @@
 #include "worker/host_facts.h"
 
-#include <linux/magic.h>
 #include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_system_kind.h"
 #include "common/hostname.h"
 #include "absl/strings/str_split.h"
 #include "common/nfs_url.h"
@@ -103,20 +103,7 @@ v1::TargetFacts DescribeNfsTarget(const std::string& path) {
 std::string FilesystemTypeOf(const std::string& path) {
   struct statfs fs;
   if (::statfs(path.c_str(), &fs) != 0) return "";
-  switch (static_cast<uint64_t>(fs.f_type)) {
-    case EXT4_SUPER_MAGIC: return "ext4";  // also ext2/ext3: one magic for the family
-    case XFS_SUPER_MAGIC: return "xfs";
-    case BTRFS_SUPER_MAGIC: return "btrfs";
-    case TMPFS_MAGIC: return "tmpfs";
-    case RAMFS_MAGIC: return "ramfs";
-    case NFS_SUPER_MAGIC: return "nfs";
-    case OVERLAYFS_SUPER_MAGIC: return "overlay";
-    case 0x65735546: return "fuse";  // FUSE_SUPER_MAGIC (not in linux/magic.h)
-    case 0x2fc12fc1: return "zfs";
-    case 0x00c36400: return "ceph";
-    case V9FS_MAGIC: return "9p";
-    default: return "";
-  }
+  return std::string(FileSystemKindOf(static_cast<uint64_t>(fs.f_type)).name);
 }
 
 }  // namespace
