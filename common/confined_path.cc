@@ -139,7 +139,7 @@ int ConfinedTree::Parent(const std::string& path, const char** leaf) {
 }
 
 int ConfinedTree::OpenParent(absl::string_view parent) {
-  // One step from its own parent when that is open (a tree made level by level: mdtest's tree
+  // One step from its own parent when that is open (a tree made from the top down: mdtest's tree
   // creation), with the same rules: beneath that directory, no symlink, a plain name.
   const size_t slash = parent.rfind('/');
   if (!Roots().empty() && slash != absl::string_view::npos && slash > 0 && IsName(parent.substr(slash + 1))) {

@@ -60,6 +60,24 @@ std::string MdtestTree::DirectoryPath(uint32_t rank, uint64_t n) const {
   return path;
 }
 
+uint64_t MdtestTree::TreeStepDirectory(uint64_t n) const {
+  // Directories are numbered level by level (node k's children are b*k+1 .. b*k+b); the walk
+  // goes down from the root, one level per step, choosing the child whose subtree holds the
+  // step's place in the recursion's order.
+  const uint64_t b = std::max(1u, phase_.branch());
+  const bool removal = phase_.op() == v1::MetadataPhase::TREE_REMOVE;
+  uint64_t k = n % directories_;
+  uint64_t node = 0;
+  for (uint32_t level = 0; level < phase_.depth(); ++level) {
+    if (removal ? k + 1 == DirectoryCount(phase_.depth() - level, b) : k == 0) break;  // this subtree's root itself
+    if (!removal) --k;                                                                // (its root came first)
+    const uint64_t child_size = DirectoryCount(phase_.depth() - level - 1, b);
+    node = b * node + 1 + k / child_size;
+    k %= child_size;
+  }
+  return n / directories_ * directories_ + node;
+}
+
 uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
   const uint64_t in_copy = i % loop_items_;
   return i / loop_items_ * directories_ + first_item_dir_ +
@@ -116,7 +134,7 @@ std::string MdtestTree::OperationPath(uint32_t task, uint64_t n) const {
   using Op = v1::MetadataPhase;
   switch (phase_.op()) {
     case Op::TREE_CREATE:
-    case Op::TREE_REMOVE: return DirectoryPath(task, n);
+    case Op::TREE_REMOVE: return DirectoryPath(task, TreeStepDirectory(n));
     case Op::READDIR: {
       const uint64_t per_copy = std::max<uint64_t>(1, item_directory_count());
       return DirectoryPath(task, n / per_copy * directories_ + first_item_dir_ + n % per_copy);

@@ -72,6 +72,11 @@ class MdtestTree {
   // The path the phase's operation number `n` (an item, or a tree directory) of task `task`'s
   // tree works on, as a task names it.
   std::string OperationPath(uint32_t task, uint64_t n) const;
+  // The tree directory (a DirectoryPath number) that step `n` of a tree phase makes or removes,
+  // in mdtest's order (its create_remove_directory_tree recursion): copy by copy, and in each,
+  // creation depth first, a directory before its children (0, 1, its children, 2, ...),
+  // removal children first (the first branch's deepest directories, ..., 1, ..., 0).
+  uint64_t TreeStepDirectory(uint64_t n) const;
 
   // Rename number `n` of task `rank` (from, to), as mdtest's directory rename goes: item 0 is
   // parked under "<its path>-XX", each next item takes the name of the one before it, and the

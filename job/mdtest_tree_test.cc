@@ -1,6 +1,7 @@
 #include "job/mdtest_tree.h"
 
 #include <cstring>
+#include <functional>
 #include <set>
 #include <utility>
 #include <vector>
@@ -214,6 +215,53 @@ TEST(MdtestTree, DirectoryLoopsAsMdtest) {
   // -u: never loops (mdtest refuses -n with -I there).
   phase.set_unique_dir(true);
   EXPECT_EQ(MdtestTree(phase).loops(), 1u);
+}
+
+// Tree phases make and remove directories in mdtest's order: its create_remove_directory_tree
+// recursion, replayed here (node k's children are b*k+1 .. b*k+b): a directory, then each
+// child's subtree in turn; removal the same walk with each directory after its children.
+TEST(MdtestTree, TreePhasesWalkTheTreeAsMdtestsRecursion) {
+  using Op = v1::MetadataPhase;
+  for (const auto& [depth, branch] : std::vector<std::pair<uint32_t, uint32_t>>{{0, 3}, {1, 4}, {2, 2}, {3, 1}, {2, 4}, {3, 3}}) {
+    std::vector<uint64_t> created, removed;
+    std::function<void(uint64_t, uint32_t)> walk = [&](uint64_t node, uint32_t level) {
+      created.push_back(node);
+      if (level < depth) {
+        for (uint32_t c = 0; c < branch; ++c) walk(uint64_t{branch} * node + 1 + c, level + 1);
+      }
+      removed.push_back(node);
+    };
+    walk(0, 0);
+    v1::MetadataPhase phase;
+    phase.add_test_dirs("/m");
+    phase.set_items_per_task(4);
+    phase.set_depth(depth);
+    phase.set_branch(branch);
+    for (const Op::Op op : {Op::TREE_CREATE, Op::TREE_REMOVE}) {
+      phase.set_op(op);
+      const MdtestTree tree(phase);
+      ASSERT_EQ(tree.TotalSteps(0), created.size());
+      std::vector<uint64_t> walked;
+      for (uint64_t n = 0; n < tree.TotalSteps(0); ++n) walked.push_back(tree.TreeStepDirectory(n));
+      EXPECT_EQ(walked, op == Op::TREE_CREATE ? created : removed) << "-z " << depth << " -b " << branch << " " << Op::Op_Name(op);
+    }
+  }
+  // Copy by copy with mdtest's directory loops (-n 4 -I 2 without -u: two copies of the tree,
+  // in test-dir.0-0 and test-dir.0-1), each copy walked whole before the next.
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/m");
+  phase.set_items_per_dir(2);
+  phase.set_items_per_task(4);
+  phase.set_depth(1);
+  phase.set_branch(2);
+  phase.set_op(Op::TREE_REMOVE);
+  const MdtestTree looped(phase);
+  ASSERT_EQ(looped.loops(), 2u);
+  std::vector<std::string> removed;
+  for (uint64_t n = 0; n < looped.TotalSteps(0); ++n) removed.push_back(looped.OperationPath(0, n));
+  EXPECT_EQ(removed, (std::vector<std::string>{"/m/test-dir.0-0/mdtest_tree.0/mdtest_tree.1", "/m/test-dir.0-0/mdtest_tree.0/mdtest_tree.2",
+                                               "/m/test-dir.0-0/mdtest_tree.0", "/m/test-dir.0-1/mdtest_tree.0/mdtest_tree.1",
+                                               "/m/test-dir.0-1/mdtest_tree.0/mdtest_tree.2", "/m/test-dir.0-1/mdtest_tree.0"}));
 }
 
 // Counted, never walked level by level: a request's -z of 4 billion with -b 1 (or 0) is a chain

@@ -264,13 +264,13 @@ int NfsTree::Commit(const Handle& file) {
   return StatusOnly<COMMIT3res>(*connection_, rpc_nfs3_commit_async, args);
 }
 
-int NfsTree::Create(const Handle& parent, const std::string& leaf, bool exclusive, Handle* file) {
+int NfsTree::Create(const Handle& parent, const std::string& leaf, bool exclusive, Handle* file, uint32_t mode) {
   CREATE3args args;
   std::memset(&args, 0, sizeof(args));
   args.where.dir = Fh(parent.bytes);
   args.where.name = const_cast<char*>(leaf.c_str());
   args.how.mode = exclusive ? GUARDED : UNCHECKED;
-  args.how.createhow3_u.obj_attributes = ModeOnly(0644);
+  args.how.createhow3_u.obj_attributes = ModeOnly(mode);
   int status = NFS3_OK;
   file->bytes.clear();
   const int rc = CallNfs3<CREATE3res>(*connection_, rpc_nfs3_create_async, args, [&](const CREATE3res& result) {
@@ -282,7 +282,7 @@ int NfsTree::Create(const Handle& parent, const std::string& leaf, bool exclusiv
   return rc != 0 ? rc : StatusErrno(status);
 }
 
-int NfsTree::CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) {
+int NfsTree::CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared, uint32_t mode) {
   Handle parent, file;
   std::string leaf;
   if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
@@ -292,7 +292,7 @@ int NfsTree::CreateFile(const std::string& path, absl::Span<const char> data, bo
     data = {};
     sync = false;
   }
-  if (const int rc = Create(parent, leaf, /*exclusive=*/!shared, &file); rc != 0) return rc;
+  if (const int rc = Create(parent, leaf, /*exclusive=*/!shared, &file, mode); rc != 0) return rc;
   if (data.empty() && !sync) return 0;
   if (file.bytes.empty()) {  // the server did not return the handle
     NfsObject object;

@@ -61,7 +61,7 @@ class NfsTree {
   // A new file (an existing one is -EEXIST unless `shared`) holding `data`, written UNSTABLE
   // and COMMITted when `sync` (mdtest -y); `node` (mdtest -k) creates it without data, as a
   // kernel client does mknod(S_IFREG) over NFSv3.
-  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared);
+  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared, uint32_t mode = 0644);
   // Reads buffer.size() bytes from offset 0; a shorter file is -EIO (as mdtest). A final
   // symlink is -ELOOP (O_NOFOLLOW).
   int ReadFile(const std::string& path, absl::Span<char> buffer);
@@ -92,7 +92,7 @@ class NfsTree {
   int GetAttributes(const Handle& object, NfsObject* attributes);
   // CREATE3 of `leaf` in `parent` (GUARDED when `exclusive`); *file gets its handle when the
   // server returns one (else it is left empty).
-  int Create(const Handle& parent, const std::string& leaf, bool exclusive, Handle* file);
+  int Create(const Handle& parent, const std::string& leaf, bool exclusive, Handle* file, uint32_t mode = 0644);
   int Write(const Handle& file, absl::Span<const char> data, bool sync);
   int Commit(const Handle& file);
 

@@ -33,6 +33,7 @@ test_packages=(
   slurm-wlm munge          # a real 3-node Slurm cluster for --slurm (tests/launchers/slurm_test.sh)
   openmpi-bin              # mpirun-started workers (tests/launchers/mpi_test.sh)
   autoconf automake libtool libopenmpi-dev  # the real mdtest, built from ../shared/peers (tools/build_mdtest.sh)
+  strace                   # the order of mdtest's and iofleet's tree operations (tests/peers/mdtest_equivalence_test.sh)
   openssh-server           # sshd in network namespaces for --ssh (tests/launchers/ssh_test.sh)
   linux-perf               # --profile samples with perf (tests/profile_test)
 )

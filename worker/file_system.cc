@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -27,6 +29,26 @@
 
 namespace iofleet {
 namespace {
+
+// The process's umask, read once from /proc/self/status (umask(2) can only be read by setting
+// it, which would race with the other threads' creations); 022 where it cannot be read.
+uint32_t ProcessUmask() {
+  static const uint32_t mask = [] {
+    std::FILE* status = std::fopen("/proc/self/status", "re");
+    if (status == nullptr) return 022u;
+    char line[256];
+    uint32_t found = 022;
+    while (std::fgets(line, sizeof(line), status) != nullptr) {
+      if (std::strncmp(line, "Umask:", 6) == 0) {
+        found = static_cast<uint32_t>(std::strtoul(line + 6, nullptr, 8)) & 0777;
+        break;
+      }
+    }
+    std::fclose(status);
+    return found;
+  }();
+  return mask;
+}
 
 // The data layout writes: 1 MiB of random bytes (the same for a given file size, so a file
 // laid out twice holds the same data).
@@ -63,7 +85,7 @@ class PosixFileSystem final : public FileSystem {
     struct statfs fs {};
     return tree_.StatFileSystem(path, &fs) == 0 && FileSystemKindOf(static_cast<uint64_t>(fs.f_type)).local;
   }
-  int MakeDirectory(const std::string& path) override { return -tree_.MakeDirectory(path); }
+  int MakeDirectory(const std::string& path) override { return -tree_.MakeDirectory(path, kMdtestDirectoryMode); }
   int RemoveDirectory(const std::string& path) override { return -tree_.RemoveDirectory(path); }
   int Stat(const std::string& path, uint64_t* size) override {
     struct stat st;
@@ -84,13 +106,13 @@ class PosixFileSystem final : public FileSystem {
 
   int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
     if (node) {
-      const int rc = tree_.MakeNode(path, S_IFREG | 0644);
+      const int rc = tree_.MakeNode(path, S_IFREG | kMdtestNodeMode);
       return rc == 0 || (shared && rc == -EEXIST) ? 0 : -rc;
     }
     // As mdtest opens (aiori-POSIX's create): O_CREAT | O_RDWR, mode 0664. An existing file is
     // not an error here (mdtest's neither); creation then finds more items than it made, and
     // says so. (The final component is never followed if it is a symlink: O_NOFOLLOW.)
-    const int fd = tree_.Open(path, O_CREAT | O_RDWR, 0664);
+    const int fd = tree_.Open(path, O_CREAT | O_RDWR, kMdtestFileMode);
     if (fd < 0) return -fd;
     int error = WriteAll(fd, data);
     if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
@@ -264,8 +286,10 @@ class NfsFileSystem final : public FileSystem {
     return absl::OkStatus();
   }
 
+  // A kernel client applies the process umask to a new object's mode before it asks the server;
+  // so does this one (mdtest on an NFS mount gets 0775 & ~umask).
   int MakeDirectory(const std::string& path) override {
-    return Call(path, [](NfsTree& t, const std::string& p) { return t.MakeDirectory(p); });
+    return Call(path, [](NfsTree& t, const std::string& p) { return t.MakeDirectory(p, kMdtestDirectoryMode & ~ProcessUmask()); });
   }
   int RemoveDirectory(const std::string& path) override {
     return Call(path, [](NfsTree& t, const std::string& p) { return t.RemoveDirectory(p); });
@@ -288,7 +312,8 @@ class NfsFileSystem final : public FileSystem {
     return Call(path, [](NfsTree& t, const std::string& p) { return t.Unlink(p); });
   }
   int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
-    return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, sync, node, shared); });
+    const uint32_t mode = (node ? kMdtestNodeMode : kMdtestFileMode) & ~ProcessUmask();
+    return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, sync, node, shared, mode); });
   }
   int ReadFile(const std::string& path, absl::Span<char> buffer) override {
     return Call(path, [&](NfsTree& t, const std::string& p) { return t.ReadFile(p, buffer); });

@@ -18,6 +18,13 @@
 
 namespace iofleet {
 
+// The modes mdtest asks for (mdtest.c's DIRMODE; aiori-POSIX's create, 0664, and mknod,
+// S_IRUSR), before the process umask: a site whose umask is 002 gets group-writable trees from
+// both tools.
+inline constexpr uint32_t kMdtestDirectoryMode = 0775;
+inline constexpr uint32_t kMdtestFileMode = 0664;
+inline constexpr uint32_t kMdtestNodeMode = 0400;
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;

@@ -55,12 +55,12 @@ const char* OpName(Op::Op op) {
 constexpr size_t kLeftoverBatch = 1 << 16;
 
 // The order of a task's steps without a list of them (a task may have billions of items): in
-// sequence, in reverse (children first for tree removal), or a pseudo-random permutation (-R)
-// in O(1) memory; the first `skip` of that order are passed over (a wear-out's done steps).
+// sequence, or a pseudo-random permutation (-R) in O(1) memory; the first `skip` of that order
+// are passed over (a wear-out's done steps).
 class StepOrder {
  public:
-  StepOrder(uint64_t total, uint64_t skip, bool reverse, bool random, uint64_t seed)
-      : total_(total), reverse_(reverse), permutation_(random && total > 0 ? std::make_optional<BlockPermutation>(total, seed) : std::nullopt) {
+  StepOrder(uint64_t total, uint64_t skip, bool random, uint64_t seed)
+      : total_(total), permutation_(random && total > 0 ? std::make_optional<BlockPermutation>(total, seed) : std::nullopt) {
     if (permutation_) {
       for (uint64_t i = 0; i < skip && i < total; ++i) permutation_->Next();
     }
@@ -69,13 +69,12 @@ class StepOrder {
   bool Next(uint64_t* step) {
     if (next_ >= total_) return false;
     const uint64_t n = next_++;
-    *step = permutation_ ? permutation_->Next() : reverse_ ? total_ - 1 - n : n;
+    *step = permutation_ ? permutation_->Next() : n;
     return true;
   }
 
  private:
   uint64_t total_, next_ = 0;
-  bool reverse_;
   std::optional<BlockPermutation> permutation_;
 };
 
@@ -212,8 +211,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     if (collective) return {static_cast<uint32_t>(step / tree.ItemCount()), step % tree.ItemCount()};
     return {owner, tree.ItemOfStep(step)};
   };
-  StepOrder order(tree.TotalSteps(rank), first, /*reverse=*/phase.op() == Op::TREE_REMOVE,  // children first
-                  phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT), phase.random_seed() ^ rank);
+  // (Tree phases walk the tree in mdtest's order: MdtestTree::TreeStepDirectory.)
+  StepOrder order(tree.TotalSteps(rank), first, phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT),
+                  phase.random_seed() ^ rank);
   // Creation writes mdtest's data (job/mdtest_data.h); a read reads -e bytes and, with -X,
   // checks them against what the item's writer wrote (with -S, as mdtest, the reader's own).
   std::optional<MdtestData> writer;
@@ -364,7 +364,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     for (uint64_t d = 0; d < tree.all_directories() && leftovers.size() < kLeftoverBatch; ++d) {
       if (tree.HoldsItems(d)) fs.ListDirectory(tree.ItemDirectoryPath(owner, d), tree.ItemPrefix(owner, file), &leftovers, kLeftoverBatch);
     }
-    order = StepOrder(leftovers.size(), 0, false, false, 0);
+    order = StepOrder(leftovers.size(), 0, false, 0);
     return leftovers.size() == kLeftoverBatch;  // a full batch: list again after removing it
   };
   bool more_leftovers = listed_cleanup && list_leftovers();

@@ -119,7 +119,8 @@ absl::StatusOr<std::string> PathPolicy::Resolve(const std::string& directory, bo
   for (size_t i = existing; i < parts.size(); ++i) {
     if (parts[i] == ".") continue;
     built = absl::StrCat(built == "/" ? "" : built, "/", parts[i]);
-    const int rc = tree.MakeDirectory(built);
+    // mdtest's test directory with mdtest's mode (DIRMODE, 0775, before the umask).
+    const int rc = tree.MakeDirectory(built, parents ? 0755 : 0775);
     if (rc != 0 && rc != -EEXIST) return ConfinedPathError(rc, "create directory", built);
     if (rc == 0 && i + 1 == parts.size() && made != nullptr) *made = true;
   }

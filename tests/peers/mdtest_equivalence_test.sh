@@ -3,7 +3,7 @@
 # options on the same file system: tmpfs and ext4 on a loop device, 2 and 4 tasks (mpirun -np N;
 # N local workers). For every option set it asserts:
 #   - the same tree: each tool runs the set with -C on a test directory that does not exist yet
-#     (both make it), and `find -printf` (path, type, size) of what it left is identical, and
+#     (both make it), and `find -printf` (path, type, size, permissions) of what it left is identical, and
 #     so is every file's data (md5sum; -G gives both the same seed);
 #   - the same test directory handling: -d relative to where the tool starts, and the directory
 #     a whole run made is removed at its end by both (left by both after -C alone);
@@ -13,7 +13,10 @@
 #     ending in the same column; a row is 0 in one exactly when it is 0 in the other (the same
 #     phases run or skipped);
 #   - the same statistics: with -i 3, each tool's Std Dev is the sample standard deviation (n-1)
-#     of the three per-iteration values its Max, Min and Mean imply.
+#     of the three per-iteration values its Max, Min and Mean imply;
+#   - the same order: the tree directories made and removed, one task, as strace sees each
+#     tool's calls (mdtest's recursion: a directory before its children when made, after them
+#     when removed; copy by copy with directory loops).
 # mpirun listens on every address: it runs in a network namespace of its own (loopback only).
 # Everything it mounts and creates goes at exit, pass or fail.
 set -euo pipefail
@@ -54,11 +57,14 @@ run_iofleet() {
     fail "iofleet mdtest $*: exit $? ($(tail -3 "$out.err"))"
 }
 # Every path with its type and size, then every file's checksum (its data: -G fixes the seed).
-tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s\n' | LC_ALL=C sort && find . -type f -size +0 -exec md5sum {} + | LC_ALL=C sort); }
+tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s %m\n' | LC_ALL=C sort && find . -type f -size +0 -exec md5sum {} + | LC_ALL=C sort); }
+# Both tools run with a umask of 002, as many HPC sites set it: mdtest's modes (directories
+# 0775, files 0664, mknod 0400) then show whole in the trees' permissions.
+umask 002
 
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
-# every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
+# mknod (-k), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
 # runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics,
 # and mdtest's directory loops (-n with -I, no -u: -n/-I copies of the tree).
 sets=(
@@ -72,6 +78,7 @@ sets=(
   "-c -n 30 -w 100 -G 5"
   "-N 1 -n 40 -u -w 513 -e 512 -G 99"
   "-D -n 24 -z 1 -b 2 -C -U"
+  "-F -n 20 -u -k"
   "-F -n 20 -u -w 5000 -e 5000 -G 3 --dataPacketType=r -X"
   "-F -n 20 -w 8200 -e 4096 -G 11 --dataPacketType=i -X --verify-write"
   "-F -n 20 -u -w 8200 -e 8200 -G 12 --dataPacketType=o -X -Y"
@@ -180,4 +187,33 @@ PY
     done
   done
 done
-echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks)"
+# The order of the tree phases' calls. strace -y names each directory descriptor's path, so
+# iofleet's mkdirat/unlinkat (a name beside an open directory) read as the whole path, as
+# mdtest's mkdir/rmdir give it; only tree directories count (mdtest_tree.*, not iofleet's
+# rehearsal names beside them).
+tree_calls() {
+  sed -nE 's/^([0-9]+ +)?(mkdir|rmdir)\("([^"]*)".* = 0$/\2 \3/p;
+           s/^([0-9]+ +)?mkdirat\([0-9]+<([^>]*)>, "([^"]*)".* = 0$/mkdir \2\/\3/p;
+           s/^([0-9]+ +)?unlinkat\([0-9]+<([^>]*)>, "([^"]*)", AT_REMOVEDIR\) = 0$/rmdir \2\/\3/p' "$1" |
+    sed -E 's|/$||' | grep -E '/mdtest_tree[^/]*$' | grep -v 'iofleet-rehearsal' | sed "s|$2/||"
+}
+ordered=0
+for set in "-I 1 -z 2 -b 3 -u" "-D -n 16 -I 2 -z 2 -b 2" "-I 1 -z 3 -b 1 -u"; do
+  # shellcheck disable=SC2206
+  opts=($set)
+  dir="$tmp/tmpfs/t"
+  timeout 120 unshare -n bash -c 'ip link set lo up; exec mpirun -np 1 strace -f -y -qq -e trace=mkdir,rmdir -o "$1" "${@:2}"' _ \
+    "$tmp/out/m.strace" "$mdtest" "${opts[@]}" -d "$dir" > "$tmp/out/m.order" 2>&1 || fail "$set: mdtest under strace: exit $?"
+  rm -rf "$dir"
+  timeout 120 strace -f -y -qq -e trace=mkdirat,unlinkat -o "$tmp/out/i.strace" "$iofleet" mdtest "${opts[@]}" -d "$dir" \
+    --local-workers 1 --quiet --results-dir none > "$tmp/out/i.order" 2>&1 || fail "$set: iofleet mdtest under strace: exit $?"
+  rm -rf "$dir"
+  tree_calls "$tmp/out/m.strace" "$dir" > "$tmp/out/m.calls"
+  tree_calls "$tmp/out/i.strace" "$dir" > "$tmp/out/i.calls"
+  [ -s "$tmp/out/m.calls" ] || fail "$set: no tree directory made or removed in mdtest's trace"
+  diff "$tmp/out/m.calls" "$tmp/out/i.calls" > "$tmp/out/calls.diff" || fail "$set: the tree phases' order differs (< mdtest, > iofleet):
+$(head -20 "$tmp/out/calls.diff")"
+  ordered=$((ordered + 1))
+done
+
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); and on the order of the tree phases' calls in $ordered runs"
