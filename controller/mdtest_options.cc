@@ -21,8 +21,6 @@
 namespace iofleet {
 namespace {
 
-constexpr uint64_t kMaxTreeDepth = 256;
-
 absl::StatusOr<uint64_t> Number(absl::string_view text, char option) {
   uint64_t v;
   if (!absl::SimpleAtoi(text, &v)) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, option), ": '", text, "' is not a whole number"));

@@ -64,6 +64,10 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
   if (phase.items_per_task() > kMaxItemsPerTask || phase.items_per_dir() > kMaxItemsPerTask) {
     return bad(absl::StrCat("more than ", kMaxItemsPerTask, " items per task (-n, -I)"));
   }
+  if (phase.depth() > kMaxTreeDepth) {
+    return bad(absl::StrCat("a tree of depth ", phase.depth(), " (-z) is deeper than ", kMaxTreeDepth, " levels, with paths of over ",
+                            kMaxPathLength, " bytes"));
+  }
   if (MdtestTree::DirectoryCount(phase.depth(), phase.branch()) > kMaxTreeDirectories) {
     return bad(absl::StrCat("a tree of depth ", phase.depth(), " and branching factor ", phase.branch(), " has more than ", kMaxTreeDirectories,
                             " directories (-z, -b)"));

@@ -70,6 +70,11 @@ inline constexpr size_t kMaxPathLength = 4096;  // PATH_MAX
 // mdtest: items per task, tree directories, and bytes written/read per file.
 inline constexpr uint64_t kMaxItemsPerTask = 1ull << 40;
 inline constexpr uint64_t kMaxTreeDirectories = 1ull << 32;
+// Levels of an mdtest tree (-z): each adds at least 14 bytes ("/mdtest_tree.0") to the deepest
+// path, so much deeper trees have paths no system call takes (a chain of billions of levels is
+// few enough directories, but a worker would build its deepest path in memory first).
+inline constexpr uint32_t kMaxTreeDepth = 256;
+static_assert(kMaxTreeDepth * 14 <= kMaxPathLength);
 inline constexpr uint64_t kMaxMetadataIoBytes = 1ull << 30;
 // What a worker lets one run make it allocate, unless started with --max-run-memory.
 inline constexpr uint64_t kDefaultMaxRunMemory = 4ull << 30;

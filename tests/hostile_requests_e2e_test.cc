@@ -238,6 +238,11 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
          MetadataJob(j, v1::MetadataPhase::TREE_CREATE)->set_depth(100);
          j->mutable_metadata()->set_branch(10);
        }, "directories (-z, -b)"},
+      // A chain (-b 1) of 4 billion levels: few enough directories, but paths of 60 GB.
+      {"mdtest-deep-chain", [](v1::JobSpec* j) {
+         MetadataJob(j, v1::MetadataPhase::TREE_REMOVE)->set_depth(UINT32_MAX);
+         j->mutable_metadata()->set_branch(1);
+       }, "deeper than 256 levels"},
       // mdtest's directory loops: -n/-I copies of a 1,111-directory tree, -I in each directory.
       {"mdtest-loops", [](v1::JobSpec* j) {
          v1::MetadataPhase* phase = MetadataJob(j, v1::MetadataPhase::FILE_CREATE);
