@@ -64,14 +64,15 @@ uint64_t MdtestTree::TreeStepDirectory(uint64_t n) const {
   // Directories are numbered level by level (node k's children are b*k+1 .. b*k+b); the walk
   // goes down from the root, one level per step, choosing the child whose subtree holds the
   // step's place in the recursion's order.
+  // A subtree of `size` directories is its root and b subtrees of (size - 1) / b each.
   const uint64_t b = std::max(1u, phase_.branch());
   const bool removal = phase_.op() == v1::MetadataPhase::TREE_REMOVE;
   uint64_t k = n % directories_;
   uint64_t node = 0;
-  for (uint32_t level = 0; level < phase_.depth(); ++level) {
-    if (removal ? k + 1 == DirectoryCount(phase_.depth() - level, b) : k == 0) break;  // this subtree's root itself
-    if (!removal) --k;                                                                // (its root came first)
-    const uint64_t child_size = DirectoryCount(phase_.depth() - level - 1, b);
+  for (uint64_t size = directories_; size > 1; size = (size - 1) / b) {
+    if (removal ? k + 1 == size : k == 0) break;  // this subtree's root itself
+    if (!removal) --k;                            // (its root came first)
+    const uint64_t child_size = (size - 1) / b;
     node = b * node + 1 + k / child_size;
     k %= child_size;
   }
