@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "common/pretty_json.h"
 #include "common/units.h"
 #include "controller/block_stages.h"
 #include "controller/host_profiles.h"
@@ -469,10 +470,10 @@ std::string RenderJsonReport(const v1::RunReport& report) {
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
-  std::string json;
-  auto status = google::protobuf::util::MessageToJsonString(report, &json, options);
-  if (!status.ok()) return absl::StrCat("{\"error\": \"cannot encode report: ", status.ToString(), "\"}\n");
-  return json;
+  // Piece by piece: a thousand workers' report printed whole took the controller to 1.1 GB.
+  absl::StatusOr<std::string> json = PrettyJsonInPieces(report, options);
+  if (!json.ok()) return absl::StrCat("{\"error\": \"cannot encode report: ", json.status().ToString(), "\"}\n");
+  return *std::move(json);
 }
 
 }  // namespace iofleet

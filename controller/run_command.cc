@@ -82,7 +82,8 @@ std::string JobAsGiven(const RunOptions& options) {
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::string& job_as_given, const v1::RunSpec& resolved,
-                                                                const v1::RunReport& report) {
+                                                                const v1::RunReport& report, std::optional<std::string> text,
+                                                                std::optional<std::string> html) {
   google::protobuf::util::JsonPrintOptions json;
   json.add_whitespace = true;
   json.preserve_proto_field_names = true;
@@ -91,12 +92,15 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
   v1::RunReport hosts;  // the workers and their host facts only
   *hosts.mutable_workers() = report.workers();
   if (!google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json).ok()) hosts_json = "{}";
-  std::vector<std::pair<std::string, std::string>> files = {{"job.fio", job_as_given},
-                                                            {"job-resolved.json", resolved_json},
-                                                            {"result.json", RenderJsonReport(report)},
-                                                            {"report.txt", RenderTextReport(report)},
-                                                            {"report.html", RenderHtmlReport(report)},
-                                                            {"hosts.json", hosts_json}};
+  // (Each moved in: an initializer list would copy them, result.json being tens of megabytes at
+  // a thousand workers.)
+  std::vector<std::pair<std::string, std::string>> files;
+  files.emplace_back("job.fio", job_as_given);
+  files.emplace_back("job-resolved.json", std::move(resolved_json));
+  files.emplace_back("result.json", RenderJsonReport(report));
+  files.emplace_back("report.txt", text ? *std::move(text) : RenderTextReport(report));
+  files.emplace_back("report.html", html ? *std::move(html) : RenderHtmlReport(report));
+  files.emplace_back("hosts.json", std::move(hosts_json));
   // --target-metrics: each endpoint's intervals and run totals on their own, beside the
   // clients' result.
   // --profile: each host's folded stacks and flame graphs.
@@ -176,12 +180,14 @@ int RunJob(const RunOptions& options) {
     outputs->Discard();
     return result.exit_code;
   }
-  const std::string rendered = options.output_format == "normal" ? RenderTextReport(report)
+  std::string text = RenderTextReport(report);
+  std::string html = RenderHtmlReport(report);
+  const std::string rendered = options.output_format == "normal" ? text
                                : options.output_format == "json+" ? RenderFioJsonReport(report, true)
                                : options.output_format == "iofleet-json" ? RenderJsonReport(report)
                                                                          : RenderFioJsonReport(report, false);
-  return outputs->Finish(rendered, RenderHtmlReport(report), RunResultFiles(JobAsGiven(options), result.spec, report),
-                         {report.problems().begin(), report.problems().end()}, result.exit_code);
+  std::vector<std::pair<std::string, std::string>> files = RunResultFiles(JobAsGiven(options), result.spec, report, text, html);
+  return outputs->Finish(rendered, html, std::move(files), {report.problems().begin(), report.problems().end()}, result.exit_code);
 }
 
 RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport* report_out) {

@@ -3,6 +3,7 @@
 #ifndef IOFLEET_CONTROLLER_RUN_COMMAND_H_
 #define IOFLEET_CONTROLLER_RUN_COMMAND_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,9 +38,13 @@ struct RunResult {
 };
 
 // The files of a run's results directory other than its logs: job.fio (the job as given),
-// job-resolved.json, result.json (iofleet-json), report.txt, report.html, hosts.json.
+// job-resolved.json, result.json (iofleet-json), report.txt, report.html, hosts.json. `text`
+// and `html` are the report as RenderTextReport and RenderHtmlReport give it (a caller that
+// prints them too renders them once: at a thousand workers each takes a fraction of a second);
+// without them they are rendered here.
 std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::string& job_as_given, const v1::RunSpec& resolved,
-                                                                const v1::RunReport& report);
+                                                                const v1::RunReport& report, std::optional<std::string> text = std::nullopt,
+                                                                std::optional<std::string> html = std::nullopt);
 
 // Resolves a parsed job (job/run_resolution.h: placement, temporary directory for local runs,
 // verify_across_workers, validation), runs it on the cluster and fills `report`; errors that
