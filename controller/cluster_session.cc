@@ -542,6 +542,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
         changed = resumed;
         if (sink_ == nullptr) break;
         sink = sink_;
+        reports.reserve(message.reports().reports_size());
         for (v1::IntervalReport& report : *message.mutable_reports()->mutable_reports()) {
           if (report.run_id() != run_id_) continue;
           if (report.job_index() < global_index_->size()) report.set_job_index(static_cast<uint32_t>((*global_index_)[report.job_index()]));

@@ -41,6 +41,12 @@ struct LiveViewOptions {
   FioLogWriter* fio_logs = nullptr;
 };
 
+// One interval's latency figures for the logs (all 0 when it has none).
+struct LatencyFigures {
+  uint64_t mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+  double stddev = 0;
+};
+
 class LiveView {
  public:
   LiveView(v1::RunSpec spec, std::vector<std::string> workers, std::string run_id, LiveViewOptions options);
@@ -69,8 +75,12 @@ class LiveView {
   static const char* CsvHeader();
   void AppendJsonLine(const PublishedInterval& interval, int direction, std::string* out) const;
   void AppendCsvRow(const PublishedInterval& interval, int direction, std::string* out) const;
+  // Both (either may be null), the latency figures worked out once.
+  void AppendLogLines(const PublishedInterval& interval, int direction, std::string* json, std::string* csv) const;
 
  private:
+  void AppendJsonLine(const PublishedInterval& interval, int direction, const LatencyFigures& figures, std::string* out) const;
+  void AppendCsvRow(const PublishedInterval& interval, int direction, const LatencyFigures& figures, std::string* out) const;
   void Loop();
   void Publish(int64_t now_unix_ns, int64_t grace_ns);
   std::string ProgressLine(const PublishedInterval& cluster, int64_t now_unix_ns) const;

@@ -2,6 +2,11 @@
 // file paths) stay one valid JSON value and one CSV row, and the latency figures are there.
 #include "controller/live_view.h"
 
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "controller/direction_summary.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -56,6 +61,33 @@ TEST(LiveView, LogLinesKeepUserNamesIntact) {
   const std::string row = view.CsvRow(in, 0);
   EXPECT_THAT(row, ::testing::StartsWith("r-1,worker,0,\"a,b\"\"c\\d\",host:1,read,"));
   EXPECT_THAT(std::string(LiveView::CsvHeader()), ::testing::EndsWith(",lat_p90_ns,lat_stddev_ns\n"));
+}
+
+// Rates and the standard deviation read as printf's %.3f and %.1f write them, whatever the value
+// (the logs format them without printf; a reader comparing with fio's logs sees the same digits).
+TEST(LiveView, FiguresAsPrintfWritesThem) {
+  v1::RunSpec spec;
+  spec.add_jobs()->set_name("j");
+  LiveView view(spec, {"host:1"}, "r-1", LiveViewOptions{.progress = false});
+  for (const auto& [ops, bytes, span_ns] : {std::tuple<uint64_t, uint64_t, int64_t>{2, 8192, 3'000'000'000},
+                                            {1, 5, 7'000'000'000},
+                                            {123456789, 999'999'999'999'999, 1'000'000'001},
+                                            {0, 0, 1'000'000'000},
+                                            {7, 1ull << 62, 1}}) {
+    PublishedInterval in = WorkerInterval();
+    in.end_unix_ns = in.start_unix_ns + span_ns;
+    in.directions[0].set_ops(ops);
+    in.directions[0].set_bytes(bytes);
+    const double seconds = static_cast<double>(span_ns) / 1e9;
+    const std::string iops = absl::StrFormat("%.3f", static_cast<double>(ops) / seconds);
+    const std::string bw = absl::StrFormat("%.3f", static_cast<double>(bytes) / seconds);
+    const std::string stddev = absl::StrFormat("%.1f", StddevNs(in.directions[0].latency().count(), in.directions[0].latency().sum_ns(),
+                                                                 in.directions[0].latency().sum_squares_ns2()));
+    EXPECT_THAT(view.JsonLine(in, 0), ::testing::HasSubstr(absl::StrCat("\"iops\":", iops, ",\"bw_bytes\":", bw, ",")));
+    EXPECT_THAT(view.JsonLine(in, 0), ::testing::HasSubstr(absl::StrCat("\"stddev\":", stddev, ",")));
+    EXPECT_THAT(view.CsvRow(in, 0), ::testing::HasSubstr(absl::StrCat(",", iops, ",", bw, ",")));
+    EXPECT_THAT(view.CsvRow(in, 0), ::testing::EndsWith(absl::StrCat(",", stddev, "\n")));
+  }
 }
 
 }  // namespace
