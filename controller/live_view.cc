@@ -210,8 +210,32 @@ absl::Status LiveView::Start(RunAggregator* aggregator) {
     options_.metrics->Gauge("iofleet_cluster_run_info", "The run being measured (value 1)", {{"run", run_id_}, {"job_file", spec_.source()}}).Set(1);
     options_.metrics->Gauge("iofleet_cluster_workers_expected", "Workers in the run").Set(static_cast<double>(workers_.size()));
   }
+  // Workers' own intervals are written up as they arrive (TakeWorkerInterval), on the session's
+  // thread; the loop publishes the cluster's and the jobs' as they fall due.
+  aggregator_->ObserveWorkerIntervals([this](const PublishedInterval& in) { TakeWorkerInterval(in); });
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
+}
+
+void LiveView::TakeWorkerInterval(const PublishedInterval& in) {
+  std::lock_guard<std::mutex> lock(worker_mu_);
+  if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
+  for (int d = 0; d < 5; ++d) {
+    if (!HasActivity(in.directions[d])) continue;
+    AppendLogLines(in, d, ndjson_ != nullptr ? &worker_json_ : nullptr, csv_ != nullptr ? &worker_csv_ : nullptr);
+    if (options_.metrics != nullptr) {
+      // Counters from the worker scope, which is published once per worker and interval.
+      const v1::DirectionStats& stats = in.directions[d];
+      options_.metrics->Add({{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", DirectionName(d)}}, stats.ops(),
+                            stats.bytes(), stats.errors(), stats.latency());
+    }
+  }
+  std::vector<double>& by_worker = worker_ops_[{in.phase, in.index}];
+  if (by_worker.empty()) by_worker.assign(workers_.size(), -1);
+  if (in.worker < 0 || static_cast<size_t>(in.worker) >= by_worker.size()) return;
+  double& ops = by_worker[in.worker];
+  ops = std::max(ops, 0.0);
+  for (const v1::DirectionStats& s : in.directions) ops += static_cast<double>(s.ops());
 }
 
 void LiveView::Loop() {
@@ -225,7 +249,9 @@ absl::Status LiveView::Finish() {
   if (aggregator_ == nullptr) return absl::OkStatus();
   if (!done_.HasBeenNotified()) done_.Notify();
   if (thread_.joinable()) thread_.join();
-  // Whatever is still pending: the run is over, nothing more will come.
+  // Whatever is still pending: the run is over, nothing more will come (a report after this
+  // waits in the aggregator, unwritten, as one after the logs are closed would).
+  aggregator_->ObserveWorkerIntervals(nullptr);
   Publish(INT64_MAX / 2, 0);
   {
     std::lock_guard<std::mutex> lock(stderr_mu_);
@@ -264,7 +290,10 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   aggregator_->TakeDue(now_unix_ns, grace_ns, &due);
   const PublishedInterval* newest_cluster = nullptr;
   for (const PublishedInterval& in : due) {
-    if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
+    if (in.scope == PublishedInterval::Scope::kWorker) {  // (one that came while no observer was set)
+      TakeWorkerInterval(in);
+      continue;
+    }
     for (int d = 0; d < 5; ++d) {
       if (!HasActivity(in.directions[d])) continue;
       AppendLogLines(in, d, ndjson_ != nullptr ? &json_lines_ : nullptr, csv_ != nullptr ? &csv_rows_ : nullptr);
@@ -274,8 +303,6 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
         if (!HasActivity(in.directions[d])) continue;
         const prometheus::Labels labels = {{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", DirectionName(d)}};
         const v1::DirectionStats& stats = in.directions[d];
-        // Counters from the worker scope, which is published once per worker and interval.
-        if (in.scope == PublishedInterval::Scope::kWorker) options_.metrics->Add(labels, stats.ops(), stats.bytes(), stats.errors(), stats.latency());
         if (in.scope == PublishedInterval::Scope::kJob && !in.amended) {
           options_.metrics->SetQueueDepth(labels, stats.latency(), static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9);
         }
@@ -290,14 +317,14 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
                              in.workers_reporting, " of ", in.workers_expected, " workers now in)"));
     }
     if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) newest_cluster = &in;
-    if (in.scope == PublishedInterval::Scope::kWorker) {
-      std::vector<double>& by_worker = worker_ops_[{in.phase, in.index}];
-      if (by_worker.empty()) by_worker.assign(workers_.size(), -1);
-      if (in.worker < 0 || static_cast<size_t>(in.worker) >= by_worker.size()) continue;
-      double& ops = by_worker[in.worker];
-      ops = std::max(ops, 0.0);
-      for (const v1::DirectionStats& s : in.directions) ops += static_cast<double>(s.ops());
-    }
+  }
+  {
+    // The workers' lines written up since the last time, after the cluster's and the jobs'.
+    std::lock_guard<std::mutex> lock(worker_mu_);
+    json_lines_ += worker_json_;
+    csv_rows_ += worker_csv_;
+    worker_json_.clear();  // (their capacity stays)
+    worker_csv_.clear();
   }
   if (ndjson_ != nullptr) {
     std::lock_guard<std::mutex> lock(extra_mu_);
@@ -313,8 +340,11 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   }
   if (!options_.progress || newest_cluster == nullptr || now_unix_ns > INT64_MAX / 4) return;
   const std::pair<uint32_t, uint32_t> newest{newest_cluster->phase, newest_cluster->index};
-  last_worker_ops_ = std::move(worker_ops_[newest]);
-  worker_ops_.erase(worker_ops_.begin(), worker_ops_.upper_bound(newest));
+  {
+    std::lock_guard<std::mutex> lock(worker_mu_);
+    last_worker_ops_ = std::move(worker_ops_[newest]);
+    worker_ops_.erase(worker_ops_.begin(), worker_ops_.upper_bound(newest));
+  }
   const std::string line = ProgressLine(*newest_cluster, now_unix_ns);
   std::lock_guard<std::mutex> lock(stderr_mu_);
   if (tty_) {

@@ -83,6 +83,8 @@ class LiveView {
   void AppendCsvRow(const PublishedInterval& interval, int direction, const LatencyFigures& figures, std::string* out) const;
   void Loop();
   void Publish(int64_t now_unix_ns, int64_t grace_ns);
+  // A worker's own interval: its log lines, fio logs, metrics and straggler count (worker_mu_).
+  void TakeWorkerInterval(const PublishedInterval& in);
   std::string ProgressLine(const PublishedInterval& cluster, int64_t now_unix_ns) const;
 
   const v1::RunSpec spec_;
@@ -98,6 +100,9 @@ class LiveView {
   absl::Notification done_;  // Finish: the loop ends at once, not at its next tick
   absl::Time last_plain_line_ = absl::InfinitePast();
   uint32_t last_plain_phase_ = 0;
+  // What TakeWorkerInterval keeps, on the sessions' threads.
+  std::mutex worker_mu_;
+  std::string worker_json_, worker_csv_;  // the workers' lines until the next Publish writes them
   // Operations per worker (all jobs of the phase) by (phase, interval), gathered as the workers'
   // intervals arrive (before their cluster interval is due), for the stragglers of the progress
   // line; intervals older than the newest cluster one are dropped.

@@ -150,9 +150,11 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   phase_interval.end_unix_ns = std::max(phase_interval.end_unix_ns, report.end_unix_ns());
   phase_interval.workers.insert(worker_index);
   phase_interval.additions += adds;
-  // The report is this worker's interval of the job: published as it is, once, at the next
-  // TakeDue (not kept: a thousand workers' intervals with histograms are gigabytes by the end).
-  PublishedInterval& own = worker_intervals_.emplace_back();
+  // The report is this worker's interval of the job: published as it is, once, to the observer
+  // now or at the next TakeDue (not kept: a thousand workers' intervals with histograms are
+  // gigabytes by the end).
+  PublishedInterval observed;
+  PublishedInterval& own = worker_observer_ ? observed : worker_intervals_.emplace_back();
   own.scope = PublishedInterval::Scope::kWorker;
   own.job = static_cast<int>(report.job_index());
   own.phase = phases_.phase_of[report.job_index()];
@@ -165,6 +167,7 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     const int index = static_cast<int>(stats.direction()) - 1;
     if (index >= 0 && index < kDirectionCount) own.directions[index] = std::move(stats);
   }
+  if (worker_observer_) worker_observer_(own);
 }
 
 bool RunAggregator::Expected(size_t job, size_t w, const ClusterInterval& interval) const {
