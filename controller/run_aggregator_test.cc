@@ -66,6 +66,36 @@ TEST(RunAggregator, MalformedHistogramIsLeftOutAndNamed) {
   EXPECT_NE(report.problems(0).find("add up to 100 samples but its count says 7"), std::string::npos) << report.problems(0);
 }
 
+// With an observer (the live view), each worker's own interval goes to it once, as its report is
+// added, whole; TakeDue then has only the cluster's and the jobs'. Without one again, they wait
+// for TakeDue as before.
+TEST(RunAggregator, WorkerIntervalsGoToTheObserverAsTheyArrive) {
+  RunAggregator aggregator(RandomWriteSpec(), {"a:1", "b:2"});
+  LatencyHistogram a, b;
+  for (uint64_t v = 1000; v < 2000; ++v) a.Record(v);
+  for (uint64_t v = 50000; v < 50100; ++v) b.Record(v);
+  std::vector<std::pair<int, uint64_t>> observed;  // (worker, write ops)
+  aggregator.ObserveWorkerIntervals([&](const PublishedInterval& in) {
+    EXPECT_EQ(in.scope, PublishedInterval::Scope::kWorker);
+    observed.emplace_back(in.worker, in.directions[1].ops());
+  });
+  aggregator.Add(0, {MakeReport(0, a, 1000 * 4096, false)});
+  aggregator.Add(1, {MakeReport(0, b, 100 * 4096, false)});
+  EXPECT_EQ(observed, (std::vector<std::pair<int, uint64_t>>{{0, 1000}, {1, 100}}));
+  const int64_t end = 2'000'000'000;
+  for (const PublishedInterval& p : aggregator.TakeDue(end + 500'000'000, 1'000'000'000)) {
+    EXPECT_NE(p.scope, PublishedInterval::Scope::kWorker) << "handed to the observer already";
+    EXPECT_EQ(p.directions[1].ops(), 1100u);
+  }
+  aggregator.ObserveWorkerIntervals(nullptr);
+  aggregator.Add(0, {MakeReport(1, a, 1000 * 4096, false)});
+  EXPECT_EQ(observed.size(), 2u);
+  std::vector<PublishedInterval> due = aggregator.TakeDue(end + 600'000'000, 1'000'000'000);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].scope, PublishedInterval::Scope::kWorker);
+  EXPECT_EQ(due[0].index, 1u);
+}
+
 // A late worker does not hold an interval back: after the grace it is published with the
 // workers that are in, marked incomplete and naming the late one, then published again
 // (amended, now complete) when the late report arrives; the merge stays exact.
