@@ -52,13 +52,15 @@ void AppendAtDepth(absl::string_view json, int depth, bool nested, std::string* 
   }
 }
 
-// Whether repeated message field `field` of `message` serializes to more than `piece_bytes`.
+// Whether repeated message field `field` of `message` serializes to more than `piece_bytes`,
+// by the sizes the top message's ByteSizeLong cached in every message below it (recomputing
+// them here would walk the whole report again at every level it is split at).
 bool Large(const Message& message, const FieldDescriptor* field, size_t piece_bytes) {
   if (!field->is_repeated() || field->is_map() || field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) return false;
   const Reflection* reflection = message.GetReflection();
   size_t bytes = 0;
   for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
-    bytes += reflection->GetRepeatedMessage(message, field, i).ByteSizeLong();
+    bytes += static_cast<size_t>(reflection->GetRepeatedMessage(message, field, i).GetCachedSize());
     if (bytes > piece_bytes) return true;
   }
   return false;
@@ -136,6 +138,7 @@ absl::StatusOr<std::string> PrettyJsonInPieces(const Message& message, const Jso
     if (absl::Status printed = Print(message, options, &json); !printed.ok()) return printed;
     return json;
   }
+  (void)message.ByteSizeLong();  // caches every message's size for Large
   if (absl::Status appended = AppendMessage(message, options, piece_bytes, 0, /*nested=*/false, &json); !appended.ok()) return appended;
   return json;
 }
