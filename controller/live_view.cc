@@ -217,6 +217,10 @@ absl::Status LiveView::Start(RunAggregator* aggregator) {
   return absl::OkStatus();
 }
 
+prometheus::Labels LiveView::MetricLabels(const PublishedInterval& in, int d) const {
+  return {{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", DirectionName(d)}};
+}
+
 void LiveView::TakeWorkerInterval(const PublishedInterval& in) {
   std::lock_guard<std::mutex> lock(worker_mu_);
   if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
@@ -226,8 +230,7 @@ void LiveView::TakeWorkerInterval(const PublishedInterval& in) {
     if (options_.metrics != nullptr) {
       // Counters from the worker scope, which is published once per worker and interval.
       const v1::DirectionStats& stats = in.directions[d];
-      options_.metrics->Add({{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", DirectionName(d)}}, stats.ops(),
-                            stats.bytes(), stats.errors(), stats.latency());
+      options_.metrics->Add(MetricLabels(in, d), stats.ops(), stats.bytes(), stats.errors(), stats.latency());
     }
   }
   std::vector<double>& by_worker = worker_ops_[{in.phase, in.index}];
@@ -301,7 +304,7 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
     if (options_.metrics != nullptr) {
       for (int d = 0; d < 5; ++d) {
         if (!HasActivity(in.directions[d])) continue;
-        const prometheus::Labels labels = {{"run", run_id_}, {"job", spec_.jobs(std::max(in.job, 0)).name()}, {"direction", DirectionName(d)}};
+        const prometheus::Labels labels = MetricLabels(in, d);
         const v1::DirectionStats& stats = in.directions[d];
         if (in.scope == PublishedInterval::Scope::kJob && !in.amended) {
           options_.metrics->SetQueueDepth(labels, stats.latency(), static_cast<double>(std::max<int64_t>(1, in.end_unix_ns - in.start_unix_ns)) / 1e9);

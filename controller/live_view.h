@@ -85,6 +85,8 @@ class LiveView {
   void Publish(int64_t now_unix_ns, int64_t grace_ns);
   // A worker's own interval: its log lines, fio logs, metrics and straggler count (worker_mu_).
   void TakeWorkerInterval(const PublishedInterval& in);
+  // The metrics' labels of a published interval's direction: run, job, direction.
+  prometheus::Labels MetricLabels(const PublishedInterval& in, int direction) const;
   std::string ProgressLine(const PublishedInterval& cluster, int64_t now_unix_ns) const;
 
   const v1::RunSpec spec_;
