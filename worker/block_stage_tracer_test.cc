@@ -62,7 +62,8 @@ TEST_F(BlockStageTracerTest, CountsEveryRequestTheDeviceCompleted) {
   ::free(buffer);
   ::close(fd);
 
-  absl::StatusOr<BlockStageTracer::Snapshot> after = (*tracer)->Read();
+  // The run's last snapshot: every request the device got has completed (direct IO returned).
+  absl::StatusOr<BlockStageTracer::Snapshot> after = (*tracer)->Read(/*including_in_flight=*/true);
   ASSERT_TRUE(after.ok()) << after.status();
   const auto [reads_after, writes_after] = CompletedRequests(name_);
   std::vector<v1::BlockDeviceStages> records = BlockStagesSince(*after, *before, (*tracer)->devices(), "host-a", {{0, 2}});
@@ -80,15 +81,22 @@ TEST_F(BlockStageTracerTest, CountsEveryRequestTheDeviceCompleted) {
   }
   ASSERT_NE(read, nullptr);
   ASSERT_NE(write, nullptr);
-  // As many dispatches and completions as the device counted (nothing else used it), but for
-  // events the kernel did not run the tracer for (another block event on the same CPU).
+  // As many requests as the device counted (nothing else used it): timed, or dispatched with
+  // a completion the kernel never reported (block_rq_complete skipped under load, counted when
+  // the tag is dispatched again or tracing stops), but for events the kernel did not run the
+  // tracer for (another block event on the same CPU).
   const uint64_t missed = device.missed_events();
   EXPECT_EQ(reads_after - reads_before, 500u);
   EXPECT_EQ(writes_after - writes_before, 200u);
   auto near = [missed](uint64_t got, uint64_t want) { return got <= want && got + missed >= want; };
-  EXPECT_PRED2(near, read->dispatch_to_complete().count(), 500u) << missed << " missed";
-  EXPECT_PRED2(near, write->dispatch_to_complete().count(), 200u) << missed << " missed";
-  EXPECT_PRED2(near, read->request_bytes().count(), 500u) << missed << " missed";
+  EXPECT_PRED2(near, read->dispatch_to_complete().count() + read->completion_unseen(), 500u)
+      << missed << " missed, " << read->completion_unseen() << " completions unseen";
+  EXPECT_PRED2(near, write->dispatch_to_complete().count() + write->completion_unseen(), 200u)
+      << missed << " missed, " << write->completion_unseen() << " completions unseen";
+  EXPECT_EQ(read->request_bytes().count(), read->dispatch_to_complete().count());
+  EXPECT_EQ(write->request_bytes().count(), write->dispatch_to_complete().count());
+  // The kernel's skipped completions are rare (a few in a thousand under load), never the rule.
+  EXPECT_LE(read->completion_unseen() + write->completion_unseen(), 7u);
   // Every request's size, exactly (the layout is exact below 128 and 4096 is a bucket's start).
   EXPECT_EQ(read->request_bytes().sum_ns(), read->request_bytes().count() * 4096);
   EXPECT_EQ(write->request_bytes().sum_ns(), write->request_bytes().count() * 65536);
