@@ -5,14 +5,18 @@
 #ifndef IOFLEET_CONTROLLER_REPORT_FIO_JSON_H_
 #define IOFLEET_CONTROLLER_REPORT_FIO_JSON_H_
 
+#include <optional>
 #include <string>
+
+#include "absl/strings/string_view.h"
 
 #include "proto/report.pb.h"
 
 namespace iofleet {
 
-// `plus`: fio's json+, which adds each job's clat histogram bins.
-std::string RenderFioJsonReport(const v1::RunReport& report, bool plus);
+// `plus`: fio's json+, which adds each job's clat histogram bins. `native_json`: the report as
+// RenderJsonReport printed it, when the caller has it already (else printed here).
+std::string RenderFioJsonReport(const v1::RunReport& report, bool plus, std::optional<absl::string_view> native_json = std::nullopt);
 
 }  // namespace iofleet
 

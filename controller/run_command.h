@@ -38,13 +38,15 @@ struct RunResult {
 };
 
 // The files of a run's results directory other than its logs: job.fio (the job as given),
-// job-resolved.json, result.json (iofleet-json), report.txt, report.html, hosts.json. `text`
-// and `html` are the report as RenderTextReport and RenderHtmlReport give it (a caller that
-// prints them too renders them once: at a thousand workers each takes a fraction of a second);
-// without them they are rendered here.
+// job-resolved.json, result.json (iofleet-json), report.txt, report.html, hosts.json. `text`,
+// `html` and `json_report` are the report as RenderTextReport, RenderHtmlReport and
+// RenderJsonReport give it (a caller that prints them too renders them once: at a thousand
+// workers each takes a fraction of a second, result.json seconds); without them they are
+// rendered here.
 std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::string& job_as_given, const v1::RunSpec& resolved,
                                                                 const v1::RunReport& report, std::optional<std::string> text = std::nullopt,
-                                                                std::optional<std::string> html = std::nullopt);
+                                                                std::optional<std::string> html = std::nullopt,
+                                                                std::optional<std::string> json_report = std::nullopt);
 
 // Resolves a parsed job (job/run_resolution.h: placement, temporary directory for local runs,
 // verify_across_workers, validation), runs it on the cluster and fills `report`; errors that
