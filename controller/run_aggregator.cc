@@ -141,9 +141,10 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     by_worker.ops += stats.ops();
     by_worker.bytes += stats.bytes();
   }
-  // The phase-wide view of the same span: all jobs of the phase, all workers.
+  // The phase-wide view of the same span: all jobs of the phase, all workers. (Its totals are
+  // its jobs' intervals merged when it is published: a few merges a second, not one per report
+  // into the same few histograms.)
   ClusterInterval& phase_interval = per_phase_intervals_[phases_.phase_of[report.job_index()]][report.interval_index()];
-  AddDirections(report, &phase_interval.totals);
   if (phase_interval.start_unix_ns == 0 || report.start_unix_ns() < phase_interval.start_unix_ns) {
     phase_interval.start_unix_ns = report.start_unix_ns();
   }
@@ -256,6 +257,12 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
       const auto [in, expected] = phase_counts[phase][index];
       std::optional<PublishedInterval> published = Due(interval, in, expected, interval.additions, now_unix_ns, grace_ns);
       if (!published) continue;
+      Totals totals;
+      for (size_t j = 0; j < per_job_intervals_.size(); ++j) {
+        if (phases_.phase_of[j] != phase) continue;
+        if (auto job_interval = per_job_intervals_[j].find(index); job_interval != per_job_intervals_[j].end()) AddTotals(job_interval->second.totals, &totals);
+      }
+      published->directions = std::move(totals.directions);
       published->scope = PublishedInterval::Scope::kCluster;
       published->phase = phase;
       published->index = index;

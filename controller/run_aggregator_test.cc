@@ -66,6 +66,46 @@ TEST(RunAggregator, MalformedHistogramIsLeftOutAndNamed) {
   EXPECT_NE(report.problems(0).find("add up to 100 samples but its count says 7"), std::string::npos) << report.problems(0);
 }
 
+// The cluster's interval of a phase is every report of every job in the phase at that index,
+// merged: here two jobs on two workers, four reports, their latencies far apart.
+TEST(RunAggregator, ClusterIntervalMergesEveryJobOfThePhase) {
+  v1::RunSpec spec = RandomWriteSpec();
+  *spec.add_jobs() = spec.jobs(0);
+  spec.mutable_jobs(1)->set_name("k");
+  RunAggregator aggregator(spec, {"a:1", "b:2"});
+  LatencyHistogram h[4];
+  uint64_t ops = 0;
+  for (int i = 0; i < 4; ++i) {
+    for (uint64_t v = 0; v < 100u * (i + 1); ++v) h[i].Record(1000 * (i + 1) * (i + 1) + v);
+    ops += h[i].count();
+  }
+  for (size_t worker = 0; worker < 2; ++worker) {
+    for (uint32_t job = 0; job < 2; ++job) {
+      v1::IntervalReport r = MakeReport(0, h[worker * 2 + job], 4096 * h[worker * 2 + job].count(), false);
+      r.set_job_index(job);
+      aggregator.Add(worker, {r});
+    }
+  }
+  LatencyHistogram all;
+  for (const LatencyHistogram& one : h) all.Merge(one);
+  std::vector<PublishedInterval> due = aggregator.TakeDue(/*now_unix_ns=*/0, /*grace_ns=*/0);
+  int clusters = 0;
+  for (const PublishedInterval& p : due) {
+    if (p.scope != PublishedInterval::Scope::kCluster) continue;
+    ++clusters;
+    EXPECT_TRUE(p.complete);
+    EXPECT_EQ(p.workers_reporting, 2u);
+    EXPECT_EQ(p.directions[1].ops(), ops);
+    EXPECT_EQ(p.directions[1].bytes(), 4096 * ops);
+    EXPECT_EQ(p.directions[1].latency().count(), ops);
+    EXPECT_EQ(p.directions[1].latency().min_ns(), all.min_ns());
+    EXPECT_EQ(p.directions[1].latency().max_ns(), all.max_ns());
+    EXPECT_EQ(p.directions[1].latency().sum_ns(), all.sum_ns());
+    EXPECT_EQ(p.directions[1].latency().bucket_index_size(), all.ToProto().bucket_index_size());
+  }
+  EXPECT_EQ(clusters, 1);
+}
+
 // With an observer (the live view), each worker's own interval goes to it once, as its report is
 // added, whole; TakeDue then has only the cluster's and the jobs'. Without one again, they wait
 // for TakeDue as before.
