@@ -27,30 +27,6 @@ absl::Status Print(const Message& message, const JsonPrintOptions& options, std:
   return absl::OkStatus();
 }
 
-// Appends `json`, printed as a message of its own, as it reads `depth` levels down: the printer
-// indents one space a level, so every line but the first gets `depth` more. A nested message's
-// text has no line break after its closing brace.
-void AppendAtDepth(absl::string_view json, int depth, bool nested, std::string* out) {
-  if (nested) {
-    while (!json.empty() && json.back() == '\n') json.remove_suffix(1);
-  }
-  if (depth == 0) {
-    out->append(json.data(), json.size());
-    return;
-  }
-  // (String values never hold a raw line break: JSON escapes it.)
-  for (size_t start = 0;;) {
-    const size_t newline = json.find('\n', start);
-    if (newline == absl::string_view::npos) {
-      const absl::string_view last = json.substr(start);
-      out->append(last.data(), last.size());
-      return;
-    }
-    out->append(json.data() + start, newline + 1 - start);
-    out->append(static_cast<size_t>(depth), ' ');
-    start = newline + 1;
-  }
-}
 
 // Whether repeated message field `field` of `message` serializes to more than `piece_bytes`,
 // by the sizes the top message's ByteSizeLong cached in every message below it (recomputing
@@ -131,6 +107,28 @@ absl::Status AppendMessage(const Message& message, const JsonPrintOptions& optio
 }
 
 }  // namespace
+
+void AppendAtDepth(absl::string_view json, int depth, bool nested, std::string* out) {
+  if (nested) {
+    while (!json.empty() && json.back() == '\n') json.remove_suffix(1);
+  }
+  if (depth == 0) {
+    out->append(json.data(), json.size());
+    return;
+  }
+  // (String values never hold a raw line break: JSON escapes it.)
+  for (size_t start = 0;;) {
+    const size_t newline = json.find('\n', start);
+    if (newline == absl::string_view::npos) {
+      const absl::string_view last = json.substr(start);
+      out->append(last.data(), last.size());
+      return;
+    }
+    out->append(json.data() + start, newline + 1 - start);
+    out->append(static_cast<size_t>(depth), ' ');
+    start = newline + 1;
+  }
+}
 
 absl::StatusOr<std::string> PrettyJsonInPieces(const Message& message, const JsonPrintOptions& options, size_t piece_bytes) {
   std::string json;

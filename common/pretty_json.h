@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -25,6 +26,12 @@ namespace iofleet {
 absl::StatusOr<std::string> PrettyJsonInPieces(const google::protobuf::Message& message,
                                                const google::protobuf::util::JsonPrintOptions& options,
                                                size_t piece_bytes = 256 * 1024);
+
+// Appends `json`, a value printed with add_whitespace as a message of its own, as it reads `depth`
+// levels down: the printer indents one space a level, so every line but the first gets `depth`
+// more. `nested`: it stands inside another value, which goes on after it (its own trailing line
+// break left out). (A JSON string holds no raw line break: every one is between tokens.)
+void AppendAtDepth(absl::string_view json, int depth, bool nested, std::string* out);
 
 }  // namespace iofleet
 

@@ -6,11 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "absl/time/time.h"
 #include "controller/latency_shares.h"
 #include "controller/report_text.h"
+#include "common/pretty_json.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "controller/direction_summary.h"
@@ -173,24 +172,6 @@ void JobObject(const std::string& name, uint32_t group, uint64_t elapsed_ns, con
 
 namespace {
 
-// `json`, a value printed with add_whitespace (one space per level), as the value of a key one
-// level down: every line after the first indented by one space more. (A JSON string holds no raw
-// newline, so every '\n' is between tokens.)
-void AppendNested(absl::string_view json, std::string* out) {
-  json = absl::StripTrailingAsciiWhitespace(json);
-  for (size_t from = 0;;) {
-    const size_t newline = json.find('\n', from);
-    if (newline == absl::string_view::npos) {
-      const absl::string_view rest = json.substr(from);
-      out->append(rest.data(), rest.size());
-      return;
-    }
-    out->append(json.data() + from, newline + 1 - from);
-    out->push_back(' ');
-    from = newline + 1;
-  }
-}
-
 // A JSON string, escaped as protobuf escapes the rest.
 std::string JsonString(const std::string& text) {
   Value value;
@@ -246,9 +227,9 @@ std::string RenderFioJsonReport(const v1::RunReport& report, bool plus, std::opt
   absl::StrAppend(&json, "{\n \"fio version\": ", JsonString(absl::StrCat("iofleet-", report.tool_version())),
                   ",\n \"timestamp\": ", absl::ToUnixSeconds(start), ",\n \"timestamp_ms\": ", absl::ToUnixMillis(start),
                   ",\n \"time\": ", JsonString(absl::FormatTime("%a %b %e %H:%M:%S %Y", start, absl::LocalTimeZone())), ",\n \"jobs\": ");
-  AppendNested(jobs_json, &json);
+  AppendAtDepth(jobs_json, 1, /*nested=*/true, &json);
   json.append(",\n \"disk_util\": [],\n \"iofleet\": ");
-  AppendNested(*native_json, &json);
+  AppendAtDepth(*native_json, 1, /*nested=*/true, &json);
   json.append("\n}\n");
   return json;
 }
