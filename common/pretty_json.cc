@@ -27,7 +27,6 @@ absl::Status Print(const Message& message, const JsonPrintOptions& options, std:
   return absl::OkStatus();
 }
 
-
 // Whether repeated message field `field` of `message` serializes to more than `piece_bytes`,
 // by the sizes the top message's ByteSizeLong cached in every message below it (recomputing
 // them here would walk the whole report again at every level it is split at).

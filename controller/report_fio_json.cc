@@ -168,10 +168,6 @@ void JobObject(const std::string& name, uint32_t group, uint64_t elapsed_ns, con
   LatencyDistribution(data, out);
 }
 
-}  // namespace
-
-namespace {
-
 // A JSON string, escaped as protobuf escapes the rest.
 std::string JsonString(const std::string& text) {
   Value value;
