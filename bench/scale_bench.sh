@@ -9,6 +9,7 @@
 # report in: the rest were published at the grace's end, then amended), the start skew and late starts, the
 # workers declared lost, and whether the totals equal the sum of the workers'.
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
+#                                         FLAGS="--worker-intervals all": more controller options
 # An N written simN plays N workers from one iofleet-fleet-sim process (sim/fleet_sim.cc: the
 # worker's session code, made-up reports with BUCKETS=200 non-empty histogram buckets per job
 # and interval) dialling the controller; relayN/R puts R iofleet relay processes between them
@@ -65,7 +66,7 @@ for spec in "${counts[@]}"; do
       where=(--hostfile "$dir/hosts")
       ;;
   esac
-  /usr/bin/time -f "%e %U %S %M" -o "$dir/time" "$bin/controller/iofleet" run "$dir/job.fio" "${where[@]}" --quiet \
+  /usr/bin/time -f "%e %U %S %M" -o "$dir/time" "$bin/controller/iofleet" run "$dir/job.fio" "${where[@]}" --quiet ${FLAGS:-} \
     --results-dir "$dir/results" --output "$dir/report.txt" > /dev/null 2> "$dir/err" &
   timer=$!
   # The controller's CPU time, sampled every second with the wall clock (ticks of 10 ms).

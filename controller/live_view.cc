@@ -90,6 +90,7 @@ void AppendJsonString(absl::string_view text, std::string* out) {
 
 LiveView::LiveView(v1::RunSpec spec, std::vector<std::string> workers, std::string run_id, LiveViewOptions options)
     : spec_(std::move(spec)), phases_(SplitIntoPhases(spec_)), workers_(std::move(workers)), run_id_(std::move(run_id)), options_(std::move(options)),
+      worker_lines_(options_.worker_lines.value_or(workers_.size() <= kWorkerIntervalLinesAuto)),
       tty_(::isatty(STDERR_FILENO) == 1) {}
 
 LiveView::~LiveView() { (void)Finish(); }
@@ -206,6 +207,9 @@ absl::Status LiveView::Start(RunAggregator* aggregator) {
   if (absl::Status s = open(options_.interval_log, &ndjson_); !s.ok()) return s;
   if (absl::Status s = open(options_.interval_csv, &csv_); !s.ok()) return s;
   if (csv_ != nullptr) std::fputs(CsvHeader(), csv_);
+  if (!worker_lines_ && !options_.worker_lines.has_value() && (ndjson_ != nullptr || csv_ != nullptr) && options_.progress) {
+    PrintLine(absl::StrCat("iofleet: ", workers_.size(), " workers: the interval logs hold the cluster's and the jobs' lines (--worker-intervals all: each worker's too)"));
+  }
   if (options_.metrics != nullptr) {
     options_.metrics->Gauge("iofleet_cluster_run_info", "The run being measured (value 1)", {{"run", run_id_}, {"job_file", spec_.source()}}).Set(1);
     options_.metrics->Gauge("iofleet_cluster_workers_expected", "Workers in the run").Set(static_cast<double>(workers_.size()));
@@ -226,7 +230,7 @@ void LiveView::TakeWorkerInterval(const PublishedInterval& in) {
   if (options_.fio_logs != nullptr) options_.fio_logs->Add(in);
   for (int d = 0; d < 5; ++d) {
     if (!HasActivity(in.directions[d])) continue;
-    AppendLogLines(in, d, ndjson_ != nullptr ? &worker_json_ : nullptr, csv_ != nullptr ? &worker_csv_ : nullptr);
+    if (worker_lines_) AppendLogLines(in, d, ndjson_ != nullptr ? &worker_json_ : nullptr, csv_ != nullptr ? &worker_csv_ : nullptr);
     if (options_.metrics != nullptr) {
       // Counters from the worker scope, which is published once per worker and interval.
       const v1::DirectionStats& stats = in.directions[d];

@@ -2,6 +2,10 @@
 // file paths) stay one valid JSON value and one CSV row, and the latency figures are there.
 #include "controller/live_view.h"
 
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -88,6 +92,59 @@ TEST(LiveView, FiguresAsPrintfWritesThem) {
     EXPECT_THAT(view.CsvRow(in, 0), ::testing::HasSubstr(absl::StrCat(",", iops, ",", bw, ",")));
     EXPECT_THAT(view.CsvRow(in, 0), ::testing::EndsWith(absl::StrCat(",", stddev, "\n")));
   }
+}
+
+// What a run of `workers` workers (one job, one interval each) leaves in the NDJSON log: its
+// lines counted by scope.
+std::map<std::string, int> LoggedScopes(size_t workers, std::optional<bool> worker_lines) {
+  v1::RunSpec spec;
+  spec.add_jobs()->set_name("j");
+  std::vector<std::string> addresses;
+  for (size_t w = 0; w < workers; ++w) addresses.push_back(absl::StrCat("127.0.0.1:", 30000 + w));
+  const std::string log = absl::StrCat(::testing::TempDir(), "/intervals-", workers, "-", worker_lines.value_or(2), ".ndjson");
+  RunAggregator aggregator(spec, addresses);
+  LiveView view(spec, addresses, "r-1", LiveViewOptions{.progress = false, .interval_log = log, .worker_lines = worker_lines});
+  EXPECT_TRUE(view.Start(&aggregator).ok());
+  // An interval ending an hour from now: published whole when the view finishes, not by its
+  // loop meanwhile (and then amended) as one already past its grace would be.
+  const int64_t start = absl::ToUnixNanos(absl::Now() + absl::Hours(1));
+  aggregator.MarkStarted(0, start);
+  for (size_t w = 0; w < workers; ++w) {
+    v1::IntervalReport report;
+    report.set_job_index(0);
+    report.set_interval_index(0);
+    report.set_start_unix_ns(start);
+    report.set_end_unix_ns(start + 1'000'000'000);
+    v1::DirectionStats* read = report.add_directions();
+    read->set_direction(v1::READ);
+    read->set_ops(1);
+    read->set_bytes(4096);
+    LatencyHistogram latency;
+    latency.Record(5000 + w);
+    *read->mutable_latency() = latency.ToProto();
+    aggregator.Add(w, {report});
+  }
+  EXPECT_TRUE(view.Finish().ok());
+  std::map<std::string, int> scopes;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    google::protobuf::Struct value;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(line, &value).ok()) << line;
+    ++scopes[value.fields().at("scope").string_value()];
+  }
+  std::remove(log.c_str());
+  return scopes;
+}
+
+// Each worker's own lines are in the log up to kWorkerIntervalLinesAuto workers, not beyond
+// (the cluster's and the job's always are), and --worker-intervals decides either way.
+TEST(LiveView, WorkerLinesInTheLogByDefaultOnlyForAFewWorkers) {
+  using Scopes = std::map<std::string, int>;
+  const size_t few = kWorkerIntervalLinesAuto, many = kWorkerIntervalLinesAuto + 1;
+  EXPECT_EQ(LoggedScopes(few, std::nullopt), (Scopes{{"cluster", 1}, {"job", 1}, {"worker", static_cast<int>(few)}}));
+  EXPECT_EQ(LoggedScopes(many, std::nullopt), (Scopes{{"cluster", 1}, {"job", 1}}));
+  EXPECT_EQ(LoggedScopes(many, true), (Scopes{{"cluster", 1}, {"job", 1}, {"worker", static_cast<int>(many)}}));
+  EXPECT_EQ(LoggedScopes(2, false), (Scopes{{"cluster", 1}, {"job", 1}}));
 }
 
 }  // namespace

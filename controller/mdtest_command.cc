@@ -269,6 +269,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
                 LiveViewOptions{.progress = !o.session.quiet,
                                 .interval_log = o.session.interval_log,
                                 .interval_csv = o.session.interval_csv,
+                                .worker_lines = o.session.worker_intervals,
                                 .interval = o.session.interval,
                                 .grace = std::max(2 * o.session.interval, absl::Seconds(2)),
                                 .straggler_fraction = o.session.straggler_fraction,

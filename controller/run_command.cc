@@ -269,6 +269,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
                 LiveViewOptions{.progress = !options.session.quiet,
                                 .interval_log = options.session.interval_log,
                                 .interval_csv = options.session.interval_csv,
+                                .worker_lines = options.session.worker_intervals,
                                 .interval = interval,
                                 .grace = std::max(2 * interval, absl::Seconds(2)),
                                 .straggler_fraction = options.session.straggler_fraction,

@@ -5,6 +5,7 @@
 #ifndef IOFLEET_CONTROLLER_SESSION_FLAGS_H_
 #define IOFLEET_CONTROLLER_SESSION_FLAGS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,9 @@ struct SessionFlags {
   bool quiet = false;                          // --quiet: no progress line
   double straggler_fraction = 0.5;             // --straggler-threshold
   std::string interval_log, interval_csv;      // --interval-log / --interval-csv FILE
+  // --worker-intervals all|none: each worker's own lines in those logs; unset: all up to
+  // kWorkerIntervalLinesAuto workers, none beyond (LiveViewOptions::worker_lines).
+  std::optional<bool> worker_intervals;
   std::string metrics_listen;                  // --metrics-listen HOST:PORT
   absl::Duration metrics_hold;                 // --metrics-hold DURATION
   std::string results_dir = "results";         // --results-dir DIR|none

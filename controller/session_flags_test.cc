@@ -27,7 +27,8 @@ TEST(SessionFlags, MdtestReadsTheSharedFlagsLikeRunAndCompare) {
   const std::string hostfile = std::string(std::getenv("TEST_TMPDIR")) + "/hosts";
   std::ofstream(hostfile) << "# workers\nnode2:7420\n\nnode3:7420  # rack 2\n";
   const std::vector<std::string> shared = {"--hosts", "node1:7420", "--hostfile", hostfile, "--interval=500ms", "--lease", "2s",
-                                           "--quiet", "--straggler-threshold", "0.3", "--results-dir", "none", "--token-file", "/t"};
+                                           "--quiet", "--straggler-threshold", "0.3", "--results-dir", "none", "--token-file", "/t",
+                                           "--worker-intervals", "all"};
   absl::StatusOr<SessionFlags> run = Read(shared);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_THAT(run->hosts, ElementsAre("node1:7420", "node2:7420", "node3:7420"));
@@ -37,6 +38,10 @@ TEST(SessionFlags, MdtestReadsTheSharedFlagsLikeRunAndCompare) {
   EXPECT_DOUBLE_EQ(run->straggler_fraction, 0.3);
   EXPECT_EQ(run->results_dir, "none");
   EXPECT_EQ(run->token_file, "/t");
+  EXPECT_EQ(run->worker_intervals, true);
+  EXPECT_EQ(Read({"--worker-intervals", "none"})->worker_intervals, false);
+  EXPECT_EQ(Read({})->worker_intervals, std::nullopt);
+  EXPECT_THAT(Read({"--worker-intervals", "some"}).status().message(), HasSubstr("--worker-intervals must be all or none, not 'some'"));
 
   std::vector<std::string> mdtest_args = {"-n", "10", "-d", "/tmp/x", "-u"};
   mdtest_args.insert(mdtest_args.end(), shared.begin(), shared.end());
@@ -47,6 +52,7 @@ TEST(SessionFlags, MdtestReadsTheSharedFlagsLikeRunAndCompare) {
   EXPECT_EQ(mdtest.session.lease, run->lease);
   EXPECT_EQ(mdtest.session.quiet, run->quiet);
   EXPECT_EQ(mdtest.session.results_dir, run->results_dir);
+  EXPECT_EQ(mdtest.session.worker_intervals, run->worker_intervals);
   EXPECT_EQ(mdtest.phase.items_per_task(), 10u);
 }
 
