@@ -12,13 +12,41 @@ namespace iofleet {
 constexpr int kSlowestKeptPerTotal = 10;
 
 void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
+  MergeHistogramProto(from.latency(), into->mutable_latency());
+  MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
+  MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
+  AddDirectionCounts(from, into);
+}
+
+void DirectionSum::Add(const v1::DirectionStats& stats) {
+  latency_.MergeProto(stats.latency());
+  submit_.MergeProto(stats.submit_latency());
+  completion_.MergeProto(stats.completion_latency());
+  AddDirectionCounts(stats, &counters_);
+  empty_ = false;
+}
+
+v1::DirectionStats DirectionSum::Take() && {
+  v1::DirectionStats stats = std::move(counters_);
+  *stats.mutable_latency() = latency_.ToProto();
+  *stats.mutable_submit_latency() = submit_.ToProto();
+  *stats.mutable_completion_latency() = completion_.ToProto();
+  return stats;
+}
+
+void DirectionSum::AddTo(v1::DirectionStats* into) const {
+  if (empty_) return;
+  MergeHistogramProto(latency_.ToProto(), into->mutable_latency());
+  MergeHistogramProto(submit_.ToProto(), into->mutable_submit_latency());
+  MergeHistogramProto(completion_.ToProto(), into->mutable_completion_latency());
+  AddDirectionCounts(counters_, into);
+}
+
+void AddDirectionCounts(const v1::DirectionStats& from, v1::DirectionStats* into) {
   into->set_direction(from.direction());
   into->set_ops(into->ops() + from.ops());
   into->set_bytes(into->bytes() + from.bytes());
   into->set_errors(into->errors() + from.errors());
-  MergeHistogramProto(from.latency(), into->mutable_latency());
-  MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
-  MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
   for (const v1::PriorityLatency& priority : from.priorities()) {
     v1::PriorityLatency* same = nullptr;
     for (v1::PriorityLatency& known : *into->mutable_priorities()) {

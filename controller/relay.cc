@@ -57,16 +57,10 @@ void RelayRun::ReportSum::Add(v1::IntervalReport& report) {
   for (v1::DirectionStats& stats : *report.mutable_directions()) {
     Direction* same = nullptr;
     for (Direction& known : directions_) {
-      if (known.counters.direction() == stats.direction()) same = &known;
+      if (known.direction == stats.direction()) same = &known;
     }
-    if (same == nullptr) same = &directions_.emplace_back();
-    same->latency.MergeProto(stats.latency());
-    same->submit.MergeProto(stats.submit_latency());
-    same->completion.MergeProto(stats.completion_latency());
-    stats.clear_latency();
-    stats.clear_submit_latency();
-    stats.clear_completion_latency();
-    AddDirectionStats(stats, &same->counters);
+    if (same == nullptr) same = &directions_.emplace_back(Direction{.direction = stats.direction(), .sum = {}});
+    same->sum.Add(stats);
   }
 }
 
@@ -79,13 +73,7 @@ v1::IntervalReport RelayRun::ReportSum::Take() && {
   v1::IntervalReport report = std::move(header_);
   report.mutable_block_devices()->Swap(&block_devices_);
   report.mutable_profiles()->Swap(&profiles_);
-  for (Direction& d : directions_) {
-    v1::DirectionStats* stats = report.add_directions();
-    *stats = std::move(d.counters);
-    *stats->mutable_latency() = d.latency.ToProto();
-    *stats->mutable_submit_latency() = d.submit.ToProto();
-    *stats->mutable_completion_latency() = d.completion.ToProto();
-  }
+  for (Direction& d : directions_) *report.add_directions() = std::move(d.sum).Take();
   return report;
 }
 

@@ -90,8 +90,8 @@ class RelayRun final : public SessionRun, public ReportSink {
 
    private:
     struct Direction {
-      v1::DirectionStats counters;  // everything but the histograms
-      LatencyHistogram latency, submit, completion;
+      v1::Direction direction = v1::DIRECTION_UNSPECIFIED;
+      DirectionSum sum;
     };
     v1::IntervalReport header_;
     std::vector<Direction> directions_;

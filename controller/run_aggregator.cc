@@ -52,6 +52,20 @@ void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* tota
   }
 }
 
+void RunAggregator::FoldSums(ClusterInterval& interval) {
+  for (int d = 0; d < kDirectionCount; ++d) {
+    if (interval.sums[d].empty()) continue;
+    interval.sums[d].AddTo(&interval.totals.directions[d]);
+    interval.sums[d] = DirectionSum();
+  }
+}
+
+DirectionTotals RunAggregator::TotalsWithSums(const ClusterInterval& interval) {
+  DirectionTotals totals = interval.totals.directions;
+  for (int d = 0; d < kDirectionCount; ++d) interval.sums[d].AddTo(&totals[d]);
+  return totals;
+}
+
 void RunAggregator::Add(size_t worker_index, std::vector<v1::IntervalReport> reports) {
   std::lock_guard<std::mutex> lock(mu_);
   for (v1::IntervalReport& report : reports) AddLocked(worker_index, std::move(report));
@@ -123,7 +137,10 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     worker_job.complete_counts.assign(report.complete_counts().begin(), report.complete_counts().end());
   }
   ClusterInterval& interval = per_job_intervals_[report.job_index()][report.interval_index()];
-  AddDirections(report, &interval.totals);
+  for (const v1::DirectionStats& stats : report.directions()) {
+    const int index = static_cast<int>(stats.direction()) - 1;
+    if (index >= 0 && index < kDirectionCount) interval.sums[index].Add(stats);
+  }
   if (interval.workers.empty()) {
     interval.start_unix_ns = report.start_unix_ns();
     interval.end_unix_ns = report.end_unix_ns();
@@ -240,6 +257,9 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
         auto& l = phase_late[phase][index];
         if (std::find(l.begin(), l.end(), w) == l.end()) l.push_back(w);
       }
+      // (Folded on every look, published or not: the phases' publication below reads every
+      // job interval's totals.)
+      FoldSums(interval);
       std::optional<PublishedInterval> published = Due(interval, interval.workers.size(), expected, interval.additions, now_unix_ns, grace_ns);
       if (!published) continue;
       published->scope = PublishedInterval::Scope::kJob;
@@ -472,7 +492,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
         per_worker->set_bytes(interval.by_worker[w].bytes);
       }
       const uint64_t span = static_cast<uint64_t>(std::max<int64_t>(0, interval.end_unix_ns - interval.start_unix_ns));
-      AddDirectionResults(interval.totals.directions, span, false, percentiles, out->mutable_directions());
+      AddDirectionResults(TotalsWithSums(interval), span, false, percentiles, out->mutable_directions());
     }
   }
   uint64_t cluster_elapsed = 0;

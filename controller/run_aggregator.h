@@ -164,6 +164,10 @@ class RunAggregator final : public ReportSink {
   };
   struct ClusterInterval {
     Totals totals;
+    // Job scope: the reports added since the interval was last published, summed dense
+    // (DirectionSum); folded into `totals` when it is published (FoldSums), so that a run's
+    // thousands of intervals keep only their sparse totals.
+    std::array<DirectionSum, kDirectionCount> sums;
     int64_t start_unix_ns = 0, end_unix_ns = 0;
     WorkerSet workers;
     std::vector<WorkerInterval> by_worker;  // job scope only: [worker], those in `workers`
@@ -187,6 +191,10 @@ class RunAggregator final : public ReportSink {
   // --block-stages: the report's device records into the run's and the interval's. mu_ held.
   void AddBlockDevicesLocked(size_t worker_index, const v1::IntervalReport& report);
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
+  // A job interval's totals with what its sums hold: folded into them (and the sums freed), or
+  // as a copy (the interval left as it is).
+  static void FoldSums(ClusterInterval& interval);
+  static DirectionTotals TotalsWithSums(const ClusterInterval& interval);
   static void AddTotals(const Totals& from, Totals* into);
 
   const v1::RunSpec spec_;

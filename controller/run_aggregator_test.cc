@@ -189,6 +189,8 @@ TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
     LatencyHistogram both = a;
     both.Merge(b);
     EXPECT_EQ(LatencyHistogram::FromProto(p.directions[1].latency())->ValueAtPercentile(99), both.ValueAtPercentile(99));
+    // The whole histogram: what was published before (a's) and what came after (b's), exact.
+    EXPECT_TRUE(*LatencyHistogram::FromProto(p.directions[1].latency()) == both);
   }
   EXPECT_TRUE(amended_job);
   // A complete interval is published at once, without waiting for the grace.
