@@ -31,14 +31,15 @@ bool HasActivity(const v1::DirectionStats& stats);
 // Adds one direction's counters and histograms (an exact merge) into another's, keeping the
 // ten slowest requests of both.
 void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into);
-// The same but for the latency, submission and completion latency histograms.
+// The same without the latency, submission and completion latency histograms: counters,
+// priorities' histograms, slowest requests.
 void AddDirectionCounts(const v1::DirectionStats& from, v1::DirectionStats* into);
 
 // One direction of many reports summed as they arrive, its three latency histograms dense: a
 // report's buckets are indexed adds, where a sparse merge into a histogram of hundreds of buckets
 // rebuilds its arrays whenever a bucket is new (a relay's sum of its workers; the controller's
-// sum of every worker's report of a job's interval: at 1,024 workers the sparse merges were a
-// tenth of its CPU). A histogram grows to its highest bucket used (up to ~30 KiB each): for
+// sum of every worker's report of a job's interval: at 1,024 workers the sparse merges, these
+// and each worker's own totals, were a tenth of its CPU samples). A histogram grows to its highest bucket used (up to ~30 KiB each): for
 // sums that live an interval or two, not for every interval of a run.
 class DirectionSum {
  public:

@@ -164,8 +164,8 @@ class RunAggregator final : public ReportSink {
   };
   struct ClusterInterval {
     Totals totals;
-    // Job scope: the reports added since the interval was last published, summed dense
-    // (DirectionSum); folded into `totals` when it is published (FoldSums), so that a run's
+    // Job scope: the reports added since TakeDue last looked at the interval, summed dense
+    // (DirectionSum); folded into `totals` each time it looks (FoldSums), so that a run's
     // thousands of intervals keep only their sparse totals.
     std::array<DirectionSum, kDirectionCount> sums;
     int64_t start_unix_ns = 0, end_unix_ns = 0;
