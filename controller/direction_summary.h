@@ -46,6 +46,7 @@ class DirectionSum {
   // `stats`' histograms must be valid (CheckReportFromWire).
   void Add(const v1::DirectionStats& stats);
   bool empty() const { return empty_; }
+  v1::Direction direction() const { return counters_.direction(); }  // (unspecified while empty)
   // The sum in wire form, histograms sparse again.
   v1::DirectionStats Take() &&;
   // Adds the sum into `into` (an exact merge) without taking it.

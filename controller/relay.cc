@@ -55,12 +55,12 @@ void RelayRun::ReportSum::Add(v1::IntervalReport& report) {
   for (v1::HostProfile& profile : *report.mutable_profiles()) *profiles_.Add() = std::move(profile);
   report.clear_profiles();
   for (v1::DirectionStats& stats : *report.mutable_directions()) {
-    Direction* same = nullptr;
-    for (Direction& known : directions_) {
-      if (known.direction == stats.direction()) same = &known;
+    DirectionSum* same = nullptr;
+    for (DirectionSum& known : directions_) {
+      if (known.direction() == stats.direction()) same = &known;
     }
-    if (same == nullptr) same = &directions_.emplace_back(Direction{.direction = stats.direction(), .sum = {}});
-    same->sum.Add(stats);
+    if (same == nullptr) same = &directions_.emplace_back();
+    same->Add(stats);
   }
 }
 
@@ -73,7 +73,7 @@ v1::IntervalReport RelayRun::ReportSum::Take() && {
   v1::IntervalReport report = std::move(header_);
   report.mutable_block_devices()->Swap(&block_devices_);
   report.mutable_profiles()->Swap(&profiles_);
-  for (Direction& d : directions_) *report.add_directions() = std::move(d.sum).Take();
+  for (DirectionSum& d : directions_) *report.add_directions() = std::move(d).Take();
   return report;
 }
 

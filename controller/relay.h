@@ -89,12 +89,8 @@ class RelayRun final : public SessionRun, public ReportSink {
     v1::IntervalReport Take() &&;
 
    private:
-    struct Direction {
-      v1::Direction direction = v1::DIRECTION_UNSPECIFIED;
-      DirectionSum sum;
-    };
     v1::IntervalReport header_;
-    std::vector<Direction> directions_;
+    std::vector<DirectionSum> directions_;
     google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> block_devices_;
     google::protobuf::RepeatedPtrField<v1::HostProfile> profiles_;
   };
