@@ -3,7 +3,7 @@
 // (controller/session_client.h: gRPC's callback API, no thread per worker), shake hands, then
 // run phases — each prepared on every worker, started on all at one instant chosen from the
 // measured round trips, streamed into a RunAggregator until every worker has finished it (a
-// cluster-wide barrier). One keeper thread probes every session each lease/5 (which renews
+// cluster-wide barrier). One keeper thread probes every session each 2/5 of the lease (which renews
 // the worker's leases and acknowledges what it sent; every fifth probe, and any probe to a
 // worker that has been silent since the previous, is answered: round trip and clock offset). A session outlives its
 // stream: when a connection dies (HTTP/2 keepalive pings unanswered for four leases, or the
@@ -232,8 +232,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   // more than 1% of the interval is a problem (named once per session).
   // Also each worker's real start (from the phase's final reports) and the cluster's start skew.
   void NoteClocks(v1::RunReport* report, const RunAggregator& aggregator, const std::vector<size_t>& jobs);
-  // The keeper: probes every lease/5 (every kProbesPerFullRound-th answered by all) and keeps
-  // workers_up.
+  // The keeper: probes every 2/5 of the lease, at most 2 s (every kProbesPerFullRound-th
+  // answered by all), and keeps workers_up.
   void Keep();
   static constexpr uint64_t kProbesPerFullRound = 5;
   // Waits until `done` holds (mu_ held while it is evaluated) or `timeout` passes, or (with

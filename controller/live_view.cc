@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <charconv>
 #include <cerrno>
 #include <iostream>
@@ -217,6 +218,11 @@ absl::Status LiveView::Start(RunAggregator* aggregator) {
   // Workers' own intervals are written up as they arrive (TakeWorkerInterval), on the session's
   // thread; the loop publishes the cluster's and the jobs' as they fall due.
   aggregator_->ObserveWorkerIntervals([this](const PublishedInterval& in) { TakeWorkerInterval(in); });
+  aggregator_->ObserveFullIntervals([this] {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    woken_ = true;
+    wake_cv_.notify_one();
+  });
   thread_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
 }
@@ -246,15 +252,31 @@ void LiveView::TakeWorkerInterval(const PublishedInterval& in) {
 }
 
 void LiveView::Loop() {
-  const absl::Duration tick = std::min(options_.interval / 4, absl::Milliseconds(250));
-  do {
-    Publish(NowUnixNs(), absl::ToInt64Nanoseconds(options_.grace));
-  } while (!done_.WaitForNotificationWithTimeout(tick));
+  // The tick publishes amendments and refreshes the progress line; an interval is published
+  // when its last worker's report is in (woken_), or the moment its grace ends.
+  const int64_t tick_ns = absl::ToInt64Nanoseconds(std::min(options_.interval / 4, absl::Milliseconds(250)));
+  const int64_t grace_ns = absl::ToInt64Nanoseconds(options_.grace);
+  std::unique_lock<std::mutex> lock(wake_mu_);
+  while (!finishing_) {
+    woken_ = false;
+    lock.unlock();
+    const int64_t now = NowUnixNs();
+    Publish(now, grace_ns);
+    const int64_t next = std::min(now + tick_ns, aggregator_->NextGraceEndUnixNs());
+    lock.lock();
+    const int64_t wait_ns = std::max<int64_t>(next - NowUnixNs(), 1'000'000);  // (a grace end just passed: 1 ms)
+    wake_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [this] { return woken_ || finishing_; });
+  }
 }
 
 absl::Status LiveView::Finish() {
   if (aggregator_ == nullptr) return absl::OkStatus();
-  if (!done_.HasBeenNotified()) done_.Notify();
+  aggregator_->ObserveFullIntervals(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    finishing_ = true;
+  }
+  wake_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   // Whatever is still pending: the run is over, nothing more will come (a report after this
   // waits in the aggregator, unwritten, as one after the logs are closed would).

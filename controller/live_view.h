@@ -7,6 +7,7 @@
 #define IOFLEET_CONTROLLER_LIVE_VIEW_H_
 
 #include <cstddef>
+#include <condition_variable>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -16,7 +17,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "controller/fio_logs.h"
 #include "controller/run_aggregator.h"
@@ -111,7 +111,12 @@ class LiveView {
   std::FILE* ndjson_ = nullptr;
   std::FILE* csv_ = nullptr;
   std::thread thread_;
-  absl::Notification done_;  // Finish: the loop ends at once, not at its next tick
+  // What wakes the loop before its next tick: Finish (it ends at once), or a job interval that
+  // has just got every worker's report (RunAggregator::ObserveFullIntervals: published now,
+  // not up to a tick later).
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool woken_ = false, finishing_ = false;
   absl::Time last_plain_line_ = absl::InfinitePast();
   uint32_t last_plain_phase_ = 0;
   // What TakeWorkerInterval keeps, on the sessions' threads.

@@ -68,7 +68,9 @@ DirectionTotals RunAggregator::TotalsWithSums(const ClusterInterval& interval) {
 
 void RunAggregator::Add(size_t worker_index, std::vector<v1::IntervalReport> reports) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (v1::IntervalReport& report : reports) AddLocked(worker_index, std::move(report));
+  bool full = false;  // a job interval now has every worker's report
+  for (v1::IntervalReport& report : reports) full |= AddLocked(worker_index, std::move(report));
+  if (full && full_observer_) full_observer_();
 }
 
 void RunAggregator::AddBlockDevicesLocked(size_t worker_index, const v1::IntervalReport& report) {
@@ -96,8 +98,8 @@ void RunAggregator::AddBlockDevicesLocked(size_t worker_index, const v1::Interva
   }
 }
 
-void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
-  if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return;
+bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
+  if (report.job_index() >= per_job_worker_.size() || worker_index >= workers_.size()) return false;
   // Malformed histograms are left out and named among the report's problems; slow requests name
   // their worker from here on.
   CheckReportFromWire(workers_[worker_index], [&](const v1::DirectionStats& stats, const char* what, const absl::Status& why) {
@@ -150,7 +152,8 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   }
   // A report with nothing in it for an interval this worker already reported (a relay's final,
   // after its workers' last intervals) changes nothing.
-  const bool adds = interval.workers.insert(worker_index) || report.directions_size() > 0;
+  const bool first_of_worker = interval.workers.insert(worker_index);
+  const bool adds = first_of_worker || report.directions_size() > 0;
   interval.additions += adds;
   if (worker_index >= interval.by_worker.size()) interval.by_worker.resize(workers_.size());
   WorkerInterval& by_worker = interval.by_worker[worker_index];
@@ -186,6 +189,7 @@ void RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     if (index >= 0 && index < kDirectionCount) own.directions[index] = std::move(stats);
   }
   if (worker_observer_) worker_observer_(own);
+  return first_of_worker && interval.workers.size() == workers_.size();
 }
 
 bool RunAggregator::Expected(size_t job, size_t w, const ClusterInterval& interval) const {
@@ -227,6 +231,7 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<PublishedInterval>& out = *due;
   const size_t first = out.size();
+  int64_t next_grace_end = INT64_MAX;  // of the intervals still waiting for reports
   // The phase view is counted in reports (one per worker and job), so it is complete when
   // every job's view is.
   std::vector<std::map<uint32_t, std::pair<size_t, size_t>>> phase_counts(phases_.phases);  // [phase][index] -> (in, expected)
@@ -261,7 +266,10 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
       // job interval's totals.)
       FoldSums(interval);
       std::optional<PublishedInterval> published = Due(interval, interval.workers.size(), expected, interval.additions, now_unix_ns, grace_ns);
-      if (!published) continue;
+      if (!published) {
+        if (interval.published_reports == 0) next_grace_end = std::min(next_grace_end, interval.end_unix_ns + grace_ns);
+        continue;
+      }
       published->scope = PublishedInterval::Scope::kJob;
       published->job = static_cast<int>(j);
       published->phase = phase;
@@ -276,7 +284,10 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
     for (auto& [index, interval] : per_phase_intervals_[phase]) {
       const auto [in, expected] = phase_counts[phase][index];
       std::optional<PublishedInterval> published = Due(interval, in, expected, interval.additions, now_unix_ns, grace_ns);
-      if (!published) continue;
+      if (!published) {
+        if (interval.published_reports == 0) next_grace_end = std::min(next_grace_end, interval.end_unix_ns + grace_ns);
+        continue;
+      }
       Totals totals;
       for (size_t j = 0; j < per_job_intervals_.size(); ++j) {
         if (phases_.phase_of[j] != phase) continue;
@@ -301,6 +312,7 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
   out.reserve(out.size() + worker_intervals_.size());
   for (PublishedInterval& own : worker_intervals_) out.push_back(std::move(own));
   worker_intervals_.clear();  // (its capacity stays)
+  next_grace_end_unix_ns_ = next_grace_end;
 }
 
 std::vector<uint64_t> RunAggregator::PerTask(size_t job, std::vector<uint64_t> WorkerJob::*field) const {

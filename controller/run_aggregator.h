@@ -79,6 +79,20 @@ class RunAggregator final : public ReportSink {
     worker_observer_ = std::move(observer);
   }
 
+  // Calls `wake` (on the thread that added the report, under the aggregator's lock: it must
+  // not call back) when a job interval has just got every worker's report, so that it can be
+  // published at once rather than at the publisher's next tick. nullptr: no more calls.
+  void ObserveFullIntervals(std::function<void()> wake) {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_observer_ = std::move(wake);
+  }
+  // The earliest instant (Unix ns) at which TakeDue with the same grace would publish an
+  // interval not published yet for want of reports, as its last call found; INT64_MAX if none.
+  int64_t NextGraceEndUnixNs() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_grace_end_unix_ns_;
+  }
+
   // The end of the last interval this worker reported (Unix ns), 0 if none.
   int64_t LastReportUnixNs(size_t worker_index) const;
 
@@ -187,7 +201,8 @@ class RunAggregator final : public ReportSink {
   static std::optional<PublishedInterval> Due(ClusterInterval& interval, size_t reports, size_t expected_reports, size_t additions,
                                               int64_t now_unix_ns, int64_t grace_ns);
 
-  void AddLocked(size_t worker_index, v1::IntervalReport report);
+  // True when the report made its job interval one with every worker's report.
+  bool AddLocked(size_t worker_index, v1::IntervalReport report);
   // --block-stages: the report's device records into the run's and the interval's. mu_ held.
   void AddBlockDevicesLocked(size_t worker_index, const v1::IntervalReport& report);
   static void AddDirections(const v1::IntervalReport& report, Totals* totals);
@@ -208,6 +223,8 @@ class RunAggregator final : public ReportSink {
   std::vector<std::map<uint32_t, ClusterInterval>> per_phase_intervals_;  // [phase][interval]
   std::function<void(const PublishedInterval&)> worker_observer_;  // ObserveWorkerIntervals (mu_)
   std::vector<PublishedInterval> worker_intervals_;  // arrived since the last TakeDue
+  std::function<void()> full_observer_;              // ObserveFullIntervals (mu_)
+  int64_t next_grace_end_unix_ns_ = INT64_MAX;       // NextGraceEndUnixNs (mu_)
   // --block-stages: per host and device over the run; the cluster's per (phase, interval).
   google::protobuf::RepeatedPtrField<v1::BlockDeviceStages> block_devices_;
   std::map<std::pair<uint32_t, uint32_t>, v1::BlockStagesInterval> block_intervals_;

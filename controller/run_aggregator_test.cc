@@ -204,6 +204,36 @@ TEST(RunAggregator, LateIntervalIsPublishedIncompleteThenAmended) {
   }
 }
 
+// What lets the live view publish an interval the moment it can be: the aggregator says when
+// a job interval has just got its last worker's report (once, not for a repeat), and when the
+// earliest interval still waiting for reports reaches the end of its grace.
+TEST(RunAggregator, SaysWhenAnIntervalIsFullAndWhenTheNextGraceEnds) {
+  RunAggregator aggregator(RandomWriteSpec(), {"a:1", "b:2"});
+  int full = 0;
+  aggregator.ObserveFullIntervals([&full] { ++full; });
+  LatencyHistogram a, b;
+  a.Record(1000);
+  b.Record(2000);
+  EXPECT_EQ(aggregator.NextGraceEndUnixNs(), INT64_MAX) << "nothing waiting before any report";
+  aggregator.Add(0, {MakeReport(0, a, 4096, false)});
+  EXPECT_EQ(full, 0) << "worker b has not reported interval 0";
+  // Interval 0 ends at 2 s (MakeReport); with a 1 s grace it is published without b at 3 s.
+  EXPECT_TRUE(aggregator.TakeDue(2'500'000'000, 1'000'000'000).size() == 1u) << "only a's own interval";
+  EXPECT_EQ(aggregator.NextGraceEndUnixNs(), 3'000'000'000);
+  aggregator.Add(1, {MakeReport(0, b, 4096, false)});
+  EXPECT_EQ(full, 1) << "b's report made interval 0 full";
+  aggregator.Add(1, {MakeReport(0, b, 4096, false)});
+  EXPECT_EQ(full, 1) << "a repeat of b's interval 0 fills nothing";
+  aggregator.TakeDue(2'600'000'000, 1'000'000'000);
+  EXPECT_EQ(aggregator.NextGraceEndUnixNs(), INT64_MAX) << "interval 0 published complete; nothing else waits";
+  aggregator.Add(1, {MakeReport(1, b, 4096, false)});
+  aggregator.TakeDue(2'700'000'000, 1'000'000'000);
+  EXPECT_EQ(aggregator.NextGraceEndUnixNs(), 4'000'000'000) << "interval 1 (ends at 3 s) waits for a";
+  aggregator.ObserveFullIntervals(nullptr);
+  aggregator.Add(0, {MakeReport(1, a, 4096, false)});
+  EXPECT_EQ(full, 1) << "no calls once the observer is taken away";
+}
+
 TEST(RunAggregator, ClusterIsTheExactMergeOfWorkersAndIntervals) {
   RunAggregator aggregator(RandomWriteSpec(), {"a:1", "b:2"});
   std::mt19937_64 rng(9);

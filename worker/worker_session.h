@@ -7,7 +7,7 @@
 // session_replay.h) and kept until the controller acknowledges it, so when the connection is
 // cut the session waits, detached, for the controller to resume it on a new stream; it then
 // sends again exactly what the controller missed. The session's runs live as long as the
-// controller keeps talking (each of its messages renews their leases; it probes every lease/5),
+// controller keeps talking (each of its messages renews their leases; it probes every 2/5 lease),
 // attached or not; a session detached for longer than its runs' leases is over (the worker's
 // service forgets it).
 //
