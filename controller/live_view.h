@@ -6,8 +6,8 @@
 #ifndef IOFLEET_CONTROLLER_LIVE_VIEW_H_
 #define IOFLEET_CONTROLLER_LIVE_VIEW_H_
 
-#include <cstddef>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdio>
 #include <map>
 #include <mutex>

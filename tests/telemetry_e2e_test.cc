@@ -115,6 +115,9 @@ TEST(Telemetry, IntervalLogsAddUpAndLateWorkersAreAmended) {
   }
   EXPECT_THAT(frozen, HasSubstr("\niofleet_cluster_workers_up 1\n"));
   EXPECT_THAT(frozen, HasSubstr("\niofleet_cluster_workers_expected 2\n"));
+  // Frozen for 4 s at least (it may be seen down sooner, two beats after it stopped), so that
+  // its intervals miss their 2 s grace and come as amendments.
+  std::this_thread::sleep_until(frozen_at + std::chrono::milliseconds(4000));
   b.process().Signal(SIGCONT);
   ASSERT_EQ(run.Wait(std::chrono::seconds(60)).value_or(-1), 0) << run.Stderr();
 
