@@ -1,11 +1,13 @@
 #include "common/confined_path.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <linux/openat2.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "absl/strings/match.h"
@@ -24,6 +26,9 @@ std::vector<Root>& Roots() {
   static auto* roots = new std::vector<Root>();
   return *roots;
 }
+
+// The first descriptor number above the standard streams and the roots' (0: roots never set).
+int descriptor_floor = 0;
 
 // The deepest root that lexically holds `path`, or nullptr.
 const Root* RootOf(const std::string& path) {
@@ -77,6 +82,20 @@ absl::Status ConfineOpensBeneath(const std::vector<std::string>& roots) {
     const int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open allowed root ", root));
     Roots().push_back({root, fd});
+  }
+  descriptor_floor = 3;
+  for (const Root& root : Roots()) descriptor_floor = std::max(descriptor_floor, root.fd + 1);
+  return absl::OkStatus();
+}
+
+absl::Status UseOwnDescriptorTable() {
+  if (descriptor_floor == 0) return absl::OkStatus();
+  if (::syscall(SYS_close_range, static_cast<unsigned>(descriptor_floor), ~0U, CLOSE_RANGE_UNSHARE) != 0) {
+    return ErrnoStatus(errno, "close_range(CLOSE_RANGE_UNSHARE)");
+  }
+  for (int fd = 3; fd < descriptor_floor; ++fd) {
+    const bool root = std::any_of(Roots().begin(), Roots().end(), [fd](const Root& r) { return r.fd == fd; });
+    if (!root) ::close(fd);  // (this table's copy only; EBADF where nothing was open)
   }
   return absl::OkStatus();
 }

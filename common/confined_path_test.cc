@@ -1,12 +1,14 @@
 #include "common/confined_path.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 
@@ -143,6 +145,50 @@ TEST(ConfinedPath, ManyDirectoriesInTurn) {
   for (int d = 0; d < kDirectories; ++d) {
     EXPECT_EQ(::rmdir((base + "/d" + std::to_string(d) + ".renamed").c_str()), 0) << "each directory emptied and renamed";
   }
+}
+
+// A thread on a descriptor table of its own (mdtest tasks): the process's other descriptors are
+// not in it, the roots are and confine as before, and what it leaves open is closed when it ends.
+TEST(ConfinedPath, OwnDescriptorTable) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/own";
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir((base + "/root").c_str(), 0755), 0);
+  ASSERT_EQ(::mkfifo((base + "/root/fifo").c_str(), 0644), 0);
+  ASSERT_TRUE(ConfineOpensBeneath({base + "/root"}).ok());
+  // Opened after the roots, as the worker's gRPC sockets are: never copied.
+  int later[2];
+  ASSERT_EQ(::pipe2(later, O_CLOEXEC), 0);
+  const int reader = ::open((base + "/root/fifo").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+
+  int later_errno = 0, writer = -1, escape = 0;
+  absl::Status own;
+  std::thread task([&] {
+    own = UseOwnDescriptorTable();
+    later_errno = ::fcntl(later[1], F_GETFD) == -1 ? errno : 0;
+    writer = OpenConfined(base + "/root/fifo", O_WRONLY | O_NONBLOCK);  // left open on purpose
+    escape = OpenConfined(base + "/root/../outside", O_WRONLY | O_CREAT);
+  });
+  task.join();
+  ASSERT_TRUE(own.ok()) << own;
+  EXPECT_EQ(later_errno, EBADF) << "a descriptor the process opened after the roots is not in the thread's table";
+  EXPECT_GE(writer, 0) << "the roots are there: a confined open works";
+  EXPECT_EQ(escape, -EXDEV) << "and still confines";
+  struct stat st;
+  EXPECT_NE(::stat((base + "/outside").c_str(), &st), 0);
+  // Every writer of the FIFO is gone (the one the thread left open went with its table): hang-up,
+  // then EOF. (The kernel releases a thread's table just after join returns: waited for.)
+  pollfd hangup{.fd = reader, .events = POLLIN};
+  ASSERT_EQ(::poll(&hangup, 1, 10'000), 1) << "the thread's descriptors are closed when it ends";
+  EXPECT_TRUE(hangup.revents & POLLHUP);
+  char byte;
+  EXPECT_EQ(::read(reader, &byte, 1), 0);
+  // The process's own descriptors are untouched.
+  EXPECT_EQ(::write(later[1], "x", 1), 1);
+  EXPECT_EQ(::read(later[0], &byte, 1), 1);
+  ::close(later[0]);
+  ::close(later[1]);
+  ::close(reader);
 }
 
 }  // namespace
