@@ -77,6 +77,14 @@ int Result(int rc) { return rc == 0 ? 0 : -errno; }
 }  // namespace
 
 absl::Status ConfineOpensBeneath(const std::vector<std::string>& roots) {
+  // A standard stream a launcher closed is opened on /dev/null first: otherwise a root would take
+  // its number, or a later descriptor (a gRPC socket) one below the floor that a task's own table
+  // copies, and a stray write to stderr would land in whatever file got number 2.
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int null = ::open("/dev/null", O_RDWR);  // (the lowest free number: this one)
+    if (null < 0) return ErrnoStatus(errno, "open /dev/null for a closed standard stream");
+  }
   for (const std::string& root : roots) {
     if (absl::StartsWith(root, "nfs://")) continue;
     const int fd = ::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);

@@ -33,7 +33,9 @@
 namespace iofleet {
 
 // Sets the roots (absolute, resolved directories; nfs:// roots are ignored). Call once, before
-// any IO thread starts. Fails if a root cannot be opened.
+// any IO thread starts and before the process opens anything else (UseOwnDescriptorTable counts
+// on it). Opens /dev/null on any standard stream the launcher left closed. Fails if a root cannot
+// be opened.
 absl::Status ConfineOpensBeneath(const std::vector<std::string>& roots);
 
 // Gives the calling thread a descriptor table of its own, holding the standard streams and the

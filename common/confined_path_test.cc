@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -189,6 +190,33 @@ TEST(ConfinedPath, OwnDescriptorTable) {
   ::close(later[0]);
   ::close(later[1]);
   ::close(reader);
+}
+
+// A worker started with its standard streams closed: they are opened on /dev/null before the
+// roots, so no root and no later descriptor takes their numbers. (In a child: the test's own
+// streams stay.)
+TEST(ConfinedPath, ClosedStandardStreamsAreFilledFirst) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/closed-streams";
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(0);
+    ::close(1);
+    ::close(2);
+    if (!ConfineOpensBeneath({base}).ok()) ::_exit(10);
+    for (int fd = 0; fd <= 2; ++fd) {
+      char target[64] = {};
+      const std::string link = "/proc/self/fd/" + std::to_string(fd);
+      if (::readlink(link.c_str(), target, sizeof(target) - 1) < 0 || std::string(target) != "/dev/null") ::_exit(11 + fd);
+    }
+    const int next = ::open("/", O_PATH | O_CLOEXEC);
+    ::_exit(next >= 4 ? 0 : 20);  // the root took 3
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: confinement failed; 11-13: that stream is not /dev/null; 20: a later open took a low number";
 }
 
 }  // namespace
