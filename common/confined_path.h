@@ -45,8 +45,8 @@ absl::Status ConfineOpensBeneath(const std::vector<std::string>& roots);
 // Why: threads of one process share one table, and every open and close takes its lock and
 // every descriptor lookup in a multi-threaded process pays reference counts, so mdtest tasks that
 // open and close a file per item (file read: 1 M/s and more on tmpfs) slow each other down where
-// mdtest's ranks, separate processes, do not (0.78x mdtest's file read with two tasks in one
-// worker, 1.16x with a table per task: issue 16).
+// mdtest's ranks, separate processes, do not (two tasks in one worker read files at 0.78x
+// mdtest's rate on tmpfs sharing the table, 1.06x with a table each: README).
 //
 // What it needs of the caller: every descriptor the thread uses from then on is one it opens
 // itself (or a root's), and none it opens is handed to another thread (the number would name
