@@ -211,11 +211,15 @@ RunAggregator::Done RunAggregator::DoneSoFar(size_t job) const {
 }
 
 std::optional<PublishedInterval> RunAggregator::Due(ClusterInterval& interval, size_t reports, size_t expected_reports, size_t additions,
-                                                   int64_t now_unix_ns, int64_t grace_ns) {
+                                                   int64_t now_unix_ns, int64_t grace_ns, int64_t* next_grace_end) {
   const bool complete = reports >= expected_reports;
-  const bool fresh = interval.published_reports == 0 && (complete || interval.end_unix_ns + grace_ns <= now_unix_ns);
+  const int64_t grace_end = interval.end_unix_ns + grace_ns;
+  const bool fresh = interval.published_reports == 0 && (complete || grace_end <= now_unix_ns);
   const bool amended = interval.published_reports > 0 && additions > interval.published_reports;
-  if (!fresh && !amended) return std::nullopt;
+  if (!fresh && !amended) {
+    if (interval.published_reports == 0) *next_grace_end = std::min(*next_grace_end, grace_end);
+    return std::nullopt;
+  }
   interval.published_reports = additions;
   PublishedInterval published;
   published.start_unix_ns = interval.start_unix_ns;
@@ -265,11 +269,9 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
       // (Folded on every look, published or not: the phases' publication below reads every
       // job interval's totals.)
       FoldSums(interval);
-      std::optional<PublishedInterval> published = Due(interval, interval.workers.size(), expected, interval.additions, now_unix_ns, grace_ns);
-      if (!published) {
-        if (interval.published_reports == 0) next_grace_end = std::min(next_grace_end, interval.end_unix_ns + grace_ns);
-        continue;
-      }
+      std::optional<PublishedInterval> published =
+          Due(interval, interval.workers.size(), expected, interval.additions, now_unix_ns, grace_ns, &next_grace_end);
+      if (!published) continue;
       published->scope = PublishedInterval::Scope::kJob;
       published->job = static_cast<int>(j);
       published->phase = phase;
@@ -283,11 +285,8 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
   for (uint32_t phase = 0; phase < phases_.phases; ++phase) {
     for (auto& [index, interval] : per_phase_intervals_[phase]) {
       const auto [in, expected] = phase_counts[phase][index];
-      std::optional<PublishedInterval> published = Due(interval, in, expected, interval.additions, now_unix_ns, grace_ns);
-      if (!published) {
-        if (interval.published_reports == 0) next_grace_end = std::min(next_grace_end, interval.end_unix_ns + grace_ns);
-        continue;
-      }
+      std::optional<PublishedInterval> published = Due(interval, in, expected, interval.additions, now_unix_ns, grace_ns, &next_grace_end);
+      if (!published) continue;
       Totals totals;
       for (size_t j = 0; j < per_job_intervals_.size(); ++j) {
         if (phases_.phase_of[j] != phase) continue;

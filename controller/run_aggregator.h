@@ -197,9 +197,10 @@ class RunAggregator final : public ReportSink {
   bool Expected(size_t job, size_t w, const ClusterInterval& interval) const;
   // The publication of `interval` when it is due — `reports` of `expected_reports` are in, or
   // its grace is over, or more reports were added since it was last published (amended) — with
-  // its span, totals and flags filled in; the caller adds scope and identity.
+  // its span, totals and flags filled in; the caller adds scope and identity. An interval not
+  // published yet for want of reports lowers `next_grace_end` to the end of its grace.
   static std::optional<PublishedInterval> Due(ClusterInterval& interval, size_t reports, size_t expected_reports, size_t additions,
-                                              int64_t now_unix_ns, int64_t grace_ns);
+                                              int64_t now_unix_ns, int64_t grace_ns, int64_t* next_grace_end);
 
   // True when the report made its job interval one with every worker's report.
   bool AddLocked(size_t worker_index, v1::IntervalReport report);
