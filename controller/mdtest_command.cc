@@ -38,6 +38,7 @@
 #include "controller/target_metrics.h"
 #include "google/protobuf/util/json_util.h"
 #include "job/job_validation.h"
+#include "job/run_limits.h"
 #include "job/run_resolution.h"
 #include "job/mdtest_tree.h"
 
@@ -300,177 +301,232 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   uint64_t dir_limit = 0, file_limit = 0;
   bool stonewalled_before = false;        // the stonewall cut the previous phase short
   std::vector<uint64_t> stonewall_steps;  // its steps per task, in rank order
-  for (int k = 0; k < spec.jobs_size() && !stop; ++k) {
-    const PlannedPhase& step = plan[k];
-    const uint32_t iteration = step.iteration;
-    const Op::Op op = step.op;
-    if (k == 0 || plan[k - 1].iteration != iteration || plan[k - 1].tasks != step.tasks) {
-      dir_limit = 0;
-      file_limit = status_file_items;
-      if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
-    }
-    const bool dir_op = op == Op::DIR_CREATE || op == Op::DIR_STAT || op == Op::DIR_RENAME || op == Op::DIR_REMOVE;
-    const bool file_op = op == Op::FILE_CREATE || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::FILE_REMOVE;
+  // Phases follow each other on the worker's own barrier (RunSpec.jobs_in_sequence) when one
+  // worker runs every task (mpirun on one node), as mdtest's ranks go from one phase to the
+  // next within microseconds: a phase of a few milliseconds after a pause of a few (the
+  // controller's prepare and start between phases: 6-8 ms on loopback) runs up to a quarter
+  // slower — so does mdtest's, given such a pause (bench/mdtest_bench.sh; README). Phases
+  // whose work depends on how the one before went (the stonewall's counts), a pause between
+  // iterations (-p), --target-metrics (scraped per phase) and a test directory the worker may
+  // make (known once it has prepared: the last tree removal removes it) end a sequence.
+  const bool sequences = (*session)->relayed_workers() == 1 && o.phase.stonewall_ns() == 0 && !*target_metrics;
+  constexpr size_t kMaxPhasesInSequence = 64;
+  bool ran_before = false;
+  for (int k = 0; k < spec.jobs_size() && !stop;) {
+    // This step's phases, [k, next): each one's job as it runs.
     v1::RunSpec phase_spec;
     phase_spec.set_source("mdtest");
-    v1::JobSpec* job = phase_spec.add_jobs();
-    *job = spec.jobs(k);
-    if (const uint64_t limit = dir_op ? dir_limit : file_op ? file_limit : 0; limit > 0) job->mutable_metadata()->set_item_limit(limit);
-    if (step.wear_out) {
-      // Only after a pass the stonewall cut short: each task skips the steps it did.
-      if (!stonewalled_before) continue;
-      for (uint64_t done : stonewall_steps) job->mutable_metadata()->add_task_first_step(done);
-    }
-    if (job->metadata().item_limit() > 0 || step.wear_out) live.SetPhaseSteps(k, MdtestTree(job->metadata()).PhaseSteps());
-    if (k == last_tree_removal && o.remove) {
-      for (int d = 0; d < job->metadata().test_dirs_size(); ++d) {
-        if (made_by_workers.count(job->metadata().test_dirs(d))) job->mutable_metadata()->add_remove_test_dirs(static_cast<uint32_t>(d));
+    std::vector<size_t> global;
+    int next = k;
+    for (; next < spec.jobs_size() && !stop; ++next) {
+      const PlannedPhase& step = plan[next];
+      const bool iteration_begins = next == 0 || plan[next - 1].iteration != step.iteration || plan[next - 1].tasks != step.tasks;
+      if (!global.empty()) {
+        if (!sequences || !(o.session.local() || ran_before) || (iteration_begins && o.pre_delay_s)) break;
+        if (spec.jobs(next).numjobs() != spec.jobs(k).numjobs() || global.size() >= kMaxPhasesInSequence ||
+            (global.size() + 1) * spec.jobs(k).numjobs() > kMaxThreadsPerRun) {
+          break;
+        }
       }
+      if (iteration_begins) {
+        dir_limit = 0;
+        file_limit = status_file_items;
+        if (o.pre_delay_s) std::this_thread::sleep_for(std::chrono::seconds(o.pre_delay_s));
+      }
+      const Op::Op op = step.op;
+      const bool dir_op = op == Op::DIR_CREATE || op == Op::DIR_STAT || op == Op::DIR_RENAME || op == Op::DIR_REMOVE;
+      const bool file_op = op == Op::FILE_CREATE || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::FILE_REMOVE;
+      v1::JobSpec job = spec.jobs(next);
+      if (const uint64_t limit = dir_op ? dir_limit : file_op ? file_limit : 0; limit > 0) job.mutable_metadata()->set_item_limit(limit);
+      if (step.wear_out) {
+        // Only after a pass the stonewall cut short: each task skips the steps it did.
+        if (!stonewalled_before) continue;
+        for (uint64_t done : stonewall_steps) job.mutable_metadata()->add_task_first_step(done);
+      }
+      if (job.metadata().item_limit() > 0 || step.wear_out) live.SetPhaseSteps(next, MdtestTree(job.metadata()).PhaseSteps());
+      if (next == last_tree_removal && o.remove) {
+        for (int d = 0; d < job.metadata().test_dirs_size(); ++d) {
+          if (made_by_workers.count(job.metadata().test_dirs(d))) job.mutable_metadata()->add_remove_test_dirs(static_cast<uint32_t>(d));
+        }
+      }
+      // What the phase adds at run time (item limits, where each task resumes) is held to the
+      // same rules as the plan was.
+      v1::RunSpec alone;
+      *alone.add_jobs() = job;
+      if (absl::Status valid = ValidateRunSpec(alone); !valid.ok()) {
+        report.add_problems(absl::StrCat(job.name(), ": ", valid.message()));
+        stop = true;
+        break;
+      }
+      *phase_spec.add_jobs() = std::move(job);
+      global.push_back(static_cast<size_t>(next));
     }
-    // What the phase adds at run time (item limits, where each task resumes) is held to the
-    // same rules as the plan was.
-    if (absl::Status valid = ValidateRunSpec(phase_spec); !valid.ok()) {
-      report.add_problems(absl::StrCat(job->name(), ": ", valid.message()));
-      break;
+    if (global.empty() || stop) {
+      k = next;
+      continue;
     }
+    phase_spec.set_jobs_in_sequence(global.size() > 1);
     {
       v1::RunReport phase_report;
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases
-      const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, {static_cast<size_t>(k)},
-                                                        absl::StrCat(run_id, "-i", iteration, "-", k), &aggregator, &phase_report);
+      const PhaseOutcome outcome = (*session)->RunPhase(phase_spec, global, absl::StrCat(run_id, "-i", plan[k].iteration, "-", k), &aggregator,
+                                                        &phase_report);
+      ran_before = true;
       if (*target_metrics) (*target_metrics)->PhaseEnded();
       for (const v1::PrepareResponse& prepared : (*session)->PrepareResponses()) {
         made_by_workers.insert(prepared.made_test_dirs().begin(), prepared.made_test_dirs().end());
       }
-      // The phase's own problems now; those found while its results are read (incomplete
-      // workers) after them, below — each once.
-      for (const auto& problem : phase_report.problems()) report.add_problems(problem);
-      const int phase_problems_seen = phase_report.problems_size();
       *run_report.mutable_workers() = phase_report.workers();
       *report.mutable_workers() = run_report.workers();
       if (!outcome.prepared) {
+        for (const auto& problem : phase_report.problems()) report.add_problems(problem);
         stop = true;
         break;
       }
+      // The step's own problems (a start that failed, a lost worker, Ctrl-C) belong to the phase
+      // it ended at: the first one that failed or was stopped (the phases of a sequence before
+      // it ran whole), else its last. They come before those found while its results are read
+      // (incomplete workers) — each once.
+      const int phase_problems_seen = phase_report.problems_size();
       aggregator.FillReport(&phase_report);
       (*session)->ReportIncompleteWorkers(aggregator, &phase_report);
-      const v1::JobResult& result = phase_report.jobs(k);
-      uint64_t items = 0, errors = 0;
-      v1::LatencySummary latency;
-      google::protobuf::RepeatedPtrField<v1::SlowRequest> slowest;
-      for (const auto& d : result.directions()) {
-        if (d.direction() != "meta") continue;
-        items = d.ops() - d.errors();
-        errors = d.errors();
-        latency = d.latency();
-        slowest = d.slowest();
-      }
-      const double seconds = static_cast<double>(result.elapsed_ns()) / 1e9;
-      std::vector<uint64_t> per_task = aggregator.TaskItems(k);  // every worker's tasks, in rank order
-      v1::MdtestPhaseResult* p;
-      if (step.wear_out && report.phases_size() > 0) {
-        // Not counted in the phase's items and rate (the stonewall's); reported beside them.
-        p = report.mutable_phases(report.phases_size() - 1);
-        p->set_wear_out_items(items);
-        p->set_wear_out_seconds(seconds);
-        p->set_errors(p->errors() + errors);
-        stonewalled_before = false;
-      } else {
-        p = report.add_phases();
-        p->set_iteration(iteration);
-        p->set_tasks(step.tasks);
-        p->set_operation(OperationName(op));
-        p->set_items(items);
-        p->set_errors(errors);
-        // With verification on, a read (or a write read back) that completed with other data
-        // than written is counted among the errors, and the run goes on (as mdtest's).
-        if ((op == Op::FILE_READ && o.phase.verify_read()) || (op == Op::FILE_CREATE && o.phase.verify_write())) {
-          report.set_verification_errors(report.verification_errors() + errors);
+      size_t ended_at = global.size() - 1;
+      for (size_t g = 0; g < ended_at; ++g) {
+        for (const auto& w : phase_report.jobs(static_cast<int>(global[g])).workers()) {
+          if (!w.stop_reason().empty() || !w.error().empty()) ended_at = std::min(ended_at, g);
         }
-        *p->mutable_latency() = latency;
-        *p->mutable_slowest() = slowest;
-        p->set_seconds(seconds);
-        *p->mutable_workers() = result.workers();
-        p->set_stonewalled(aggregator.Stonewalled(k));
-        // mdtest's tree rates count one tree's directories, however many tasks made one (-u) and
-        // however many copies its directory loops made; with directory loops its item rates
-        // count -n per task, whatever the phase did (creation and removal -I in every directory
-        // of every copy, the others -I per copy).
-        const double counted = op == Op::TREE_CREATE || op == Op::TREE_REMOVE ? static_cast<double>(whole_tree.directory_count())
-                               : loops ? static_cast<double>(uint64_t{step.tasks} * whole_tree.items_per_task())
-                                   : static_cast<double>(p->items());
-        p->set_rate(p->seconds() > 0 ? counted / p->seconds() : 0);
-        stonewalled_before = p->stonewalled();
-        stonewall_steps = per_task;
-        if (p->stonewalled() && (op == Op::DIR_CREATE || op == Op::FILE_CREATE)) {
-          // Creation evened out to the largest count: what later phases of this kind cover.
-          const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
-          (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
-          if (op == Op::FILE_CREATE && !o.stonewall_status_file.empty()) {
-            // mdtest's -x: the count every task evened out to, for a later run without -C.
-            if (absl::Status saved = WriteFileAtomically(o.stonewall_status_file, absl::StrCat(most)); !saved.ok()) {
-              report.add_problems(absl::StrCat("-x ", o.stonewall_status_file, ": ", saved.message()));
+      }
+      for (size_t g = 0; g < global.size() && !stop; ++g) {
+        const int k = static_cast<int>(global[g]);
+        const PlannedPhase& step = plan[k];
+        const uint32_t iteration = step.iteration;
+        const Op::Op op = step.op;
+        const v1::JobSpec* job = &phase_spec.jobs(static_cast<int>(g));
+        const v1::JobResult& result = phase_report.jobs(k);
+        const bool interrupted = outcome.interrupted && g == ended_at;
+        if (g == ended_at) {
+          for (int i = 0; i < phase_problems_seen; ++i) report.add_problems(phase_report.problems(i));
+        }
+        uint64_t items = 0, errors = 0;
+        v1::LatencySummary latency;
+        google::protobuf::RepeatedPtrField<v1::SlowRequest> slowest;
+        for (const auto& d : result.directions()) {
+          if (d.direction() != "meta") continue;
+          items = d.ops() - d.errors();
+          errors = d.errors();
+          latency = d.latency();
+          slowest = d.slowest();
+        }
+        const double seconds = static_cast<double>(result.elapsed_ns()) / 1e9;
+        std::vector<uint64_t> per_task = aggregator.TaskItems(k);  // every worker's tasks, in rank order
+        v1::MdtestPhaseResult* p;
+        if (step.wear_out && report.phases_size() > 0) {
+          // Not counted in the phase's items and rate (the stonewall's); reported beside them.
+          p = report.mutable_phases(report.phases_size() - 1);
+          p->set_wear_out_items(items);
+          p->set_wear_out_seconds(seconds);
+          p->set_errors(p->errors() + errors);
+          stonewalled_before = false;
+        } else {
+          p = report.add_phases();
+          p->set_iteration(iteration);
+          p->set_tasks(step.tasks);
+          p->set_operation(OperationName(op));
+          p->set_items(items);
+          p->set_errors(errors);
+          // With verification on, a read (or a write read back) that completed with other data
+          // than written is counted among the errors, and the run goes on (as mdtest's).
+          if ((op == Op::FILE_READ && o.phase.verify_read()) || (op == Op::FILE_CREATE && o.phase.verify_write())) {
+            report.set_verification_errors(report.verification_errors() + errors);
+          }
+          *p->mutable_latency() = latency;
+          *p->mutable_slowest() = slowest;
+          p->set_seconds(seconds);
+          *p->mutable_workers() = result.workers();
+          p->set_stonewalled(aggregator.Stonewalled(k));
+          // mdtest's tree rates count one tree's directories, however many tasks made one (-u) and
+          // however many copies its directory loops made; with directory loops its item rates
+          // count -n per task, whatever the phase did (creation and removal -I in every directory
+          // of every copy, the others -I per copy).
+          const double counted = op == Op::TREE_CREATE || op == Op::TREE_REMOVE ? static_cast<double>(whole_tree.directory_count())
+                                 : loops ? static_cast<double>(uint64_t{step.tasks} * whole_tree.items_per_task())
+                                     : static_cast<double>(p->items());
+          p->set_rate(p->seconds() > 0 ? counted / p->seconds() : 0);
+          stonewalled_before = p->stonewalled();
+          stonewall_steps = per_task;
+          if (p->stonewalled() && (op == Op::DIR_CREATE || op == Op::FILE_CREATE)) {
+            // Creation evened out to the largest count: what later phases of this kind cover.
+            const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
+            (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
+            if (op == Op::FILE_CREATE && !o.stonewall_status_file.empty()) {
+              // mdtest's -x: the count every task evened out to, for a later run without -C.
+              if (absl::Status saved = WriteFileAtomically(o.stonewall_status_file, absl::StrCat(most)); !saved.ok()) {
+                report.add_problems(absl::StrCat("-x ", o.stonewall_status_file, ": ", saved.message()));
+              }
             }
+            // Tasks that already have that many need no wear-out.
+            if (per_task.empty() || *std::min_element(per_task.begin(), per_task.end()) == most) stonewalled_before = false;
           }
-          // Tasks that already have that many need no wear-out.
-          if (per_task.empty() || *std::min_element(per_task.begin(), per_task.end()) == most) stonewalled_before = false;
-        }
-        if (p->stonewalled() && o.verbosity > 0) {
-          live.PrintLine(absl::StrFormat("V-1: stonewall hit in %s: items per task min %d max %d", p->operation(),
-                                         per_task.empty() ? 0 : *std::min_element(per_task.begin(), per_task.end()),
-                                         per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end())));
-        }
-      }
-      if (!per_task.empty() && !step.wear_out) {
-        p->set_task_items_min(*std::min_element(per_task.begin(), per_task.end()));
-        p->set_task_items_max(*std::max_element(per_task.begin(), per_task.end()));
-        double sum = 0;
-        for (uint64_t v : per_task) sum += static_cast<double>(v);
-        p->set_task_items_mean(sum / static_cast<double>(per_task.size()));
-        // Each task's own rate, of the tasks that ran the phase (-f/-l/-s: the first step.tasks).
-        const std::vector<uint64_t> own_ns = aggregator.TaskElapsedNs(k);
-        for (size_t t = 0; t < per_task.size() && t < own_ns.size() && t < step.tasks; ++t) {
-          const double own = static_cast<double>(own_ns[t]) / 1e9;
-          p->add_task_seconds(own);
-          p->add_task_rates(own > 0 ? static_cast<double>(per_task[t]) / own : 0.0);
-        }
-      }
-      if (o.verbosity > 0) {
-        live.PrintLine(absl::StrFormat("V-1: iteration %d %-26s %10d items in %.3f s (%.1f items/s)%s", iteration, job->name(), items, seconds,
-                                       seconds > 0 ? static_cast<double>(items) / seconds : 0.0, result.workers().empty() || !aggregator.Stonewalled(k) ? "" : ", stonewalled"));
-      }
-      for (const auto& w : result.workers()) {
-        if (!w.error().empty()) report.add_problems(absl::StrCat(job->name(), " on ", w.worker(), ": ", w.error()));
-      }
-      for (int i = phase_problems_seen; i < phase_report.problems_size(); ++i) report.add_problems(phase_report.problems(i));
-      if (!report.problems().empty() || outcome.interrupted) {
-        if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
-        if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
-        if (outcome.interrupted) report.add_problems("interrupted by the user: later phases were not run");
-        // Remove what this iteration made, so nothing is left half-created.
-        (*session)->ClearInterrupt();
-        bool clean = true;
-        for (const v1::RunSpec& planned_cleanup : PlanCleanup(o, iteration)) {
-          absl::StatusOr<ResolvedRun> cleanup = ResolveRunSpec(planned_cleanup, RunPlacement{});
-          if (!cleanup.ok()) {
-            report.add_problems(std::string(cleanup.status().message()));
-            clean = false;
-            break;
+          if (p->stonewalled() && o.verbosity > 0) {
+            live.PrintLine(absl::StrFormat("V-1: stonewall hit in %s: items per task min %d max %d", p->operation(),
+                                           per_task.empty() ? 0 : *std::min_element(per_task.begin(), per_task.end()),
+                                           per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end())));
           }
-          RunAggregator cleanup_aggregator(cleanup->spec, (*session)->addresses());
-          v1::RunReport cleanup_report;
-          (*session)->RunPhase(cleanup->spec, {0}, absl::StrCat(run_id, "-cleanup-", static_cast<int>(cleanup->spec.jobs(0).metadata().op())),
-                               &cleanup_aggregator, &cleanup_report);
-          cleanup_aggregator.FillReport(&cleanup_report);
-          for (const auto& w : cleanup_report.jobs(0).workers()) clean &= w.error().empty();
         }
-        report.add_problems(clean ? absl::StrCat("cleanup after the ", outcome.interrupted ? "interruption" : "failure", " removed what the run had created")
-                                  : absl::StrCat("cleanup after the ", outcome.interrupted ? "interruption" : "failure", " failed: items may be left under ",
-                                                 absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.", iteration, "-0)"));
-        stop = true;
-        break;
+        if (!per_task.empty() && !step.wear_out) {
+          p->set_task_items_min(*std::min_element(per_task.begin(), per_task.end()));
+          p->set_task_items_max(*std::max_element(per_task.begin(), per_task.end()));
+          double sum = 0;
+          for (uint64_t v : per_task) sum += static_cast<double>(v);
+          p->set_task_items_mean(sum / static_cast<double>(per_task.size()));
+          // Each task's own rate, of the tasks that ran the phase (-f/-l/-s: the first step.tasks).
+          const std::vector<uint64_t> own_ns = aggregator.TaskElapsedNs(k);
+          for (size_t t = 0; t < per_task.size() && t < own_ns.size() && t < step.tasks; ++t) {
+            const double own = static_cast<double>(own_ns[t]) / 1e9;
+            p->add_task_seconds(own);
+            p->add_task_rates(own > 0 ? static_cast<double>(per_task[t]) / own : 0.0);
+          }
+        }
+        if (o.verbosity > 0) {
+          live.PrintLine(absl::StrFormat("V-1: iteration %d %-26s %10d items in %.3f s (%.1f items/s)%s", iteration, job->name(), items, seconds,
+                                         seconds > 0 ? static_cast<double>(items) / seconds : 0.0, result.workers().empty() || !aggregator.Stonewalled(k) ? "" : ", stonewalled"));
+        }
+        for (const auto& w : result.workers()) {
+          if (!w.error().empty()) report.add_problems(absl::StrCat(job->name(), " on ", w.worker(), ": ", w.error()));
+        }
+        if (g == ended_at) {
+          for (int i = phase_problems_seen; i < phase_report.problems_size(); ++i) report.add_problems(phase_report.problems(i));
+        }
+        if (!report.problems().empty() || interrupted) {
+          if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
+          if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
+          if (interrupted) report.add_problems("interrupted by the user: later phases were not run");
+          // Remove what this iteration made, so nothing is left half-created.
+          (*session)->ClearInterrupt();
+          bool clean = true;
+          for (const v1::RunSpec& planned_cleanup : PlanCleanup(o, iteration)) {
+            absl::StatusOr<ResolvedRun> cleanup = ResolveRunSpec(planned_cleanup, RunPlacement{});
+            if (!cleanup.ok()) {
+              report.add_problems(std::string(cleanup.status().message()));
+              clean = false;
+              break;
+            }
+            RunAggregator cleanup_aggregator(cleanup->spec, (*session)->addresses());
+            v1::RunReport cleanup_report;
+            (*session)->RunPhase(cleanup->spec, {0}, absl::StrCat(run_id, "-cleanup-", static_cast<int>(cleanup->spec.jobs(0).metadata().op())),
+                                 &cleanup_aggregator, &cleanup_report);
+            cleanup_aggregator.FillReport(&cleanup_report);
+            for (const auto& w : cleanup_report.jobs(0).workers()) clean &= w.error().empty();
+          }
+          report.add_problems(clean ? absl::StrCat("cleanup after the ", interrupted ? "interruption" : "failure", " removed what the run had created")
+                                    : absl::StrCat("cleanup after the ", interrupted ? "interruption" : "failure", " failed: items may be left under ",
+                                                   absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.", iteration, "-0)"));
+          stop = true;
+          break;
+        }
       }
     }
+    k = next;
   }
   if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
   if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));

@@ -478,6 +478,15 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   for (const v1::JobSpec& job : spec.jobs()) {
     absl::Status status = ValidateJob(job);
     if (!status.ok()) return status;
+    if (spec.jobs_in_sequence()) {
+      // One thread per task runs every job in turn: each job a metadata phase with the same
+      // tasks, none cut short by a stonewall (the next phase's items would depend on it).
+      auto bad = [&](absl::string_view what) { return absl::InvalidArgumentError(absl::StrCat(Where(job), "jobs in sequence: ", what)); };
+      if (!job.has_metadata()) return bad("every job must be a metadata phase");
+      if (job.numjobs() != spec.jobs(0).numjobs()) return bad(absl::StrCat("numjobs=", job.numjobs(), " differs from the first job's ", spec.jobs(0).numjobs()));
+      if (job.metadata().stonewall_ns() != 0) return bad("a phase with a stonewall time (-W) cannot be followed at once");
+      if (job.startdelay_ns() != 0 || job.ramp_time_ns() != 0) return bad("a phase starts when the previous one ends (no startdelay or ramp_time)");
+    }
     threads += job.numjobs();
     if (threads > kMaxThreadsPerRun) {
       return absl::InvalidArgumentError(absl::StrCat(Where(job), "the run has more than ", kMaxThreadsPerRun,

@@ -68,6 +68,24 @@ class StartGate {
     start_ = start;
     cv_.notify_all();
   }
+  // Makes this a barrier (before any thread arrives): it opens itself, at that moment, when
+  // the `threads`-th thread arrives, as mdtest's ranks leave the barrier between two phases —
+  // the jobs of a sequence (RunSpec.jobs_in_sequence) start the moment every task has ended
+  // the previous one. Those waiting spin as StartGate::Meet does (a phase may last a few
+  // milliseconds, and a thread put to sleep wakes tens of microseconds late and cold), for
+  // kSpinAtMost, and sleep after that (a thousand tasks waiting on a long phase's last one
+  // must not take its CPU). `stop` (outliving the gate) makes the waiters leave, not started.
+  static constexpr std::chrono::milliseconds kSpinAtMost{20};
+  void OpenWhenArrived(size_t threads, const StopSignal* stop) {
+    std::lock_guard<std::mutex> lock(mu_);
+    opening_threads_ = threads;
+    opening_stop_ = stop;
+  }
+  // When it opened (nullopt: not yet).
+  std::optional<Clock::time_point> opened_at() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return start_;
+  }
   void Close() {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
@@ -112,9 +130,34 @@ class StartGate {
     std::lock_guard<std::mutex> lock(mu_);
     ++arrived_;
     meeting_ += meets;
+    if (opening_threads_ > 0 && arrived_ == opening_threads_) {
+      start_ = Clock::now();
+      opened_.store(true, std::memory_order_release);
+    }
     cv_.notify_all();
   }
   std::optional<Clock::time_point> WaitOpen() {
+    if (opening_stop_ != nullptr) {  // (set before any thread arrives)
+      const Clock::time_point since = Clock::now();
+      for (uint32_t spins = 0; !opened_.load(std::memory_order_acquire); ++spins) {
+        if (opening_stop_->stopped()) return std::nullopt;
+        if (spins <= 1000) {
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+          continue;
+        }
+        if (Clock::now() - since < kSpinAtMost) {
+          std::this_thread::yield();
+          continue;
+        }
+        // Asleep from now: woken by the opening, or looking at the stop every 10 ms.
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait_for(lock, std::chrono::milliseconds(10), [this] { return start_.has_value(); });
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      return start_;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return start_.has_value() || closed_; });
     return start_;
@@ -126,6 +169,11 @@ class StartGate {
   size_t arrived_ = 0;
   size_t meeting_ = 0;          // threads that will Meet
   std::atomic<size_t> met_{0};  // threads that did
+  // OpenWhenArrived: how many threads open it, and the stop its waiters heed (null: an
+  // ordinary gate, opened by Open).
+  size_t opening_threads_ = 0;
+  const StopSignal* opening_stop_ = nullptr;
+  std::atomic<bool> opened_{false};
 };
 
 struct JobThreadPlan {

@@ -175,6 +175,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   const v1::MetadataPhase& phase = plan.job->metadata();
   StartGate::Ticket armed(plan.start_gate);  // armed at the gate, or on an early return
   JobThreadOutcome outcome;
+  if (stop.stopped()) {  // (a phase of a sequence after one that failed) makes nothing
+    outcome.end = Clock::now();
+    return outcome;
+  }
   // Each task opens and closes its items in a descriptor table of its own, as mdtest's ranks
   // (processes) do: in one shared table the tasks' opens and closes contend (confined_path.h).
   // Everything below is opened and closed by this thread alone. Without it (a kernel before

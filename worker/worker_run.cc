@@ -111,48 +111,82 @@ void WorkerRun::Arm() {
       for (JobState& state : jobs_) state.notes.push_back(absl::StrCat("no CPU profile: ", profiler.status().message()));
     }
   }
-  for (int j = 0; j < specs.size(); ++j) {
-    for (uint32_t t = 0; t < specs[j].numjobs(); ++t) {
-      JobThreadPlan plan{.job = &layout_.jobs[j],
-                         .paths = layout_.paths[j][t],
-                         .jobnum = t,
-                         .rank = request_.worker_index() * specs[j].numjobs() + t,
-                         .job_index = static_cast<uint32_t>(j),
-                         .worker_index = request_.worker_index(),
-                         .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
-                         .start_gate = &start_gate_,
-                         .flows = &flows_,
-                         .zones = zones_.get()};
-      ThreadStats* stats = jobs_[j].threads[t].get();
-      const StopSignal* job_stop = job_stops_[j].get();
-      io_threads_.emplace_back([this, plan, stats, j, job_stop] {
-        // Named for top -H, perf and ps: which threads are the job's (15 characters at most).
-        pthread_setname_np(pthread_self(), plan.job->has_metadata() ? "mdtest-task" : "io-job");
-        JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, *job_stop, stats) : RunJobThread(plan, *job_stop, stats);
-        AddThreadUsage(&outcome);  // IO threads and mdtest tasks alike
-        std::lock_guard<std::mutex> inner(mu_);
-        JobState& state = jobs_[j];
-        ++state.threads_finished;
-        state.last_end = std::max(state.last_end, outcome.end);
-        if (!outcome.status.ok() && state.first_error.ok()) state.first_error = outcome.status;
-        state.task_items[plan.jobnum] = outcome.items;
-        const int64_t own = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - start_).count() - outcome.start_late_ns;
-        state.task_elapsed_ns[plan.jobnum] = static_cast<uint64_t>(std::max<int64_t>(0, own));
-        state.stonewalled |= outcome.stonewalled;
-        state.start_late_ns = std::max(state.start_late_ns, outcome.start_late_ns);
-        state.earliest_start_late_ns = std::min(state.earliest_start_late_ns, outcome.start_late_ns);
-        state.cpu_user_ns += outcome.cpu_user_ns;
-        state.cpu_system_ns += outcome.cpu_system_ns;
-        state.context_switches += outcome.context_switches;
-        state.zone_resets += outcome.zone_resets;
-        for (const std::string& note : outcome.notes) {
-          if (std::find(state.notes.begin(), state.notes.end(), note) == state.notes.end()) state.notes.push_back(note);
-        }
-        if (plan.job->exitall() && started_) ExitAll(static_cast<size_t>(j));
-        changed_.notify_all();
+  if (request_.spec().jobs_in_sequence()) {
+    // mdtest's phases on this worker's own barrier: a thread per task runs every job in turn
+    // (jobs_[0] waits for the start instant; each later job's gate opens itself when the last
+    // task arrives from the job before it).
+    for (int j = 0; j < specs.size(); ++j) {
+      if (j > 0) {
+        sequence_gates_.push_back(std::make_unique<StartGate>());
+        sequence_gates_.back()->OpenWhenArrived(specs[j].numjobs(), job_stops_[j].get());
+      }
+      jobs_[j].gate = j == 0 ? &start_gate_ : sequence_gates_.back().get();
+    }
+    for (uint32_t t = 0; t < specs[0].numjobs(); ++t) {
+      io_threads_.emplace_back([this, t, jobs = specs.size()] {
+        for (int j = 0; j < jobs; ++j) RunThread(static_cast<size_t>(j), t);
       });
     }
+    return;
   }
+  for (int j = 0; j < specs.size(); ++j) {
+    jobs_[j].gate = &start_gate_;
+    for (uint32_t t = 0; t < specs[j].numjobs(); ++t) io_threads_.emplace_back([this, j, t] { RunThread(static_cast<size_t>(j), t); });
+  }
+}
+
+void WorkerRun::RunThread(size_t j, uint32_t t) {
+  const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(j));
+  JobThreadPlan plan{.job = &layout_.jobs[j],
+                     .paths = layout_.paths[j][t],
+                     .jobnum = t,
+                     .rank = request_.worker_index() * spec.numjobs() + t,
+                     .job_index = static_cast<uint32_t>(j),
+                     .worker_index = request_.worker_index(),
+                     .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
+                     .start_gate = jobs_[j].gate,
+                     .flows = &flows_,
+                     .zones = zones_.get()};
+  ThreadStats* stats = jobs_[j].threads[t].get();
+  const StopSignal* job_stop = job_stops_[j].get();
+  // Named for top -H, perf and ps: which threads are the job's (15 characters at most).
+  pthread_setname_np(pthread_self(), plan.job->has_metadata() ? "mdtest-task" : "io-job");
+  JobThreadOutcome outcome = plan.job->has_metadata() ? RunMetadataTask(plan, *job_stop, stats) : RunJobThread(plan, *job_stop, stats);
+  AddThreadUsage(&outcome);  // IO threads and mdtest tasks alike
+  std::lock_guard<std::mutex> inner(mu_);
+  JobState& state = jobs_[j];
+  ++state.threads_finished;
+  state.last_end = std::max(state.last_end, outcome.end);
+  if (!outcome.status.ok() && state.first_error.ok()) {
+    state.first_error = outcome.status;
+    if (request_.spec().jobs_in_sequence()) {
+      // As mdtest, which stops at the first failure: the phases after it are not run.
+      for (size_t k = j + 1; k < jobs_.size(); ++k) {
+        if (job_stops_[k]->Stop()) jobs_[k].notes.push_back(absl::StrCat("not run: '", spec.name(), "' failed before it"));
+      }
+    }
+  }
+  state.task_items[plan.jobnum] = outcome.items;
+  const int64_t own = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - JobStart(j)).count() - outcome.start_late_ns;
+  state.task_elapsed_ns[plan.jobnum] = static_cast<uint64_t>(std::max<int64_t>(0, own));
+  state.stonewalled |= outcome.stonewalled;
+  state.start_late_ns = std::max(state.start_late_ns, outcome.start_late_ns);
+  state.earliest_start_late_ns = std::min(state.earliest_start_late_ns, outcome.start_late_ns);
+  state.cpu_user_ns += outcome.cpu_user_ns;
+  state.cpu_system_ns += outcome.cpu_system_ns;
+  state.context_switches += outcome.context_switches;
+  state.zone_resets += outcome.zone_resets;
+  for (const std::string& note : outcome.notes) {
+    if (std::find(state.notes.begin(), state.notes.end(), note) == state.notes.end()) state.notes.push_back(note);
+  }
+  if (plan.job->exitall() && started_) ExitAll(j);
+  changed_.notify_all();
+}
+
+WorkerRun::Clock::time_point WorkerRun::JobStart(size_t j) {
+  // A job of a sequence that never opened (stopped before it) counts from the run's start.
+  const std::optional<Clock::time_point> opened = jobs_[j].gate->opened_at();
+  return opened.has_value() ? std::max(*opened, start_) : start_;
 }
 
 void WorkerRun::SetUpBlockStages() {
@@ -268,8 +302,12 @@ void WorkerRun::JudgeSteadyState(const std::vector<DueReport>& due, const std::v
 }
 
 bool WorkerRun::WaitArmed(const std::function<bool()>& given_up) {
+  // (The threads of a sequence arm at its first job's gate.)
   size_t threads = 0;
-  for (const v1::JobSpec& job : request_.spec().jobs()) threads += job.numjobs();
+  for (const v1::JobSpec& job : request_.spec().jobs()) {
+    threads += job.numjobs();
+    if (request_.spec().jobs_in_sequence()) break;
+  }
   while (!start_gate_.WaitArmed(threads, std::chrono::milliseconds(100))) {
     if (given_up()) return false;
   }
@@ -403,12 +441,23 @@ void WorkerRun::CollectorLoop() {
   Clock::time_point interval_start = start_;
   while (true) {
     const Clock::time_point boundary = start_ + interval_ * (interval + 1);
-    // Wake at the boundary, or earlier when a job's last thread ends (its final report).
+    // Wake at the boundary, or earlier when a job's last thread ends (its final report). The
+    // jobs of a sequence end one after another with the next one running: their final reports
+    // wait for the boundary or the sequence's end, so that neither this cut nor its delivery
+    // (nor the controller's merge, on a one-host run) takes the CPUs the next phase's tasks
+    // have just started on.
+    const bool sequence = request_.spec().jobs_in_sequence();
     changed_.wait_until(lock, boundary, [&] {
+      bool ended = false;
       for (const JobState& s : jobs_) {
-        if (!s.final_sent && s.threads_finished == s.threads.size()) return true;
+        if (s.final_sent) continue;
+        if (s.threads_finished == s.threads.size()) {
+          ended = true;
+        } else if (sequence) {
+          return false;
+        }
       }
-      return false;
+      return ended;
     });
     const Clock::time_point now = Clock::now();
     bool all_final = true;
@@ -481,7 +530,8 @@ void WorkerRun::CollectorLoop() {
       report.set_final(true);
       // Run time counts from when the job's measured IO began (after startdelay and ramp_time).
       const v1::JobSpec& spec = request_.spec().jobs(static_cast<int>(due[i].job));
-      const Clock::time_point measured_from = start_ + std::chrono::nanoseconds(spec.startdelay_ns() + spec.ramp_time_ns());
+      // (A job of a sequence from its own start.)
+      const Clock::time_point measured_from = JobStart(due[i].job) + std::chrono::nanoseconds(spec.startdelay_ns() + spec.ramp_time_ns());
       report.set_elapsed_ns(static_cast<uint64_t>(
           std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - measured_from).count())));
       if (!state.first_error.ok()) report.set_error(state.first_error.ToString());

@@ -95,10 +95,16 @@ class WorkerRun final : public SessionRun {
     int64_t start_late_ns = 0;  // the latest thread's
     int64_t earliest_start_late_ns = INT64_MAX;  // the first thread's
     bool final_sent = false;
+    StartGate* gate = nullptr;  // where its threads wait to start (a sequence's later jobs: their own)
   };
 
   // Starts the threads, which set themselves up and wait at start_gate_ (from the constructor).
   void Arm();
+  // Thread `t` of job `j`: runs it and records how it went.
+  void RunThread(size_t j, uint32_t t);
+  // When job `j` started: the run's start instant, or (a later job of a sequence) when its gate
+  // opened. mu_ held.
+  Clock::time_point JobStart(size_t j);
   // fio's exitall: a thread of job `j` ended; stops the jobs its exit_what names. mu_ held.
   void ExitAll(size_t j);
   // What one collector pass reports: per job its span and whether the report closes the job.
@@ -149,6 +155,7 @@ class WorkerRun final : public SessionRun {
   uint64_t dropped_reports_ = 0;  // past kMaxQueuedReports (nobody reads them)
   std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
   StartGate start_gate_;
+  std::vector<std::unique_ptr<StartGate>> sequence_gates_;  // jobs_in_sequence: jobs 1.. each open their own
   FlowRegistry flows_;  // fio flow=: shared by the run's job threads
   std::shared_ptr<ZoneRegistry> zones_;  // zonemode=zbd: each file's zones, shared by the job threads
   std::vector<std::thread> io_threads_;
