@@ -349,15 +349,6 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           if (made_by_workers.count(job.metadata().test_dirs(d))) job.mutable_metadata()->add_remove_test_dirs(static_cast<uint32_t>(d));
         }
       }
-      // What the phase adds at run time (item limits, where each task resumes) is held to the
-      // same rules as the plan was.
-      v1::RunSpec alone;
-      *alone.add_jobs() = job;
-      if (absl::Status valid = ValidateRunSpec(alone); !valid.ok()) {
-        report.add_problems(absl::StrCat(job.name(), ": ", valid.message()));
-        stop = true;
-        break;
-      }
       *phase_spec.add_jobs() = std::move(job);
       global.push_back(static_cast<size_t>(next));
     }
@@ -366,6 +357,13 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       continue;
     }
     phase_spec.set_jobs_in_sequence(global.size() > 1);
+    // What the step adds at run time (item limits, where each task resumes, the sequence) is
+    // held to the same rules as the plan was, here rather than at the worker's prepare.
+    if (absl::Status valid = ValidateRunSpec(phase_spec); !valid.ok()) {
+      report.add_problems(std::string(valid.message()));
+      stop = true;
+      break;
+    }
     {
       v1::RunReport phase_report;
       *phase_report.mutable_workers() = run_report.workers();  // facts accumulate over phases

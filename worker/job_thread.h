@@ -112,20 +112,30 @@ class StartGate {
       meeting = meeting_;
     }
     met_.fetch_add(1, std::memory_order_acq_rel);
-    for (uint32_t spins = 0; met_.load(std::memory_order_acquire) < meeting && !stop.stopped(); ++spins) {
-      // With more tasks than CPUs the one awaited may need this CPU: after a few microseconds
-      // of spinning, each look gives the CPU away first.
-      if (spins > 1000) {
-        std::this_thread::yield();
-      } else {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      }
-    }
+    SpinUntil([&] { return met_.load(std::memory_order_acquire) >= meeting; }, stop);
   }
 
  private:
+  // Spins until `done()` (true) or `stop`, or, given `at_most`, until that long has passed
+  // (false). With more tasks than CPUs the one awaited may need this CPU: after a few
+  // microseconds of pausing, each look gives the CPU away first.
+  template <typename Done>
+  static bool SpinUntil(const Done& done, const StopSignal& stop,
+                        std::optional<Clock::duration> at_most = std::nullopt) {
+    const Clock::time_point since = at_most.has_value() ? Clock::now() : Clock::time_point();
+    for (uint32_t spins = 0;; ++spins) {
+      if (done()) return true;
+      if (stop.stopped()) return false;
+      if (spins < 1000) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        continue;
+      }
+      if (at_most.has_value() && Clock::now() - since >= *at_most) return false;
+      std::this_thread::yield();
+    }
+  }
   void Arrive(bool meets = false) {
     std::lock_guard<std::mutex> lock(mu_);
     ++arrived_;
@@ -138,22 +148,13 @@ class StartGate {
   }
   std::optional<Clock::time_point> WaitOpen() {
     if (opening_stop_ != nullptr) {  // (set before any thread arrives)
-      const Clock::time_point since = Clock::now();
-      for (uint32_t spins = 0; !opened_.load(std::memory_order_acquire); ++spins) {
-        if (opening_stop_->stopped()) return std::nullopt;
-        if (spins <= 1000) {
-#if defined(__x86_64__) || defined(__i386__)
-          __builtin_ia32_pause();
-#endif
-          continue;
-        }
-        if (Clock::now() - since < kSpinAtMost) {
-          std::this_thread::yield();
-          continue;
-        }
+      const auto opened = [this] { return opened_.load(std::memory_order_acquire); };
+      if (!SpinUntil(opened, *opening_stop_, kSpinAtMost)) {
         // Asleep from now: woken by the opening, or looking at the stop every 10 ms.
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_for(lock, std::chrono::milliseconds(10), [this] { return start_.has_value(); });
+        while (!start_.has_value() && !opening_stop_->stopped()) {
+          cv_.wait_for(lock, std::chrono::milliseconds(10));
+        }
       }
       std::lock_guard<std::mutex> lock(mu_);
       return start_;

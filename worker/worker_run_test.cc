@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "job/block_sizes.h"
 #include "worker/file_layout.h"
@@ -316,6 +318,139 @@ TEST(WorkerRun, StopEndsIoPromptlyWithAReason) {
   EXPECT_LT(std::chrono::steady_clock::now() - stop_at, std::chrono::seconds(2));
   EXPECT_TRUE(last.final());
   EXPECT_EQ(last.stop_reason(), "test says stop");
+}
+
+// mdtest's phases back to back on one worker (RunSpec.jobs_in_sequence): two tasks under `dir`,
+// 60 files each in a unique tree of 3 directories (-u -z 1 -b 2 -n 60 -w 100 -e 100 -N 1), one job per phase.
+v1::PrepareRequest SequenceRequest(const std::string& dir, const std::vector<v1::MetadataPhase::Op>& ops) {
+  v1::PrepareRequest request;
+  request.set_run_id("sequence");
+  request.set_worker_index(0);
+  request.set_worker_count(1);
+  request.set_interval_ns(1'000'000'000);
+  request.mutable_spec()->set_source("mdtest");
+  request.mutable_spec()->set_jobs_in_sequence(true);
+  for (const v1::MetadataPhase::Op op : ops) {
+    v1::JobSpec* job = request.mutable_spec()->add_jobs();
+    job->set_name(absl::StrCat("phase ", request.spec().jobs_size(), " (", v1::MetadataPhase::Op_Name(op), ")"));
+    job->set_numjobs(2);
+    job->set_stonewall(true);
+    v1::MetadataPhase* phase = job->mutable_metadata();
+    phase->set_op(op);
+    phase->add_test_dirs(dir);
+    phase->set_task_count(2);
+    phase->set_items_per_task(60);
+    phase->set_depth(1);
+    phase->set_branch(2);
+    phase->set_unique_dir(true);
+    phase->set_write_bytes(100);
+    phase->set_read_bytes(100);
+    phase->set_stride(1);  // -N 1: each task stats and reads the other's files
+  }
+  return request;
+}
+
+// Each job's final report, by job index (and every report's job index must name a job).
+std::map<uint32_t, v1::IntervalReport> Finals(const std::vector<v1::IntervalReport>& reports, int jobs) {
+  std::map<uint32_t, v1::IntervalReport> finals;
+  for (const v1::IntervalReport& r : reports) {
+    EXPECT_LT(r.job_index(), static_cast<uint32_t>(jobs));
+    if (r.final()) EXPECT_TRUE(finals.emplace(r.job_index(), r).second) << "two final reports of job " << r.job_index();
+  }
+  return finals;
+}
+
+// Entries left in `dir` (recursively), "." and ".." aside.
+size_t EntriesBelow(const std::string& dir) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != std::filesystem::recursive_directory_iterator();
+       it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+using Op = v1::MetadataPhase;
+
+// Each phase starts when both tasks ended the one before: every stat, read and removal finds
+// what the phase before made (no errors), each phase counts its own items and its own time.
+TEST(WorkerRunSequence, PhasesFollowEachOtherOnEveryTask) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/sequence";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_CREATE, Op::FILE_STAT, Op::FILE_READ, Op::FILE_REMOVE, Op::TREE_REMOVE};
+  const std::vector<v1::IntervalReport> reports = RunToEnd(SequenceRequest(dir, ops), *policy);
+  const std::map<uint32_t, v1::IntervalReport> finals = Finals(reports, static_cast<int>(ops.size()));
+  ASSERT_EQ(finals.size(), ops.size());
+  for (const auto& [j, final] : finals) {
+    SCOPED_TRACE(absl::StrCat("job ", j));
+    EXPECT_EQ(final.error(), "");
+    EXPECT_EQ(final.stop_reason(), "");
+    EXPECT_GT(final.elapsed_ns(), 0u);
+    EXPECT_LT(final.elapsed_ns(), 10'000'000'000u);
+    ASSERT_EQ(final.task_items_size(), 2);
+    ASSERT_EQ(final.task_elapsed_ns_size(), 2);
+    for (int t = 0; t < 2; ++t) EXPECT_LE(final.task_elapsed_ns(t), final.elapsed_ns());
+    const Op::Op op = ops[j];
+    if (op != Op::TREE_CREATE && op != Op::TREE_REMOVE) {
+      EXPECT_EQ(final.task_items(0), 60u);
+      EXPECT_EQ(final.task_items(1), 60u);
+    }
+  }
+  // Errors are counted per interval: none in any.
+  for (const v1::IntervalReport& r : reports) {
+    for (const auto& d : r.directions()) EXPECT_EQ(d.errors(), 0u) << "job " << r.job_index() << " interval " << r.interval_index();
+  }
+  EXPECT_EQ(EntriesBelow(dir), 0u) << "the tree removal ran last and removed everything";
+}
+
+// As mdtest stops at its first failure: a phase that fails (a stat of files never made) stops
+// the phases after it, which say so and touch nothing (the tree stays, unremoved).
+TEST(WorkerRunSequence, AFailedPhaseStopsTheRest) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/failing";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_STAT, Op::FILE_REMOVE, Op::TREE_REMOVE};
+  const std::map<uint32_t, v1::IntervalReport> finals = Finals(RunToEnd(SequenceRequest(dir, ops), *policy), static_cast<int>(ops.size()));
+  ASSERT_EQ(finals.size(), ops.size());
+  EXPECT_EQ(finals.at(0).error(), "");
+  EXPECT_NE(finals.at(1).error(), "") << "the stat of files never made fails";
+  for (uint32_t j : {2u, 3u}) {
+    SCOPED_TRACE(absl::StrCat("job ", j));
+    const v1::IntervalReport& final = finals.at(j);
+    EXPECT_THAT(final.notes(), testing::Contains(testing::HasSubstr("not run: 'phase 2 (FILE_STAT)' failed before it")));
+    EXPECT_EQ(final.task_items(0) + final.task_items(1), 0u);
+  }
+  EXPECT_GT(EntriesBelow(dir), 0u) << "the tree removal did not run";
+}
+
+// A run stopped before its start instant ends every phase of the sequence, none begun, at once
+// (not at the instant).
+TEST(WorkerRunSequence, StopBeforeTheStartEndsEveryPhase) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/stopped";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_CREATE, Op::FILE_REMOVE, Op::TREE_REMOVE};
+  const v1::PrepareRequest request = SequenceRequest(dir, ops);
+  auto layout = LayOutRunFiles(request, *policy);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  WorkerRun run(request, std::move(*layout));
+  ASSERT_TRUE(run.Start(WallNowNs() + 5'000'000'000).ok());  // 5 s ahead
+  const auto stop_at = std::chrono::steady_clock::now();
+  run.Stop("test says stop");
+  bool ended = false;
+  const std::map<uint32_t, v1::IntervalReport> finals = Finals(Reports(run, &ended), static_cast<int>(ops.size()));
+  ASSERT_TRUE(ended);
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_at, std::chrono::seconds(3)) << "not held until the instant";
+  ASSERT_EQ(finals.size(), ops.size());
+  for (const auto& [j, final] : finals) {
+    EXPECT_EQ(final.stop_reason(), "test says stop") << "job " << j;
+    EXPECT_EQ(final.task_items(0) + final.task_items(1), 0u) << "job " << j;
+  }
+  // At most the iteration directory, set up before the start as mdtest makes it before its
+  // timer: no tree below it, no files.
+  EXPECT_LE(EntriesBelow(dir), 1u) << "no tree directory, no file was made";
 }
 
 }  // namespace
