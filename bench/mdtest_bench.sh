@@ -10,6 +10,7 @@
 #   bench/mdtest_bench.sh "-F -n 5000 -u" one workload of your own
 #   TARGETS=tmpfs bench/mdtest_bench.sh   one file system only
 #   WORKERS=2 bench/mdtest_bench.sh       the tasks spread over 2 local workers (default: 1 worker)
+#   RAW=1 bench/mdtest_bench.sh           each pair's two rates too, per phase (mdtest/iofleet)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //controller:iofleet //worker:iofleet-worker > /dev/null 2>&1
@@ -61,7 +62,7 @@ for target in ${TARGETS:-tmpfs ext4}; do
       done
     done
     python3 - "$work" "$pairs" "$target" "$tasks" "$workload" "$workers" <<'PY'
-import re, statistics, sys
+import os, re, statistics, sys
 work, pairs, target, tasks, workload, workers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 def read(tool):
     rates, walls = {}, []
@@ -85,6 +86,8 @@ for name, values in m_rates.items():
     if len(pair_ratios) == len(values):
         pairs_note = f"{statistics.median(pair_ratios):5.2f}, {sum(r > 1 for r in pair_ratios)}/{len(pair_ratios)}"
     print(f"  {name:22s} {m:14.1f} {i:14.1f} {i / m if m else float('inf'):7.2f}   {pairs_note}")
+    if os.environ.get("RAW"):
+        print("    " + " ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(values, i_rates.get(name, []))))
 mw, iw = statistics.median(m_walls), statistics.median(i_walls)
 print(f"  {'whole command (s)':22s} {mw:14.3f} {iw:14.3f} {iw / mw:7.2f}  (iofleet/mdtest; mdtest's includes mpirun and its own 1 s sleep)")
 PY
