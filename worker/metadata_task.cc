@@ -24,6 +24,7 @@
 #include "worker/block_permutation.h"
 #include "worker/file_system.h"
 #include "worker/job_thread.h"
+#include "worker/thread_placement.h"
 
 namespace iofleet {
 namespace {
@@ -76,37 +77,6 @@ class StepOrder {
  private:
   uint64_t total_, next_ = 0;
   std::optional<BlockPermutation> permutation_;
-};
-
-// Holds the calling thread on one CPU (of those it may run on) while it lives; the thread's
-// own set of CPUs again after.
-class CpuPin {
- public:
-  // The rank-th allowed CPU (modulo their number); nothing when the thread may run on one only.
-  static std::optional<CpuPin> Rank(uint32_t rank) {
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return std::nullopt;
-    const int count = CPU_COUNT(&allowed);
-    if (count < 2) return std::nullopt;
-    int nth = static_cast<int>(rank % static_cast<uint32_t>(count));
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (!CPU_ISSET(cpu, &allowed) || nth-- > 0) continue;
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      if (::sched_setaffinity(0, sizeof(one), &one) != 0) return std::nullopt;
-      return std::optional<CpuPin>(std::in_place, allowed);
-    }
-    return std::nullopt;
-  }
-  explicit CpuPin(const cpu_set_t& allowed) : allowed_(allowed) {}
-  CpuPin(const CpuPin&) = delete;
-  CpuPin& operator=(const CpuPin&) = delete;
-  ~CpuPin() { ::sched_setaffinity(0, sizeof(allowed_), &allowed_); }
-
- private:
-  cpu_set_t allowed_;
 };
 
 // The operation `op` would do on `path`, done on a name beside it, so that the timed one
@@ -320,7 +290,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // us late in half of a tree removal's starts on a 2-vCPU VM); unbound tasks that the
   // scheduler moves about lose 4-11% of the rate of ext4's directory and file phases (removal,
   // rename, creation: bench/mdtest_bench.sh, 9 pairs); and unbinding in the phase costs a
-  // call of 4-11 us, a fifth of a tree removal's five operations.
+  // call of 4-11 us, a fifth of a tree removal's five operations. (The task of a sequence of
+  // phases is held on its CPU from the first to the last by WorkerRun: then this pins nothing.)
   std::optional<CpuPin> pin = CpuPin::Rank(rank);
   bool local = false;  // the rehearsals' names on this host's storage (see below)
   if (first_step.has_value()) {

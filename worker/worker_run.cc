@@ -18,6 +18,7 @@
 #include "job/run_limits.h"
 #include "worker/interval_cut.h"
 #include "worker/metadata_task.h"
+#include "worker/thread_placement.h"
 
 namespace iofleet {
 namespace {
@@ -123,7 +124,11 @@ void WorkerRun::Arm() {
       jobs_[j].gate = j == 0 ? &start_gate_ : sequence_gates_.back().get();
     }
     for (uint32_t t = 0; t < specs[0].numjobs(); ++t) {
-      io_threads_.emplace_back([this, t, jobs = specs.size()] {
+      io_threads_.emplace_back([this, t, jobs = specs.size(), rank = request_.worker_index() * specs[0].numjobs() + t] {
+        // Held on its CPU from the first phase to the last, as mpirun binds mdtest's ranks for
+        // the whole run: each phase pinning and unpinning its task itself (RunMetadataTask)
+        // began phases by moving it back to its CPU, caches cold, inside the phase's time.
+        const std::optional<CpuPin> pin = CpuPin::Rank(rank);
         for (int j = 0; j < jobs; ++j) RunThread(static_cast<size_t>(j), t);
       });
     }

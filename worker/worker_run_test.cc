@@ -376,7 +376,7 @@ using Op = v1::MetadataPhase;
 // Each phase starts when both tasks ended the one before: every stat, read and removal finds
 // what the phase before made (no errors), each phase counts its own items and its own time.
 TEST(WorkerRunSequence, PhasesFollowEachOtherOnEveryTask) {
-  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/sequence";
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/phases-in-sequence";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
   const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_CREATE, Op::FILE_STAT, Op::FILE_READ, Op::FILE_REMOVE, Op::TREE_REMOVE};
@@ -408,7 +408,7 @@ TEST(WorkerRunSequence, PhasesFollowEachOtherOnEveryTask) {
 // As mdtest stops at its first failure: a phase that fails (a stat of files never made) stops
 // the phases after it, which say so and touch nothing (the tree stays, unremoved).
 TEST(WorkerRunSequence, AFailedPhaseStopsTheRest) {
-  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/failing";
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/sequence-failing";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
   const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_STAT, Op::FILE_REMOVE, Op::TREE_REMOVE};
@@ -428,7 +428,7 @@ TEST(WorkerRunSequence, AFailedPhaseStopsTheRest) {
 // A run stopped before its start instant ends every phase of the sequence, none begun, at once
 // (not at the instant).
 TEST(WorkerRunSequence, StopBeforeTheStartEndsEveryPhase) {
-  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/stopped";
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/sequence-stopped";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
   const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_CREATE, Op::FILE_REMOVE, Op::TREE_REMOVE};
