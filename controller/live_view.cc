@@ -317,7 +317,11 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
   std::vector<PublishedInterval>& due = due_;
   due.clear();
   aggregator_->TakeDue(now_unix_ns, grace_ns, &due);
+  // The progress line follows the newest phase that did something: the phases of a sequence
+  // (RunSpec.jobs_in_sequence) share one start, and those not begun yet report empty intervals
+  // beside the running one's (the line showed the last phase of the sequence, 0%).
   const PublishedInterval* newest_cluster = nullptr;
+  const PublishedInterval* newest_active = nullptr;
   for (const PublishedInterval& in : due) {
     if (in.scope == PublishedInterval::Scope::kWorker) {  // (one that came while no observer was set)
       TakeWorkerInterval(in);
@@ -345,8 +349,15 @@ void LiveView::Publish(int64_t now_unix_ns, int64_t grace_ns) {
       PrintLine(absl::StrCat("iofleet: interval ", in.index, " of job '", spec_.jobs(in.job).name(), "' amended: a late report arrived (",
                              in.workers_reporting, " of ", in.workers_expected, " workers now in)"));
     }
-    if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) newest_cluster = &in;
+    if (in.scope == PublishedInterval::Scope::kCluster && !in.amended) {
+      newest_cluster = &in;
+      if (std::any_of(in.directions.begin(), in.directions.end(), [](const v1::DirectionStats& d) { return HasActivity(d); })) {
+        newest_active = &in;
+        phase_first_active_.emplace(in.phase, in.start_unix_ns);
+      }
+    }
   }
+  if (newest_active != nullptr) newest_cluster = newest_active;
   {
     // The workers' lines written up since the last time, after the cluster's and the jobs'.
     std::lock_guard<std::mutex> lock(worker_mu_);
@@ -418,7 +429,13 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
     }
     fraction = std::min(fraction, std::clamp(f, 0.0, 1.0));
   }
-  const double elapsed = static_cast<double>(now_unix_ns - phase_start) / 1e9;
+  // An mdtest phase counts from its first interval with activity: in a sequence it began when
+  // the phase before it ended, not at the start instant all of them share.
+  int64_t counted_from = phase_start;
+  if (spec_.jobs_size() > 0 && spec_.jobs(0).has_metadata()) {
+    if (auto it = phase_first_active_.find(cluster.phase); it != phase_first_active_.end()) counted_from = std::max(phase_start, it->second);
+  }
+  const double elapsed = static_cast<double>(now_unix_ns - counted_from) / 1e9;
   std::string line = absl::StrFormat("iofleet: %.1fs", elapsed);
   if (phases_.phases > 1) {
     absl::StrAppend(&line, absl::StrFormat(" phase %d/%d", cluster.phase + 1, phases_.phases));

@@ -119,6 +119,9 @@ class LiveView {
   bool woken_ = false, finishing_ = false;
   absl::Time last_plain_line_ = absl::InfinitePast();
   uint32_t last_plain_phase_ = 0;
+  // Each phase's first cluster interval with activity (its start): where an mdtest phase's
+  // progress and ETA count from (the phases of a sequence share one start instant).
+  std::map<uint32_t, int64_t> phase_first_active_;
   // What TakeWorkerInterval keeps, on the sessions' threads.
   std::mutex worker_mu_;
   std::string worker_json_, worker_csv_;  // the workers' lines until the next Publish writes them

@@ -8,7 +8,9 @@
 #include <map>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "common/protocol_version.h"
@@ -368,6 +370,49 @@ TEST_F(MdtestEndToEnd, InterruptedRunCleansUpAfterItself) {
 
 namespace iofleet {
 namespace {
+
+// One worker runs every task (mpirun on one node): its phases follow each other on the worker
+// (RunSpec.jobs_in_sequence). The progress lines follow the phase that runs — not the last one
+// of the sequence, idle, at 0% — and Ctrl-C in the middle of one stops it and the rest, reports
+// what ran and cleans up.
+TEST_F(MdtestEndToEnd, PhasesInSequenceShowTheirProgressAndStopOnCtrlC) {
+  const std::string json_path = TempDir() + "/md-sequence.json";
+  TestProcess process({Runfile("controller/iofleet"), "mdtest", "-d", dir_, "-n", "3000000", "-F", "-u", "--hosts", a_->address(),
+                       "--tasks-per-worker", "2", "--output-format", "json", "--output", json_path},
+                      TempDir() + "/md-sequence");
+  // Two progress lines of the file creation (a second apart): it runs in the sequence.
+  ASSERT_TRUE(process.WaitForOutput("(File creation)", std::chrono::seconds(30), /*in_stderr=*/true)) << process.Stderr();
+  const std::string first_line = process.Stderr();
+  ASSERT_TRUE(process.WaitForOutput("(File creation)", std::chrono::seconds(30), /*in_stderr=*/true, first_line.size())) << process.Stderr();
+  process.Signal(SIGINT);
+  ASSERT_EQ(process.Wait(std::chrono::seconds(60)).value_or(-1), 1);
+  const std::string err = process.Stderr();
+  EXPECT_THAT(err, HasSubstr("interrupted by the user"));
+  EXPECT_THAT(err, HasSubstr("cleanup after the interruption removed what the run had created"));
+  EXPECT_EQ(DirectoryEntries(dir_), 0) << "files or directories were left behind";
+  int progress_lines = 0, last_phase = 0;
+  for (absl::string_view line : absl::StrSplit(err, absl::ByAnyChar("\r\n"))) {
+    const size_t at = line.find(" phase ");
+    if (!absl::StartsWith(line, "iofleet: ") || at == absl::string_view::npos) continue;
+    ++progress_lines;
+    int phase = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(line.substr(at + 7, line.find('/', at) - at - 7), &phase)) << line;
+    EXPECT_GE(phase, last_phase) << "progress went back a phase: " << line;
+    last_phase = phase;
+    EXPECT_THAT(std::string(line), HasSubstr("| meta ")) << "a progress line of a phase doing nothing";
+    EXPECT_THAT(std::string(line), Not(HasSubstr("Tree removal"))) << "the last phase, never begun";
+  }
+  EXPECT_GE(progress_lines, 2) << err;
+  // What ran is reported; what did not, not.
+  v1::MdtestReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << err;
+  const v1::MdtestPhaseResult* created = Phase(report, "File creation");
+  ASSERT_NE(created, nullptr);
+  EXPECT_GT(created->items(), 0u);
+  EXPECT_LT(created->items(), 6000000u);
+  const v1::MdtestPhaseResult* stat = Phase(report, "File stat");
+  EXPECT_TRUE(stat == nullptr || stat->items() == 0) << "a phase after the interrupted one ran";
+}
 
 TEST_F(MdtestEndToEnd, SharedFilesAndCollectiveCreates) {
   Mdtest shared = Run({"-d", dir_, "-n", "50", "-S"}, "shared");

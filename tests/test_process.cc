@@ -101,10 +101,11 @@ void TestProcess::Signal(int signal) {
   if (pid_ > 0 && !exit_code_) ::kill(pid_, signal);
 }
 
-bool TestProcess::WaitForOutput(const std::string& text, std::chrono::milliseconds timeout, bool in_stderr) const {
+bool TestProcess::WaitForOutput(const std::string& text, std::chrono::milliseconds timeout, bool in_stderr, size_t from) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
-    if ((in_stderr ? Stderr() : Stdout()).find(text) != std::string::npos) return true;
+    const std::string output = in_stderr ? Stderr() : Stdout();
+    if (output.size() > from && output.find(text, from) != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;

@@ -33,8 +33,8 @@ class TestProcess {
   void Signal(int signal);
   std::string Stdout() const { return ReadFile(out_path_); }
   std::string Stderr() const { return ReadFile(err_path_); }
-  // Waits until stdout or stderr contains `text`.
-  bool WaitForOutput(const std::string& text, std::chrono::milliseconds timeout, bool in_stderr = false) const;
+  // Waits until stdout or stderr contains `text` (at or after byte `from`).
+  bool WaitForOutput(const std::string& text, std::chrono::milliseconds timeout, bool in_stderr = false, size_t from = 0) const;
 
  private:
   pid_t pid_ = -1;
