@@ -373,14 +373,23 @@ size_t EntriesBelow(const std::string& dir) {
 
 using Op = v1::MetadataPhase;
 
+// Each test's tree in a directory of its own beneath the allowed root.
+class WorkerRunSequence : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::string(std::getenv("TEST_TMPDIR")) + "/sequence-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0) << dir_;
+    ASSERT_TRUE(policy_.ok()) << policy_.status();
+  }
+  absl::StatusOr<PathPolicy> policy_ = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+  std::string dir_;
+};
+
 // Each phase starts when both tasks ended the one before: every stat, read and removal finds
 // what the phase before made (no errors), each phase counts its own items and its own time.
-TEST(WorkerRunSequence, PhasesFollowEachOtherOnEveryTask) {
-  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/phases-in-sequence";
-  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+TEST_F(WorkerRunSequence, PhasesFollowEachOtherOnEveryTask) {
   const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_CREATE, Op::FILE_STAT, Op::FILE_READ, Op::FILE_REMOVE, Op::TREE_REMOVE};
-  const std::vector<v1::IntervalReport> reports = RunToEnd(SequenceRequest(dir, ops), *policy);
+  const std::vector<v1::IntervalReport> reports = RunToEnd(SequenceRequest(dir_, ops), *policy_);
   const std::map<uint32_t, v1::IntervalReport> finals = Finals(reports, static_cast<int>(ops.size()));
   ASSERT_EQ(finals.size(), ops.size());
   for (const auto& [j, final] : finals) {
@@ -402,17 +411,14 @@ TEST(WorkerRunSequence, PhasesFollowEachOtherOnEveryTask) {
   for (const v1::IntervalReport& r : reports) {
     for (const auto& d : r.directions()) EXPECT_EQ(d.errors(), 0u) << "job " << r.job_index() << " interval " << r.interval_index();
   }
-  EXPECT_EQ(EntriesBelow(dir), 0u) << "the tree removal ran last and removed everything";
+  EXPECT_EQ(EntriesBelow(dir_), 0u) << "the tree removal ran last and removed everything";
 }
 
 // As mdtest stops at its first failure: a phase that fails (a stat of files never made) stops
 // the phases after it, which say so and touch nothing (the tree stays, unremoved).
-TEST(WorkerRunSequence, AFailedPhaseStopsTheRest) {
-  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/sequence-failing";
-  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+TEST_F(WorkerRunSequence, AFailedPhaseStopsTheRest) {
   const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_STAT, Op::FILE_REMOVE, Op::TREE_REMOVE};
-  const std::map<uint32_t, v1::IntervalReport> finals = Finals(RunToEnd(SequenceRequest(dir, ops), *policy), static_cast<int>(ops.size()));
+  const std::map<uint32_t, v1::IntervalReport> finals = Finals(RunToEnd(SequenceRequest(dir_, ops), *policy_), static_cast<int>(ops.size()));
   ASSERT_EQ(finals.size(), ops.size());
   EXPECT_EQ(finals.at(0).error(), "");
   EXPECT_NE(finals.at(1).error(), "") << "the stat of files never made fails";
@@ -422,18 +428,15 @@ TEST(WorkerRunSequence, AFailedPhaseStopsTheRest) {
     EXPECT_THAT(final.notes(), testing::Contains(testing::HasSubstr("not run: 'phase 2 (FILE_STAT)' failed before it")));
     EXPECT_EQ(final.task_items(0) + final.task_items(1), 0u);
   }
-  EXPECT_GT(EntriesBelow(dir), 0u) << "the tree removal did not run";
+  EXPECT_GT(EntriesBelow(dir_), 0u) << "the tree removal did not run";
 }
 
 // A run stopped before its start instant ends every phase of the sequence, none begun, at once
 // (not at the instant).
-TEST(WorkerRunSequence, StopBeforeTheStartEndsEveryPhase) {
-  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/sequence-stopped";
-  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  auto policy = PathPolicy::Create({std::getenv("TEST_TMPDIR")});
+TEST_F(WorkerRunSequence, StopBeforeTheStartEndsEveryPhase) {
   const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_CREATE, Op::FILE_REMOVE, Op::TREE_REMOVE};
-  const v1::PrepareRequest request = SequenceRequest(dir, ops);
-  auto layout = LayOutRunFiles(request, *policy);
+  const v1::PrepareRequest request = SequenceRequest(dir_, ops);
+  auto layout = LayOutRunFiles(request, *policy_);
   ASSERT_TRUE(layout.ok()) << layout.status();
   WorkerRun run(request, std::move(*layout));
   ASSERT_TRUE(run.Start(WallNowNs() + 5'000'000'000).ok());  // 5 s ahead
@@ -450,7 +453,7 @@ TEST(WorkerRunSequence, StopBeforeTheStartEndsEveryPhase) {
   }
   // At most the iteration directory, set up before the start as mdtest makes it before its
   // timer: no tree below it, no files.
-  EXPECT_LE(EntriesBelow(dir), 1u) << "no tree directory, no file was made";
+  EXPECT_LE(EntriesBelow(dir_), 1u) << "no tree directory, no file was made";
 }
 
 }  // namespace
