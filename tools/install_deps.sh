@@ -13,6 +13,7 @@ run_packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev liburing-dev libaio-dev prometheus-cpp-dev
   libnfs-dev               # the userspace NFS client behind ioengine=nfs and nfs:// paths
+  libjemalloc-dev          # the controller's allocator (third_party/system/BUILD says why)
   libcurl4-openssl-dev     # the controller's scrapes of the target's Prometheus endpoints (--target-metrics)
   libbpf-dev clang-14      # the worker's block-stage tracing, a BPF program compiled with clang (--block-stages)
   pkg-config
