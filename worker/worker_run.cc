@@ -124,7 +124,7 @@ void WorkerRun::Arm() {
       jobs_[j].gate = j == 0 ? &start_gate_ : sequence_gates_.back().get();
     }
     for (uint32_t t = 0; t < specs[0].numjobs(); ++t) {
-      io_threads_.emplace_back([this, t, jobs = specs.size(), rank = request_.worker_index() * specs[0].numjobs() + t] {
+      io_threads_.emplace_back([this, t, jobs = specs.size(), rank = TaskRank(0, t)] {
         // Held on its CPU from the first phase to the last, as mpirun binds mdtest's ranks for
         // the whole run: each phase pinning and unpinning its task itself (RunMetadataTask)
         // began phases by moving it back to its CPU, caches cold, inside the phase's time.
@@ -145,7 +145,7 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
   JobThreadPlan plan{.job = &layout_.jobs[j],
                      .paths = layout_.paths[j][t],
                      .jobnum = t,
-                     .rank = request_.worker_index() * spec.numjobs() + t,
+                     .rank = TaskRank(j, t),
                      .job_index = static_cast<uint32_t>(j),
                      .worker_index = request_.worker_index(),
                      .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
@@ -186,6 +186,10 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
   }
   if (plan.job->exitall() && started_) ExitAll(j);
   changed_.notify_all();
+}
+
+uint32_t WorkerRun::TaskRank(size_t j, uint32_t t) const {
+  return request_.worker_index() * request_.spec().jobs(static_cast<int>(j)).numjobs() + t;
 }
 
 WorkerRun::Clock::time_point WorkerRun::JobStart(size_t j) {

@@ -102,6 +102,9 @@ class WorkerRun final : public SessionRun {
   void Arm();
   // Thread `t` of job `j`: runs it and records how it went.
   void RunThread(size_t j, uint32_t t);
+  // Thread `t` of job `j`'s number among the job's threads on every worker (mdtest's rank; the
+  // CPU a task of a sequence is held on follows it).
+  uint32_t TaskRank(size_t j, uint32_t t) const;
   // When job `j` started: the run's start instant, or (a later job of a sequence) when its gate
   // opened. mu_ held.
   Clock::time_point JobStart(size_t j);
