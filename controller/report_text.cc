@@ -470,8 +470,8 @@ std::string RenderJsonReport(const v1::RunReport& report) {
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
-  // Piece by piece: a thousand workers' report printed whole took the controller to 1.1 GB.
-  absl::StatusOr<std::string> json = PrettyJsonInPieces(report, options);
+  // By reflection: protobuf's printer took 1.2 s of a core for a thousand workers' report.
+  absl::StatusOr<std::string> json = PrintJson(report, options);
   if (!json.ok()) return absl::StrCat("{\"error\": \"cannot encode report: ", json.status().ToString(), "\"}\n");
   return *std::move(json);
 }

@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "common/log.h"
 #include "common/nfs_url.h"
+#include "common/pretty_json.h"
 #include "common/protocol_version.h"
 #include "controller/block_stages.h"
 #include "controller/host_profiles.h"
@@ -91,7 +92,8 @@ std::vector<std::pair<std::string, std::string>> RunResultFiles(const std::strin
   if (!google::protobuf::util::MessageToJsonString(resolved, &resolved_json, json).ok()) resolved_json = "{}";
   v1::RunReport hosts;  // the workers and their host facts only
   *hosts.mutable_workers() = report.workers();
-  if (!google::protobuf::util::MessageToJsonString(hosts, &hosts_json, json).ok()) hosts_json = "{}";
+  absl::StatusOr<std::string> printed_hosts = PrintJson(hosts, json);
+  hosts_json = printed_hosts.ok() ? *std::move(printed_hosts) : "{}";
   // (Each moved in: an initializer list would copy them, result.json being tens of megabytes at
   // a thousand workers.)
   std::vector<std::pair<std::string, std::string>> files;
