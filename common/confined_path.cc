@@ -198,9 +198,23 @@ int ConfinedTree::MakeDirectory(const std::string& path, mode_t mode) {
 }
 
 int ConfinedTree::RemoveDirectory(const std::string& path) {
+  // A directory kept open as a parent is forgotten first: once it is gone, a new one of the same
+  // name (mdtest's next iteration, the next run) must not be written through the old one's
+  // descriptor, which names a removed directory (ENOENT on every create in it).
+  Forget(path);
   const char* leaf;
   const int dir = Parent(path, &leaf);
   return dir < 0 ? dir : Result(::unlinkat(dir, leaf, AT_REMOVEDIR));
+}
+
+void ConfinedTree::Forget(absl::string_view path) {
+  auto it = cached_.find(path);
+  if (it == cached_.end()) return;
+  const Recency::iterator entry = it->second;
+  cached_.erase(it);
+  ::close(entry->fd);
+  recency_.erase(entry);
+  last_ = recency_.empty() ? nullptr : &recency_.front();
 }
 
 int ConfinedTree::Unlink(const std::string& path) {
@@ -210,6 +224,8 @@ int ConfinedTree::Unlink(const std::string& path) {
 }
 
 int ConfinedTree::Rename(const std::string& from, const std::string& to) {
+  // (As for a removal: the old name's kept descriptor would follow the directory to its new one.)
+  Forget(from);
   const char* from_leaf;
   const char* to_leaf;
   int from_dir = Parent(from, &from_leaf);

@@ -130,6 +130,9 @@ class ConfinedTree {
   int OpenParent(absl::string_view parent);
   // Keeps `fd` as `parent`'s, closing the directory used longest ago when the cache is full.
   void Remember(absl::string_view parent, int fd);
+  // Closes and drops `path`'s descriptor if it is kept (the directory is about to be removed or
+  // renamed).
+  void Forget(absl::string_view path);
   Recency recency_;
   Cache cached_;
   const CachedDirectory* last_ = nullptr;  // the front of recency_: the first one looked at

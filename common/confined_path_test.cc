@@ -148,6 +148,32 @@ TEST(ConfinedPath, ManyDirectoriesInTurn) {
   }
 }
 
+// A directory removed (or renamed) and made again under its name is the new one: what is made
+// in it lands there, not in the removed directory whose descriptor was kept (mdtest's iterations
+// remake the same tree).
+TEST(ConfinedPath, ARemadeDirectoryIsTheNewOne) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/remade";
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  ASSERT_TRUE(ConfineOpensBeneath({base}).ok());
+  ConfinedTree tree;
+  const std::string dir = base + "/tree", item = dir + "/item";
+  struct stat st;
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_EQ(tree.MakeDirectory(dir), 0) << round;
+    ASSERT_EQ(tree.MakeDirectory(item), 0) << round;  // its parent kept open from here
+    ASSERT_EQ(::stat(item.c_str(), &st), 0) << "round " << round << ": made in the directory that is there";
+    ASSERT_EQ(tree.RemoveDirectory(item), 0) << round;
+    ASSERT_EQ(tree.RemoveDirectory(dir), 0) << round;
+  }
+  ASSERT_EQ(tree.MakeDirectory(dir), 0);
+  ASSERT_EQ(tree.MakeDirectory(item), 0);
+  ASSERT_EQ(tree.Rename(dir, dir + ".moved"), 0);
+  ASSERT_EQ(tree.MakeDirectory(dir), 0);
+  ASSERT_EQ(tree.MakeDirectory(dir + "/second"), 0);
+  EXPECT_EQ(::stat((dir + "/second").c_str(), &st), 0) << "made in the new directory, not the moved one";
+  EXPECT_NE(::stat((dir + ".moved/second").c_str(), &st), 0);
+}
+
 // A thread on a descriptor table of its own (mdtest tasks): the process's other descriptors are
 // not in it, the roots are and confine as before, and what it leaves open is closed when it ends.
 TEST(ConfinedPath, OwnDescriptorTable) {
