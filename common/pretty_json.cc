@@ -32,7 +32,7 @@ using google::protobuf::util::JsonPrintOptions;
 // fields (their own number and base64 forms), no oneof and at most one optional field per
 // message (where protobuf puts several, or a oneof's member, is not checked here). Cached per
 // type: asked once per report.
-bool Printable(const Descriptor* root) {
+bool ReflectionPrints(const Descriptor* root) {
   static std::mutex mu;
   static auto* known = new std::unordered_map<const Descriptor*, bool>();
   std::lock_guard<std::mutex> lock(mu);
@@ -277,7 +277,7 @@ class Printer {
       case FieldDescriptor::CPPTYPE_MESSAGE:
         PrintMessage(one ? r->GetMessage(message, field) : r->GetRepeatedMessage(message, field, index), depth);
         break;
-      default:  // CPPTYPE_FLOAT: excluded by Printable
+      default:  // CPPTYPE_FLOAT: excluded by ReflectionPrints
         break;
     }
   }
@@ -327,7 +327,7 @@ void AppendAtDepth(absl::string_view json, int depth, bool nested, std::string* 
 
 absl::StatusOr<std::string> PrintJson(const Message& message, const JsonPrintOptions& options) {
   std::string json;
-  if (!Printable(message.GetDescriptor())) {
+  if (!ReflectionPrints(message.GetDescriptor())) {
     const auto status = google::protobuf::util::MessageToJsonString(message, &json, options);
     if (!status.ok()) return absl::InternalError(absl::StrCat("JSON of ", message.GetTypeName(), ": ", status.ToString()));
     return json;

@@ -10,13 +10,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "google/protobuf/wrappers.pb.h"
-
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "google/protobuf/wrappers.pb.h"
 #include "gtest/gtest.h"
-#include "proto/histogram.pb.h"
 #include "proto/host_facts.pb.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
