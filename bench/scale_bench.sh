@@ -7,7 +7,8 @@
 # after an interval's end the cluster
 # interval was published (p50/p99, first publications; and how many of those had every worker's
 # report in: the rest were published at the grace's end, then amended), the start skew and late starts, the
-# workers declared lost, and whether the totals equal the sum of the workers'.
+# workers declared lost and those that stopped on their lease before the end (a controller or
+# relay that renewed leases too late), and whether the totals equal the sum of the workers'.
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
 #                                         FLAGS="--worker-intervals all": more controller options
 # An N written simN plays N workers from one iofleet-fleet-sim process (sim/fleet_sim.cc: the
@@ -28,7 +29,7 @@ counts=("$@"); [ ${#counts[@]} -eq 0 ] && counts=(64 256 1024)
 [ -x "$bin/controller/iofleet" ] && [ -x "$bin/worker/iofleet-worker" ] && [ -x "$bin/sim/iofleet-fleet-sim" ] ||
   { echo "build first: bazel build //controller:iofleet //worker:iofleet-worker //sim:iofleet-fleet-sim" >&2; exit 2; }
 ulimit -n 65536 2>/dev/null || true
-printf '%-8s %-10s %-10s %-9s %-12s %-12s %-9s %-11s %-6s %-5s %s\n' workers "ctl CPU" "during run" "ctl RSS" "publish p50" "publish p99" complete "start skew" late lost "totals exact"
+printf '%-8s %-10s %-10s %-9s %-12s %-12s %-9s %-11s %-6s %-5s %-8s %s\n' workers "ctl CPU" "during run" "ctl RSS" "publish p50" "publish p99" complete "start skew" late lost stopped "totals exact"
 for spec in "${counts[@]}"; do
   dir=$(mktemp -d /tmp/scale-bench-XXXXXX)
   for j in $(seq 1 "${JOBS:-8}"); do
@@ -113,9 +114,14 @@ per_worker = sum(int(dd.get('ops', 0)) for j in r['jobs'] for w in j['workers'] 
 lost = int(r.get('workers_expected', n)) - int(r.get('workers_completed', 0))
 if r.get('relayed_workers') and lost == 0:  # behind relays: the workers' own figures, as the relays summed them up
     per_worker = sum(int(w.get('ops', 0)) for w in r['relayed_workers'])
+# Workers that stopped on their lease before the end (not lost: what they measured is in, the rest
+# of their run is not): a controller or relay too slow to renew leases in time.
+stopped = {w['worker'] for j in r['jobs'] for w in j['workers'] if 'lease' in w.get('stop_reason', '')}
+relays = {x for w in r.get('relayed_workers', []) for x in w.get('relays', [])}
+stopped = len(stopped - relays) + sum(1 for w in r.get('relayed_workers', []) if 'lease' in w.get('stop_reason', ''))
 print(f"{spec:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%     {during:>5.1f}%     {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
       f"{100 * complete / max(len(lat), 1):>5.0f}%    "
-      f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})'}")
+      f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {stopped:<8} {'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})'}")
 PY
   # Every worker, relay and simulator gone before the next N (a thousand take a while to exit):
   # TERM, then KILL.

@@ -23,6 +23,7 @@
 #include "absl/strings/str_join.h"
 #include "common/hostname.h"
 #include "common/log.h"
+#include "common/printable.h"
 #include "common/protocol_version.h"
 #include "controller/host_differences.h"
 
@@ -1109,6 +1110,7 @@ void ClusterSession::NoteRelayed(const v1::RelaySummary& summary, const std::str
     into->set_latency_p99_ns(std::max(into->latency_p99_ns(), w.latency_p99_ns()));
     into->set_late_intervals(into->late_intervals() + w.late_intervals());
     if (into->lost().empty()) into->set_lost(w.lost());
+    if (into->stop_reason().empty()) into->set_stop_reason(w.stop_reason());
   }
 }
 
@@ -1178,6 +1180,39 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
   }
   report->set_workers_completed(completed);
   report->set_workers_expected(expected);
+  ReportLeaseStops(*report, report);
+}
+
+void ReportLeaseStops(const v1::RunReport& figures, v1::RunReport* report) {
+  // A worker that stopped on its lease delivered what it measured, but stopped measuring before
+  // its jobs' end (its controller, or relay, was silent for a lease as it saw it — "lease
+  // expired", or its relay's "not heard for a lease"): the run is short of it, which its totals
+  // alone do not show. Named once per worker, with the first reason.
+  constexpr size_t kNamed = 5;
+  std::vector<std::string> named;
+  std::string reason;
+  size_t stopped = 0;
+  absl::flat_hash_set<std::string> seen;
+  auto note = [&](const std::string& who, const std::string& why) {
+    if (!absl::StrContains(why, "lease") || !seen.insert(who).second) return;
+    if (stopped++ == 0) reason = Printable(why);
+    if (named.size() < kNamed) named.push_back(Printable(who));
+  };
+  // A relay's results merge its workers' (its stop reason is theirs): its workers are named.
+  absl::flat_hash_set<std::string> relays;
+  for (const v1::RelayedWorkerSummary& w : figures.relayed_workers()) relays.insert(w.relays().begin(), w.relays().end());
+  for (const v1::JobResult& job : figures.jobs()) {
+    for (const v1::WorkerResult& w : job.workers()) {
+      if (!relays.contains(w.worker())) note(w.worker(), w.stop_reason());
+    }
+  }
+  for (const v1::RelayedWorkerSummary& w : figures.relayed_workers()) {
+    note(absl::StrCat(w.address(), " (behind ", absl::StrJoin(w.relays(), ", "), ")"), w.stop_reason());
+  }
+  if (stopped == 0) return;
+  report->add_problems(absl::StrCat(stopped, stopped == 1 ? " worker" : " workers", " stopped before the jobs' end (", reason, "): ",
+                                    absl::StrJoin(named, ", "), stopped > named.size() ? absl::StrCat(" and ", stopped - named.size(), " more") : "",
+                                    "; their figures cover only the time until then"));
 }
 
 }  // namespace iofleet

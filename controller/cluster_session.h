@@ -280,6 +280,11 @@ std::string NewRunId();
 // command made of several runs (compare) stops after the interrupted one.
 bool UserInterrupted();
 
+// Adds to `report`'s problems the workers of `figures` (direct, and behind relays) that stopped
+// on their lease before their jobs' end, named (the first few) and counted: what they measured
+// is in the totals, the rest of the run is not.
+void ReportLeaseStops(const v1::RunReport& figures, v1::RunReport* report);
+
 }  // namespace iofleet
 
 #endif  // IOFLEET_CONTROLLER_CLUSTER_SESSION_H_

@@ -114,6 +114,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
     if (report.final()) {
       figures.elapsed_ns = std::max(figures.elapsed_ns, report.elapsed_ns());
       figures.start_late_ns = std::max(figures.start_late_ns, report.start_late_ns());
+      if (figures.stop_reason.empty()) figures.stop_reason = report.stop_reason();
       v1::IntervalReport final_only = report;
       final_only.clear_directions();
       final_only.clear_block_devices();  // merged with the interval's (below), not again with the final
@@ -296,6 +297,7 @@ void RelayRun::Finish(const std::vector<ClusterSession::PeerState>& states) {
     s->set_round_trip_ns(state.round_trip_ns);
     s->set_start_lead_ns(state.start_lead_ns);
     s->set_start_late_ns(f.start_late_ns);
+    s->set_stop_reason(f.stop_reason);
   }
   if (malformed_ > 0) {
     Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", malformed_,

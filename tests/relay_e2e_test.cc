@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -206,6 +207,40 @@ TEST_F(Relay, ARelayWhoseControllerIsGoneStopsItsWorkersWithinTheLease) {
   ASSERT_TRUE(worker->WaitForOutput("IO stopped early: the controller was not heard for a lease", std::chrono::seconds(20), true))
       << worker->Stderr();
   EXPECT_LT(std::chrono::steady_clock::now() - killed, std::chrono::seconds(15));
+}
+
+// A relay frozen (SIGSTOP) for longer than its workers' lease, not gone: the worker behind it
+// stops its IO on its lease, and the run says so — the worker named among the problems, exit 1,
+// its stop reason in its summary — instead of a report whose totals quietly lack the rest of
+// its run (the controller's own lease, longer, keeps the relay in the run).
+TEST_F(Relay, WorkersThatStoppedOnTheirLeaseBehindARelayAreNamed) {
+  auto controller = Controller(Job("[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=8s\ntime_based\nrate_iops=100\n"), 1, {"--lease", "20s"}, "frozen");
+  ASSERT_FALSE(port_.empty());
+  std::string relay_port;
+  auto relay = std::make_unique<TestProcess>(
+      std::vector<std::string>{Runfile("controller/iofleet"), "relay", "--listen", "127.0.0.1:0", "--controller", "127.0.0.1:" + port_,
+                               "--expect-workers", "1", "--lease", "1s"},
+      base_ + "/relay");
+  relay_port = PortOf(*relay, 1);
+  ASSERT_FALSE(relay_port.empty());
+  auto worker = std::make_unique<TestProcess>(
+      std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + relay_port, "--allow-root", data_},
+      base_ + "/worker");
+  ASSERT_TRUE(controller->WaitForOutput("IOPS", std::chrono::seconds(30), true)) << controller->Stderr() << relay->Stderr();
+  relay->Signal(SIGSTOP);
+  const bool stopped = worker->WaitForOutput("no heartbeat from the controller within the lease", std::chrono::seconds(20), true);
+  relay->Signal(SIGCONT);
+  ASSERT_TRUE(stopped) << worker->Stderr();
+  EXPECT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 1) << controller->Stderr() << relay->Stderr();
+  EXPECT_THAT(controller->Stderr(), HasSubstr("1 worker stopped before the jobs' end (lease expired"));
+  const v1::RunReport report = Result("frozen");
+  ASSERT_EQ(report.relayed_workers_size(), 1);
+  EXPECT_THAT(report.relayed_workers(0).stop_reason(), HasSubstr("lease expired"));
+  EXPECT_TRUE(report.relayed_workers(0).lost().empty()) << "it delivered what it measured";
+  EXPECT_LT(report.relayed_workers(0).elapsed_ns(), 8'000'000'000u);
+  bool named = false;
+  for (const std::string& problem : report.problems()) named |= absl::StrContains(problem, report.relayed_workers(0).address());
+  EXPECT_TRUE(named) << report.DebugString();
 }
 
 }  // namespace
