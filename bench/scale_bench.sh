@@ -8,7 +8,9 @@
 # interval was published (p50/p99, first publications; and how many of those had every worker's
 # report in: the rest were published at the grace's end, then amended), the start skew and late starts, the
 # workers declared lost and those that stopped on their lease before the end (a controller or
-# relay that renewed leases too late), and whether the totals equal the sum of the workers'.
+# relay that renewed leases too late), whether the totals equal the sum of the workers', and for
+# simulated fleets the simulators' and relays' own CPU during the run (cores: more than this
+# machine has, and the fleet's workers stop on their leases — the figures are not the controller's).
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
 #                                         FLAGS="--worker-intervals all": more controller options
 # An N written simN plays N workers from one iofleet-fleet-sim process (sim/fleet_sim.cc: the
@@ -29,18 +31,20 @@ counts=("$@"); [ ${#counts[@]} -eq 0 ] && counts=(64 256 1024)
 [ -x "$bin/controller/iofleet" ] && [ -x "$bin/worker/iofleet-worker" ] && [ -x "$bin/sim/iofleet-fleet-sim" ] ||
   { echo "build first: bazel build //controller:iofleet //worker:iofleet-worker //sim:iofleet-fleet-sim" >&2; exit 2; }
 ulimit -n 65536 2>/dev/null || true
-printf '%-8s %-10s %-10s %-9s %-12s %-12s %-9s %-11s %-6s %-5s %-8s %s\n' workers "ctl CPU" "during run" "ctl RSS" "publish p50" "publish p99" complete "start skew" late lost stopped "totals exact"
+printf '%-8s %-10s %-10s %-9s %-12s %-12s %-9s %-11s %-6s %-5s %-8s %-12s %s\n' workers "ctl CPU" "during run" "ctl RSS" "publish p50" "publish p99" complete "start skew" late lost stopped "totals exact" "fleet CPU"
 for spec in "${counts[@]}"; do
   dir=$(mktemp -d /tmp/scale-bench-XXXXXX)
   for j in $(seq 1 "${JOBS:-8}"); do
     printf '[j%s]\nioengine=null\nrw=randread\nbs=4k\nsize=1g\nrate_iops=%s\ntime_based\nruntime=%s\n' "$j" "$rate" "$duration"
   done > "$dir/job.fio"
   base=$((30000 + RANDOM % 20000))
+  fleet=()  # the simulators' and relays' processes (their CPU is printed: can this machine carry them?)
   case "$spec" in
     sim*)  # simulated workers dial the controller
       n=${spec#sim}; relays=0
       where=(--listen 127.0.0.1:$base --expect-workers "$n" --wait 10m)
       nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$base --workers "$n" --buckets "${BUCKETS:-200}" > /dev/null 2> "$dir/sim-${r:-0}.err" &
+      fleet+=($!)
       ;;
     relay*)  # simulated workers dial R relays, which dial the controller
       n=${spec#relay}; relays=${n#*/}; n=${n%/*}
@@ -48,7 +52,9 @@ for spec in "${counts[@]}"; do
       for r in $(seq 1 "$relays"); do
         nice -n "${RELAY_NICE:-0}" "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
           --wait 10m > /dev/null 2> "$dir/relay-$r.err" &
+        fleet+=($!)
         nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$((base + r)) --workers $((n / relays)) --buckets "${BUCKETS:-200}" > /dev/null 2> "$dir/sim-${r:-0}.err" &
+        fleet+=($!)
       done
       ;;
     *)  # real workers, listening; the controller dials them
@@ -74,7 +80,13 @@ for spec in "${counts[@]}"; do
   controller=""
   for _ in $(seq 1 50); do controller=$(pgrep -P "$timer" -f "controller/iofleet run" | head -1); [ -n "$controller" ] && break; sleep 0.1; done
   while [ -n "$controller" ] && [ -r "/proc/$controller/stat" ]; do
-    echo "$(date +%s%N) $(awk '{print $14 + $15}' "/proc/$controller/stat" 2>/dev/null)" >> "$dir/cpu"
+    # (One awk for the whole fleet: a process per simulator or relay and second would be load.)
+    ticks=0
+    if [ ${#fleet[@]} -gt 0 ]; then
+      stats=("${fleet[@]/#//proc/}")
+      ticks=$(awk '{s += $14 + $15} END {print s + 0}' "${stats[@]/%//stat}" 2>/dev/null)
+    fi
+    echo "$(date +%s%N) $(awk '{print $14 + $15}' "/proc/$controller/stat" 2>/dev/null) ${ticks:-0}" >> "$dir/cpu"
     sleep 1
   done
   wait "$timer"
@@ -94,13 +106,14 @@ for line in open(glob.glob(d + '/results/*/intervals.ndjson')[0]):
         complete += bool(x.get('complete'))
 lat.sort()
 # CPU while intervals were being published: between the first and the last cluster publication.
-during = float('nan')
+during = fleet_cores = float('nan')
 try:
     pub = [json.loads(l)['published_unix_ns'] for l in open(glob.glob(d + '/results/*/intervals.ndjson')[0]) if '"scope":"cluster"' in l]
-    samples = [tuple(map(int, l.split())) for l in open(d + '/cpu') if len(l.split()) == 2]
+    samples = [tuple(map(int, l.split())) for l in open(d + '/cpu') if len(l.split()) == 3]
     inside = [s for s in samples if min(pub) <= s[0] <= max(pub)]
     if len(inside) >= 2:
         during = 100 * (inside[-1][1] - inside[0][1]) * 0.01 / ((inside[-1][0] - inside[0][0]) / 1e9)
+        fleet_cores = (inside[-1][2] - inside[0][2]) * 0.01 / ((inside[-1][0] - inside[0][0]) / 1e9)
 except (OSError, ValueError, IndexError):
     pass
 if r.get('relayed_workers') and lat:
@@ -121,7 +134,9 @@ relays = {x for w in r.get('relayed_workers', []) for x in w.get('relays', [])}
 stopped = len(stopped - relays) + sum(1 for w in r.get('relayed_workers', []) if 'lease' in w.get('stop_reason', ''))
 print(f"{spec:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%     {during:>5.1f}%     {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
       f"{100 * complete / max(len(lat), 1):>5.0f}%    "
-      f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {stopped:<8} {'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})'}")
+      f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {stopped:<8} "
+      f"{'yes' if cluster == per_worker else f'NO ({cluster} vs {per_worker})':<12} "
+      f"{'' if fleet_cores != fleet_cores or spec.isdigit() else f'{fleet_cores:.2f} cores'}")
 PY
   # Every worker, relay and simulator gone before the next N (a thousand take a while to exit):
   # TERM, then KILL.
