@@ -30,14 +30,21 @@ using ::testing::HasSubstr;
 
 class Relay : public ListeningControllerTest {
  protected:
-  // A relay for `workers` dialling `upstream_port`; returns it, its own port in *port.
-  std::unique_ptr<TestProcess> RelayTo(const std::string& upstream_port, int workers, const std::string& name, std::string* port) {
-    auto relay = std::make_unique<TestProcess>(
-        std::vector<std::string>{Runfile("controller/iofleet"), "relay", "--listen", "127.0.0.1:0", "--controller", "127.0.0.1:" + upstream_port,
-                                 "--expect-workers", std::to_string(workers)},
-        base_ + "/" + name);
+  // A relay for `workers` dialling `upstream_port` (with `extra` options); returns it, its own
+  // port in *port.
+  std::unique_ptr<TestProcess> RelayTo(const std::string& upstream_port, int workers, const std::string& name, std::string* port,
+                                       const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {Runfile("controller/iofleet"), "relay", "--listen", "127.0.0.1:0", "--controller", "127.0.0.1:" + upstream_port,
+                                     "--expect-workers", std::to_string(workers)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto relay = std::make_unique<TestProcess>(argv, base_ + "/" + name);
     *port = PortOf(*relay, workers);
     return relay;
+  }
+  // A real worker dialling `port`, writing under data_.
+  std::unique_ptr<TestProcess> WorkerDialling(const std::string& port, const std::string& name) {
+    return std::make_unique<TestProcess>(
+        std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + port, "--allow-root", data_}, base_ + "/" + name);
   }
   std::unique_ptr<TestProcess> Fleet(const std::string& port, int workers, const std::string& name) {
     return std::make_unique<TestProcess>(
@@ -171,11 +178,7 @@ TEST_F(Relay, RealWorkersBehindARelayWriteTheirOwnFiles) {
   auto relay = RelayTo(port_, 2, "relay", &relay_port);
   ASSERT_FALSE(relay_port.empty());
   std::vector<std::unique_ptr<TestProcess>> workers;
-  for (const char* name : {"a", "b"}) {
-    workers.push_back(std::make_unique<TestProcess>(
-        std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + relay_port, "--allow-root", data_},
-        base_ + "/" + name));
-  }
+  for (const char* name : {"a", "b"}) workers.push_back(WorkerDialling(relay_port, name));
   ASSERT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller->Stderr() << relay->Stderr();
   const v1::RunReport report = Result("real");
   EXPECT_EQ(report.workers_completed(), 2u);
@@ -194,9 +197,7 @@ TEST_F(Relay, ARelayWhoseControllerIsGoneStopsItsWorkersWithinTheLease) {
   std::string relay_port;
   auto relay = RelayTo(port_, 1, "relay", &relay_port);
   ASSERT_FALSE(relay_port.empty());
-  auto worker = std::make_unique<TestProcess>(
-      std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + relay_port, "--allow-root", data_},
-      base_ + "/worker");
+  auto worker = WorkerDialling(relay_port, "worker");
   ASSERT_TRUE(controller->WaitForOutput("IOPS", std::chrono::seconds(30), true)) << controller->Stderr() << relay->Stderr();
   controller->Signal(SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
@@ -217,15 +218,9 @@ TEST_F(Relay, WorkersThatStoppedOnTheirLeaseBehindARelayAreNamed) {
   auto controller = Controller(Job("[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=8s\ntime_based\nrate_iops=100\n"), 1, {"--lease", "20s"}, "frozen");
   ASSERT_FALSE(port_.empty());
   std::string relay_port;
-  auto relay = std::make_unique<TestProcess>(
-      std::vector<std::string>{Runfile("controller/iofleet"), "relay", "--listen", "127.0.0.1:0", "--controller", "127.0.0.1:" + port_,
-                               "--expect-workers", "1", "--lease", "1s"},
-      base_ + "/relay");
-  relay_port = PortOf(*relay, 1);
+  auto relay = RelayTo(port_, 1, "relay", &relay_port, {"--lease", "1s"});
   ASSERT_FALSE(relay_port.empty());
-  auto worker = std::make_unique<TestProcess>(
-      std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + relay_port, "--allow-root", data_},
-      base_ + "/worker");
+  auto worker = WorkerDialling(relay_port, "worker");
   ASSERT_TRUE(controller->WaitForOutput("IOPS", std::chrono::seconds(30), true)) << controller->Stderr() << relay->Stderr();
   relay->Signal(SIGSTOP);
   const bool stopped = worker->WaitForOutput("no heartbeat from the controller within the lease", std::chrono::seconds(20), true);
