@@ -23,8 +23,10 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -225,7 +227,9 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   // The workers all sessions stand for (mu_ held).
   uint64_t TotalWeightLocked() const;
   // A relay's account of its workers into the report (added up over the run's phases).
-  static void NoteRelayed(const v1::RelaySummary& summary, const std::string& relay, const Peer& p, v1::RunReport* report);
+  // Where each relayed worker (worker index, address) is in a report's relayed_workers.
+  using RelayedIndex = absl::flat_hash_map<std::pair<uint32_t, std::string>, int>;
+  static void NoteRelayed(const v1::RelaySummary& summary, const std::string& relay, const Peer& p, RelayedIndex* known, v1::RunReport* report);
   // Host facts from the phase's prepare answers into the report.
   void NoteFacts(v1::RunReport* report);
   // The workers' clock offsets, round trips and start leads into the report; a clock off by

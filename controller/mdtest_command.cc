@@ -196,6 +196,15 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     remove_created();
     return 1;
   }
+  if (const uint32_t behind = (*session)->relayed_workers(); behind != (*session)->size()) {
+    // Its tasks, ranks, node map and per-task accounting count the sessions as workers: through
+    // a relay they would be the relay's, not its workers'. Refused rather than miscounted.
+    std::cerr << "iofleet mdtest: " << behind << " workers came through " << (*session)->size()
+              << " session(s) with relays (iofleet relay): mdtest does not run through relays yet; connect the workers to this "
+                 "controller directly (--hosts, --hostfile or --listen)\n";
+    remove_created();
+    return 2;
+  }
   *report.mutable_workers() = run_report.workers();
   const uint32_t tasks = static_cast<uint32_t>((*session)->size()) * o.tasks_per_worker;
   report.set_tasks(tasks);

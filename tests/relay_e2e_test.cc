@@ -238,5 +238,25 @@ TEST_F(Relay, WorkersThatStoppedOnTheirLeaseBehindARelayAreNamed) {
   EXPECT_TRUE(named) << report.DebugString();
 }
 
+// mdtest counts its tasks, ranks and nodes by the sessions it holds: through a relay those would
+// be the relay's. It says so and stops, before any directory is made.
+TEST_F(Relay, MdtestThroughARelayIsRefusedWithTheReason) {
+  auto controller = std::make_unique<TestProcess>(
+      std::vector<std::string>{Runfile("controller/iofleet"), "mdtest", "-n", "10", "-d", data_ + "/mdtest", "--listen", "127.0.0.1:0",
+                               "--expect-workers", "1", "--results-dir", "none"},
+      base_ + "/mdtest");
+  port_ = PortOf(*controller, 1);
+  ASSERT_FALSE(port_.empty());
+  std::string relay_port;
+  auto relay = RelayTo(port_, 2, "relay", &relay_port);
+  ASSERT_FALSE(relay_port.empty());
+  auto a = WorkerDialling(relay_port, "a");
+  auto b = WorkerDialling(relay_port, "b");
+  EXPECT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 2) << controller->Stderr();
+  EXPECT_THAT(controller->Stderr(), HasSubstr("2 workers came through 1 session(s) with relays"));
+  EXPECT_THAT(controller->Stderr(), HasSubstr("mdtest does not run through relays yet"));
+  EXPECT_TRUE(DirectoryNames(data_).empty()) << "nothing made";
+}
+
 }  // namespace
 }  // namespace iofleet
