@@ -1052,7 +1052,12 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
     earliest = std::min(earliest, offset);
     latest = std::max(latest, offset);
   };
+  // Each relayed worker once per run, however many phases and relays: found by index and
+  // address (10,000 behind 100 relays were 5e7 comparisons a phase by scanning).
   RelayedIndex relayed;
+  for (int k = 0; k < report->relayed_workers_size(); ++k) {
+    relayed.try_emplace(std::pair(report->relayed_workers(k).worker_index(), report->relayed_workers(k).address()), k);
+  }
   for (size_t i = 0; i < peers_.size() && static_cast<int>(i) < report->workers_size(); ++i) {
     const Peer& p = peers_[i];
     v1::WorkerInfo* info = report->mutable_workers(static_cast<int>(i));
@@ -1064,16 +1069,7 @@ void ClusterSession::NoteClocks(v1::RunReport* report, const RunAggregator& aggr
     info->set_longest_silence_ns(p.longest_silence_ns);
     if (IsRelay(p)) {
       // The workers behind it: their offsets are to the relay's clock, whose own is to ours.
-      if (p.summary.has_value()) {
-        if (relayed.empty()) {
-          // Each relayed worker once per run, however many phases and relays: found by index
-          // and address (10,000 behind 100 relays were 5e7 comparisons a phase by scanning).
-          for (int k = 0; k < report->relayed_workers_size(); ++k) {
-            relayed.try_emplace(std::pair(report->relayed_workers(k).worker_index(), report->relayed_workers(k).address()), k);
-          }
-        }
-        NoteRelayed(*p.summary, addresses_[i], p, &relayed, report);
-      }
+      if (p.summary.has_value()) NoteRelayed(*p.summary, addresses_[i], p, &relayed, report);
       if (!p.summary.has_value() || !p.started) continue;
       for (const v1::RelayedWorkerSummary& w : p.summary->workers()) {
         const int64_t offset = w.clock_offset_ns() + p.clock.offset_ns();
