@@ -43,7 +43,7 @@ for spec in "${counts[@]}"; do
     sim*)  # simulated workers dial the controller
       n=${spec#sim}; relays=0
       where=(--listen 127.0.0.1:$base --expect-workers "$n" --wait 10m)
-      nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$base --workers "$n" --buckets "${BUCKETS:-200}" > /dev/null 2> "$dir/sim-${r:-0}.err" &
+      nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$base --workers "$n" --buckets "${BUCKETS:-200}" ${SIM_FLAGS:-} > /dev/null 2> "$dir/sim-${r:-0}.err" &
       fleet+=($!)
       ;;
     relay*)  # simulated workers dial R relays, which dial the controller
@@ -53,7 +53,7 @@ for spec in "${counts[@]}"; do
         nice -n "${RELAY_NICE:-0}" "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
           --wait 10m > /dev/null 2> "$dir/relay-$r.err" &
         fleet+=($!)
-        nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$((base + r)) --workers $((n / relays)) --buckets "${BUCKETS:-200}" > /dev/null 2> "$dir/sim-${r:-0}.err" &
+        nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$((base + r)) --workers $((n / relays)) --buckets "${BUCKETS:-200}" ${SIM_FLAGS:-} > /dev/null 2> "$dir/sim-${r:-0}.err" &
         fleet+=($!)
       done
       ;;

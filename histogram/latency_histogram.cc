@@ -37,13 +37,19 @@ void LatencyHistogram::Merge(const LatencyHistogram& other) {
 void LatencyHistogram::MergeProto(const LatencyHistogramProto& proto) {
   if (proto.count() == 0) return;
   const int n = std::min(proto.bucket_index_size(), proto.bucket_count_size());
+  // Raw arrays: protobuf's element accessors are not inlined here (its RepeatedField
+  // instantiations live in libprotobuf), and this loop is most of what a relay does per report.
+  const uint32_t* indexes = proto.bucket_index().data();
+  const uint64_t* counts = proto.bucket_count().data();
   if (n > 0) {
-    const uint32_t highest = std::min(proto.bucket_index(n - 1), HistogramLayout::kBucketCount - 1);  // indexes increase
+    const uint32_t highest = std::min(indexes[n - 1], HistogramLayout::kBucketCount - 1);  // indexes increase
     if (highest >= counts_.size()) counts_.resize(highest + 1, 0);
   }
+  uint64_t* into = counts_.data();
+  const size_t size = counts_.size();
   for (int i = 0; i < n; ++i) {
-    const uint32_t index = proto.bucket_index(i);
-    if (index < counts_.size()) counts_[index] += proto.bucket_count(i);
+    const uint32_t index = indexes[i];
+    if (index < size) into[index] += counts[i];
   }
   count_ += proto.count();
   sum_ns_ += proto.sum_ns();
@@ -135,13 +141,15 @@ absl::Status ValidateHistogramProto(const LatencyHistogramProto& proto) {
   }
   uint64_t total = 0;
   int64_t previous = -1;
+  const uint32_t* indexes = proto.bucket_index().data();  // (raw arrays: see MergeProto)
+  const uint64_t* counts = proto.bucket_count().data();
   for (int i = 0; i < proto.bucket_index_size(); ++i) {
-    const uint32_t index = proto.bucket_index(i);
+    const uint32_t index = indexes[i];
     if (index >= HistogramLayout::kBucketCount || static_cast<int64_t>(index) <= previous) {
       return absl::InvalidArgumentError(absl::StrCat("histogram bucket index ", index, " is out of range or out of order"));
     }
     previous = index;
-    if (__builtin_add_overflow(total, proto.bucket_count(i), &total)) {
+    if (__builtin_add_overflow(total, counts[i], &total)) {
       return absl::InvalidArgumentError("histogram bucket counts overflow 64 bits");
     }
   }

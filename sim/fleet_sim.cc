@@ -7,7 +7,11 @@
 // the same reports whichever process or relay carries them, which is how a test can compare a run
 // through relays with a direct one exactly. --jitter delays each report by up to that much,
 // --stragglers makes that many workers report --straggler-delay late, --lose makes that many
-// drop their connection for good halfway through the run.
+// drop their connection for good halfway through the run. Each simulated worker has a connection
+// of its own, as a worker process does; --workers-per-connection K puts K workers' sessions on
+// one (HTTP/2 streams of one connection: what the relays and the controller do per message is
+// the same, but K workers' reads and window updates share system calls and wakeups, so one
+// machine can play more of them).
 //
 //   iofleet-fleet-sim --controller HOST:PORT --workers N [--seed S] [--buckets 200] ...
 #include <signal.h>
@@ -215,8 +219,9 @@ class SimRun final : public SessionRun {
 // One simulated worker: a session backend that answers as iofleet-worker does.
 class SimWorker final : public SessionBackend {
  public:
-  SimWorker(int number, const SimOptions& options, const IntervalPool* pool, const std::string& controller, const TransportSecurity& security)
-      : number_(number), options_(options), pool_(pool), sessions_(this, 16), dialer_(&sessions_, controller, security) {}
+  SimWorker(int number, const SimOptions& options, const IntervalPool* pool, const std::string& controller, const TransportSecurity& security,
+            std::shared_ptr<grpc::Channel> channel)
+      : number_(number), options_(options), pool_(pool), sessions_(this, 16), dialer_(&sessions_, controller, security, std::move(channel)) {}
 
   // The sessions end here, while this backend is whole (they call it until they are closed).
   ~SimWorker() override { Stop(); }
@@ -286,6 +291,7 @@ const std::vector<OptionSpec> kOptions = {
     {"stragglers", true, false, "N", "workers (the lowest indices) that report --straggler-delay late"},
     {"straggler-delay", true, false, "DURATION", "how late stragglers report (default 3s)"},
     {"lose", true, false, "N", "workers (after the stragglers) that drop their connection for good halfway"},
+    {"workers-per-connection", true, false, "K", "simulated workers whose sessions share one connection (default 1: each its own)"},
     {"token-file", true, false, "FILE", "the controller's token"},
     {"help", false, false, "", "show this help"},
 };
@@ -301,7 +307,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   SimOptions options;
-  int workers = 0;
+  int workers = 0, per_connection = 1;
   auto number = [&](const char* name, auto* into, int64_t min, int64_t max) {
     int64_t value = 0;
     if (!cl->Has(name)) return true;
@@ -327,7 +333,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (!number("workers", &workers, 1, 100000) || !number("seed", &options.seed, 0, INT64_MAX) || !number("buckets", &options.buckets, 1, 3000) ||
-      !number("stragglers", &options.stragglers, 0, 100000) || !number("lose", &options.lose, 0, 100000) || !duration("jitter", &options.jitter) ||
+      !number("stragglers", &options.stragglers, 0, 100000) || !number("lose", &options.lose, 0, 100000) ||
+      !number("workers-per-connection", &per_connection, 1, 100000) || !duration("jitter", &options.jitter) ||
       !duration("straggler-delay", &options.straggler_delay)) {
     return 2;
   }
@@ -357,8 +364,10 @@ int Main(int argc, char** argv) {
   });
   const IntervalPool pool(options.seed, options.buckets);
   std::vector<std::unique_ptr<SimWorker>> fleet;
+  std::shared_ptr<grpc::Channel> channel;
   for (int i = 0; i < workers; ++i) {
-    fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, cl->Get("controller"), *security));
+    if (i % per_connection == 0) channel = ControllerDialer::NewChannel(cl->Get("controller"), *security);
+    fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, cl->Get("controller"), *security, channel));
     fleet.back()->Start();
   }
   std::cout << "iofleet-fleet-sim: " << workers << " simulated workers dialling " << cl->Get("controller") << std::endl;

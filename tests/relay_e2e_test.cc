@@ -46,11 +46,11 @@ class Relay : public ListeningControllerTest {
     return std::make_unique<TestProcess>(
         std::vector<std::string>{Runfile("worker/iofleet-worker"), "--controller", "127.0.0.1:" + port, "--allow-root", data_}, base_ + "/" + name);
   }
-  std::unique_ptr<TestProcess> Fleet(const std::string& port, int workers, const std::string& name) {
-    return std::make_unique<TestProcess>(
-        std::vector<std::string>{Runfile("sim/iofleet-fleet-sim"), "--controller", "127.0.0.1:" + port, "--workers", std::to_string(workers),
-                                 "--seed", "5", "--buckets", "150", "--stragglers", "1", "--straggler-delay", "2500ms"},
-        base_ + "/" + name);
+  std::unique_ptr<TestProcess> Fleet(const std::string& port, int workers, const std::string& name, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {Runfile("sim/iofleet-fleet-sim"), "--controller", "127.0.0.1:" + port, "--workers", std::to_string(workers),
+                                     "--seed", "5", "--buckets", "150", "--stragglers", "1", "--straggler-delay", "2500ms"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<TestProcess>(argv, base_ + "/" + name);
   }
   // Under ThreadSanitizer (tools/run_tests.sh) a race in a relay or the simulator is reported on
   // its stderr; their exit codes are not seen (they are stopped, not ended).
@@ -114,7 +114,9 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
     std::string relay_port;
     auto relay = RelayTo(port_, kWorkers, "relay", &relay_port);
     ASSERT_FALSE(relay_port.empty());
-    auto fleet = Fleet(relay_port, kWorkers, "fleet-relay");
+    // Three workers' sessions to a connection (the simulator's way of playing more workers than
+    // a machine could as processes): each is still a session of its own.
+    auto fleet = Fleet(relay_port, kWorkers, "fleet-relay", {"--workers-per-connection", "3"});
     ASSERT_EQ(controller->Wait(std::chrono::seconds(90)).value_or(-1), 0) << controller->Stderr() << relay->Stderr();
     ExpectNoRaceReported(*relay, "relay");
     ExpectNoRaceReported(*fleet, "fleet");

@@ -17,7 +17,9 @@ namespace {
 
 constexpr std::chrono::milliseconds kFirstBackoff(200), kLongestBackoff(5000);
 
-std::shared_ptr<grpc::Channel> DialChannel(const std::string& address, const TransportSecurity& security) {
+}  // namespace
+
+std::shared_ptr<grpc::Channel> ControllerDialer::NewChannel(const std::string& address, const TransportSecurity& security) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
@@ -36,6 +38,8 @@ std::shared_ptr<grpc::Channel> DialChannel(const std::string& address, const Tra
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   return grpc::CreateCustomChannel(address, ChannelCredentialsFor(security), args);
 }
+
+namespace {
 
 // The dialers' back-off waits, one thread for all the dialers of a process (a relay or the fleet
 // simulator holds thousands): a function runs at its time unless cancelled first.
@@ -303,9 +307,11 @@ class ControllerDialer::Call final : public grpc::ClientBidiReactor<v1::WorkerMe
   bool writing_ = false, broken_ = false;
 };
 
-ControllerDialer::ControllerDialer(SessionRegistry* sessions, std::string address, TransportSecurity security)
+ControllerDialer::ControllerDialer(SessionRegistry* sessions, std::string address, TransportSecurity security,
+                                   std::shared_ptr<grpc::Channel> channel)
     : sessions_(sessions), address_(std::move(address)), security_(std::move(security)),
-      channel_(DialChannel(address_, security_)), stub_(v1::ControllerService::NewStub(channel_)) {}
+      channel_(channel != nullptr ? std::move(channel) : NewChannel(address_, security_)),
+      stub_(v1::ControllerService::NewStub(channel_)) {}
 
 ControllerDialer::~ControllerDialer() { Stop(); }
 

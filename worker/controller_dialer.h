@@ -32,8 +32,12 @@ namespace iofleet {
 class ControllerDialer {
  public:
   // `sessions`: where the sessions the controller opens are kept (the worker's, or a relay's);
-  // their backend says who this is in the offer.
-  ControllerDialer(SessionRegistry* sessions, std::string address, TransportSecurity security);
+  // their backend says who this is in the offer. `channel`: the connection to dial on (null: one
+  // of its own, as a worker process has; the fleet simulator can give several dialers one).
+  ControllerDialer(SessionRegistry* sessions, std::string address, TransportSecurity security,
+                   std::shared_ptr<grpc::Channel> channel = nullptr);
+  // A connection of its own to the controller at `address` (each channel made here is one).
+  static std::shared_ptr<grpc::Channel> NewChannel(const std::string& address, const TransportSecurity& security);
   ~ControllerDialer();  // Stop()
 
   // This worker's number among those a launcher started (common/launch_rank.h), sent with
