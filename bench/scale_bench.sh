@@ -13,6 +13,8 @@
 # machine has, and the fleet's workers stop on their leases — the figures are not the controller's).
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
 #                                         FLAGS="--worker-intervals all": more controller options
+#                                         SIM_FLAGS: more simulator options; SIM_PROCS: simulator
+#                                         processes for relayN/R (default R, one per relay)
 # An N written simN plays N workers from one iofleet-fleet-sim process (sim/fleet_sim.cc: the
 # worker's session code, made-up reports with BUCKETS=200 non-empty histogram buckets per job
 # and interval) dialling the controller; relayN/R puts R iofleet relay processes between them
@@ -49,12 +51,20 @@ for spec in "${counts[@]}"; do
     relay*)  # simulated workers dial R relays, which dial the controller
       n=${spec#relay}; relays=${n#*/}; n=${n%/*}
       where=(--listen 127.0.0.1:$base --expect-workers "$relays" --wait 10m)
+      # SIM_PROCS simulator processes (default: one per relay), each feeding relays/SIM_PROCS relays.
+      procs=${SIM_PROCS:-$relays}
+      [ $((relays % procs)) -eq 0 ] || { echo "SIM_PROCS=$procs must divide $relays relays" >&2; exit 2; }
+      fed=""
       for r in $(seq 1 "$relays"); do
         nice -n "${RELAY_NICE:-0}" "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
           --wait 10m > /dev/null 2> "$dir/relay-$r.err" &
         fleet+=($!)
-        nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller 127.0.0.1:$((base + r)) --workers $((n / relays)) --buckets "${BUCKETS:-200}" ${SIM_FLAGS:-} > /dev/null 2> "$dir/sim-${r:-0}.err" &
-        fleet+=($!)
+        fed="${fed:+$fed,}127.0.0.1:$((base + r))"
+        if [ $((r % (relays / procs))) -eq 0 ]; then
+          nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller "$fed" --workers $((n / procs)) --buckets "${BUCKETS:-200}" ${SIM_FLAGS:-} > /dev/null 2> "$dir/sim-$r.err" &
+          fleet+=($!)
+          fed=""
+        fi
       done
       ;;
     *)  # real workers, listening; the controller dials them
@@ -140,7 +150,7 @@ print(f"{spec:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%     {during:>5
 PY
   # Every worker, relay and simulator gone before the next N (a thousand take a while to exit):
   # TERM, then KILL.
-  mine() { pgrep -f -- "--allow-root $dir" ; for r in $(seq 0 "$relays"); do pgrep -f -- "--controller 127.0.0.1:$((base + r)) "; done; }
+  mine() { pgrep -f -- "--allow-root $dir" ; for p in "${fleet[@]}"; do kill -0 "$p" 2>/dev/null && echo "$p"; done; }
   kill $(mine) 2>/dev/null
   for _ in $(seq 1 300); do [ -z "$(mine)" ] && break; sleep 0.2; done
   kill -9 $(mine) 2>/dev/null

@@ -13,7 +13,11 @@
 // the same, but K workers' reads and window updates share system calls and wakeups, so one
 // machine can play more of them).
 //
-//   iofleet-fleet-sim --controller HOST:PORT --workers N [--seed S] [--buckets 200] ...
+// --controller A,B,... spreads the workers over several controllers (or relays) in equal blocks,
+// the first N/k dialling A: one simulator process can feed many relays (fewer processes, fewer
+// of their threads taking turns on the machine's cores).
+//
+//   iofleet-fleet-sim --controller HOST:PORT[,HOST:PORT...] --workers N [--seed S] [--buckets 200] ...
 #include <signal.h>
 
 #include <algorithm>
@@ -28,6 +32,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -283,7 +289,7 @@ class SimWorker final : public SessionBackend {
 };
 
 const std::vector<OptionSpec> kOptions = {
-    {"controller", true, false, "HOST:PORT", "the controller (or relay) the simulated workers dial"},
+    {"controller", true, false, "HOST:PORT[,...]", "the controller (or relay) the simulated workers dial; several: in equal blocks"},
     {"workers", true, false, "N", "how many workers to simulate"},
     {"seed", true, false, "N", "what the made-up reports are drawn from (default 1)"},
     {"buckets", true, false, "N", "non-empty histogram buckets per job and interval (default 200)"},
@@ -338,6 +344,17 @@ int Main(int argc, char** argv) {
       !duration("straggler-delay", &options.straggler_delay)) {
     return 2;
   }
+  const std::vector<std::string> controllers = absl::StrSplit(cl->Get("controller"), ',');
+  for (const std::string& controller : controllers) {
+    if (controller.empty()) {
+      std::cerr << "iofleet-fleet-sim: --controller " << cl->Get("controller") << ": an empty address in the list\n";
+      return 2;
+    }
+  }
+  if (static_cast<size_t>(workers) < controllers.size()) {
+    std::cerr << "iofleet-fleet-sim: --workers " << workers << " for " << controllers.size() << " controllers: at least one worker each\n";
+    return 2;
+  }
   auto security = LoadTransportSecurity(cl->Get("token-file"), "", "", "");
   if (!security.ok()) {
     std::cerr << "iofleet-fleet-sim: " << security.status().message() << "\n";
@@ -365,12 +382,15 @@ int Main(int argc, char** argv) {
   const IntervalPool pool(options.seed, options.buckets);
   std::vector<std::unique_ptr<SimWorker>> fleet;
   std::shared_ptr<grpc::Channel> channel;
+  int on_channel = 0;
   for (int i = 0; i < workers; ++i) {
-    if (i % per_connection == 0) channel = ControllerDialer::NewChannel(cl->Get("controller"), *security);
-    fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, cl->Get("controller"), *security, channel));
+    const std::string& controller = controllers[static_cast<size_t>(i) * controllers.size() / static_cast<size_t>(workers)];
+    if (i > 0 && controller != controllers[static_cast<size_t>(i - 1) * controllers.size() / static_cast<size_t>(workers)]) on_channel = 0;
+    if (on_channel++ % per_connection == 0) channel = ControllerDialer::NewChannel(controller, *security);
+    fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, controller, *security, channel));
     fleet.back()->Start();
   }
-  std::cout << "iofleet-fleet-sim: " << workers << " simulated workers dialling " << cl->Get("controller") << std::endl;
+  std::cout << "iofleet-fleet-sim: " << workers << " simulated workers dialling " << absl::StrJoin(controllers, ", ") << std::endl;
   int signal_number = 0;
   sigwait(&signals, &signal_number);
   for (auto& w : fleet) w->Stop();

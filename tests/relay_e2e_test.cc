@@ -171,6 +171,34 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
   EXPECT_GT(late, 0u);
 }
 
+// One simulator feeding two relays (--controller A,B: the benchmark's way of playing a fleet
+// from fewer processes): its workers are split between them in equal blocks.
+TEST_F(Relay, OneSimulatorFeedsSeveralRelaysInEqualBlocks) {
+  auto controller = Controller(Job("[global]\nioengine=null\nbs=4k\nsize=1m\nruntime=2s\ntime_based\n[a]\nrw=randread\n"), 2, {}, "split");
+  ASSERT_FALSE(port_.empty());
+  std::string a_port, b_port;
+  auto a = RelayTo(port_, 3, "relay-a", &a_port);
+  auto b = RelayTo(port_, 3, "relay-b", &b_port);
+  ASSERT_FALSE(a_port.empty());
+  ASSERT_FALSE(b_port.empty());
+  auto fleet = Fleet(a_port + ",127.0.0.1:" + b_port, 6, "fleet", {"--workers-per-connection", "2"});
+  ASSERT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller->Stderr() << a->Stderr() << b->Stderr() << fleet->Stderr();
+  const v1::RunReport report = Result("split");
+  EXPECT_EQ(report.workers_completed(), 6u);
+  ASSERT_EQ(report.relayed_workers_size(), 6);
+  std::map<std::string, int> behind;
+  uint64_t ops = 0;
+  for (const v1::RelayedWorkerSummary& w : report.relayed_workers()) {
+    ASSERT_EQ(w.relays_size(), 1);
+    ++behind[w.relays(0)];
+    ops += w.ops();
+  }
+  EXPECT_EQ(behind.size(), 2u);
+  for (const auto& [relay, workers] : behind) EXPECT_EQ(workers, 3) << relay;
+  EXPECT_EQ(ops, TotalOps(report));
+  EXPECT_GT(ops, 0u);
+}
+
 // Real workers behind a relay: each gets its own place in the run (its own files), and the
 // controller counts them as workers.
 TEST_F(Relay, RealWorkersBehindARelayWriteTheirOwnFiles) {
