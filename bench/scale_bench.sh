@@ -139,9 +139,9 @@ if r.get('relayed_workers') and lost == 0:  # behind relays: the workers' own fi
     per_worker = sum(int(w.get('ops', 0)) for w in r['relayed_workers'])
 # Workers that stopped on their lease before the end (not lost: what they measured is in, the rest
 # of their run is not): a controller or relay too slow to renew leases in time.
-stopped = {w['worker'] for j in r['jobs'] for w in j['workers'] if 'lease' in w.get('stop_reason', '')}
+stopped = {w['worker'] for j in r['jobs'] for w in j['workers'] if w.get('stop_cause') == 'STOP_CAUSE_LEASE_EXPIRED'}
 relays = {x for w in r.get('relayed_workers', []) for x in w.get('relays', [])}
-stopped = len(stopped - relays) + sum(1 for w in r.get('relayed_workers', []) if 'lease' in w.get('stop_reason', ''))
+stopped = len(stopped - relays) + sum(1 for w in r.get('relayed_workers', []) if w.get('stop_cause') == 'STOP_CAUSE_LEASE_EXPIRED')
 print(f"{spec:<8} {100 * (float(u) + float(s)) / float(e):>5.1f}%     {during:>5.1f}%     {int(m) // 1024:>5} MB  {pct(0.5):>8.0f} ms  {pct(0.99):>8.0f} ms  "
       f"{100 * complete / max(len(lat), 1):>5.0f}%    "
       f"{int(r.get('start_skew_ns', 0)) / 1e6:>7.2f} ms  {int(r.get('late_starts', 0)):<6} {lost:<5} {stopped:<8} "

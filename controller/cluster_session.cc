@@ -667,10 +667,11 @@ void ClusterSession::Reconnect(size_t worker) {
   KeepStream(std::move(stream));
 }
 
-void ClusterSession::StopAll(const std::string& run_id, const std::string& reason) {
+void ClusterSession::StopAll(const std::string& run_id, const std::string& reason, v1::StopCause cause) {
   v1::ControllerMessage stop;
   stop.mutable_stop()->set_run_id(run_id);
   stop.mutable_stop()->set_reason(reason);
+  stop.mutable_stop()->set_cause(cause);
   Broadcast(stop);
 }
 
@@ -1117,7 +1118,10 @@ void ClusterSession::NoteRelayed(const v1::RelaySummary& summary, const std::str
     into->set_latency_p99_ns(std::max(into->latency_p99_ns(), w.latency_p99_ns()));
     into->set_late_intervals(into->late_intervals() + w.late_intervals());
     if (into->lost().empty()) into->set_lost(w.lost());
-    if (into->stop_reason().empty()) into->set_stop_reason(w.stop_reason());
+    if (into->stop_reason().empty() && into->stop_cause() == v1::STOP_CAUSE_UNSPECIFIED) {
+      into->set_stop_reason(w.stop_reason());
+      into->set_stop_cause(w.stop_cause());
+    }
   }
 }
 
@@ -1192,16 +1196,17 @@ void ClusterSession::ReportIncompleteWorkers(const RunAggregator& aggregator, v1
 
 void ReportLeaseStops(const v1::RunReport& figures, v1::RunReport* report) {
   // A worker that stopped on its lease delivered what it measured, but stopped measuring before
-  // its jobs' end (its controller, or relay, was silent for a lease as it saw it — "lease
-  // expired", or its relay's "not heard for a lease"): the run is short of it, which its totals
-  // alone do not show. Named once per worker, with the first reason.
+  // its jobs' end (its controller, or relay, was silent for a lease as it saw it, or its relay's
+  // controller was and the relay stopped it: STOP_CAUSE_LEASE_EXPIRED either way): the run is
+  // short of it, which its totals alone do not show. Named once per worker, with the first
+  // reason in words.
   constexpr size_t kNamed = 5;
   std::vector<std::string> named;
   std::string reason;
   size_t stopped = 0;
   absl::flat_hash_set<std::string> seen;
-  auto note = [&](const std::string& who, const std::string& why) {
-    if (!absl::StrContains(why, "lease") || !seen.insert(who).second) return;
+  auto note = [&](const std::string& who, v1::StopCause cause, const std::string& why) {
+    if (cause != v1::STOP_CAUSE_LEASE_EXPIRED || !seen.insert(who).second) return;
     if (stopped++ == 0) reason = Printable(why);
     if (named.size() < kNamed) named.push_back(Printable(who));
   };
@@ -1210,11 +1215,11 @@ void ReportLeaseStops(const v1::RunReport& figures, v1::RunReport* report) {
   for (const v1::RelayedWorkerSummary& w : figures.relayed_workers()) relays.insert(w.relays().begin(), w.relays().end());
   for (const v1::JobResult& job : figures.jobs()) {
     for (const v1::WorkerResult& w : job.workers()) {
-      if (!relays.contains(w.worker())) note(w.worker(), w.stop_reason());
+      if (!relays.contains(w.worker())) note(w.worker(), w.stop_cause(), w.stop_reason());
     }
   }
   for (const v1::RelayedWorkerSummary& w : figures.relayed_workers()) {
-    note(absl::StrCat(w.address(), " (behind ", absl::StrJoin(w.relays(), ", "), ")"), w.stop_reason());
+    note(absl::StrCat(w.address(), " (behind ", absl::StrJoin(w.relays(), ", "), ")"), w.stop_cause(), w.stop_reason());
   }
   if (stopped == 0) return;
   report->add_problems(absl::StrCat(stopped, stopped == 1 ? " worker" : " workers", " stopped before the jobs' end (", reason, "): ",

@@ -138,7 +138,7 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   PhaseEnd AwaitPhase(const std::string& run_id);
   void EndPhase();
   // Stops the phase's IO everywhere (idempotent).
-  void StopAll(const std::string& run_id, const std::string& reason);
+  void StopAll(const std::string& run_id, const std::string& reason, v1::StopCause cause = v1::STOP_CAUSE_REQUESTED);
   // Returns once the user pressed Ctrl-C (or sent SIGTERM): a relay runs until then.
   void WaitForInterrupt();
   // Wakes the waits (a relay's preparation given up).

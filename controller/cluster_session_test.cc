@@ -9,20 +9,25 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-void AddWorker(v1::RunReport* report, int job, const std::string& worker, const std::string& stop_reason) {
+void AddWorker(v1::RunReport* report, int job, const std::string& worker, v1::StopCause cause, const std::string& stop_reason) {
   while (report->jobs_size() <= job) report->add_jobs();
   v1::WorkerResult* w = report->mutable_jobs(job)->add_workers();
   w->set_worker(worker);
+  w->set_stop_cause(cause);
   w->set_stop_reason(stop_reason);
 }
 
+constexpr v1::StopCause kLease = v1::STOP_CAUSE_LEASE_EXPIRED;
+
 TEST(ReportLeaseStops, NamesEachWorkerThatStoppedOnItsLeaseOnce) {
   v1::RunReport report;
-  // The same worker in two jobs counts once; a stop the user asked for is no lease stop.
-  AddWorker(&report, 0, "10.0.0.1:7100", "lease expired: the controller stopped sending heartbeats");
-  AddWorker(&report, 1, "10.0.0.1:7100", "lease expired: the controller stopped sending heartbeats");
-  AddWorker(&report, 0, "10.0.0.2:7100", "interrupted by the user");
-  AddWorker(&report, 0, "10.0.0.3:7100", "");
+  // The same worker in two jobs counts once; a stop the user asked for is no lease stop, whatever
+  // its words ("release" has "lease" in it: the cause decides, not the text).
+  AddWorker(&report, 0, "10.0.0.1:7100", kLease, "lease expired: the controller stopped sending heartbeats");
+  AddWorker(&report, 1, "10.0.0.1:7100", kLease, "lease expired: the controller stopped sending heartbeats");
+  AddWorker(&report, 0, "10.0.0.2:7100", v1::STOP_CAUSE_REQUESTED, "interrupted by the user");
+  AddWorker(&report, 0, "10.0.0.4:7100", v1::STOP_CAUSE_REQUESTED, "stopped to release the disk");
+  AddWorker(&report, 0, "10.0.0.3:7100", v1::STOP_CAUSE_UNSPECIFIED, "");
   ReportLeaseStops(report, &report);
   ASSERT_EQ(report.problems_size(), 1);
   EXPECT_EQ(report.problems(0),
@@ -33,12 +38,14 @@ TEST(ReportLeaseStops, NamesEachWorkerThatStoppedOnItsLeaseOnce) {
 TEST(ReportLeaseStops, BehindRelaysTheWorkersAreNamedNotTheRelay) {
   v1::RunReport report;
   // The relay's job results carry its workers' stop reason; the relay itself did not stop.
-  AddWorker(&report, 0, "10.0.1.1:7200", "lease expired");
+  AddWorker(&report, 0, "10.0.1.1:7200", kLease, "lease expired");
   for (int i = 0; i < 8; ++i) {
     v1::RelayedWorkerSummary* w = report.add_relayed_workers();
     w->set_address("10.0.2." + std::to_string(i) + ":7100");
     w->add_relays("10.0.1.1:7200");
-    if (i % 4 != 3) w->set_stop_reason(i == 1 ? "the controller was not heard for a lease (the relay stopped the run)" : "lease expired");
+    if (i % 4 == 3) continue;
+    w->set_stop_cause(kLease);
+    w->set_stop_reason(i == 1 ? "the controller was not heard for a lease (the relay stopped the run)" : "lease expired");
   }
   ReportLeaseStops(report, &report);
   ASSERT_EQ(report.problems_size(), 1);
@@ -50,7 +57,7 @@ TEST(ReportLeaseStops, BehindRelaysTheWorkersAreNamedNotTheRelay) {
 
 TEST(ReportLeaseStops, NothingWhenEveryWorkerRanToTheEnd) {
   v1::RunReport report;
-  AddWorker(&report, 0, "10.0.0.1:7100", "");
+  AddWorker(&report, 0, "10.0.0.1:7100", v1::STOP_CAUSE_UNSPECIFIED, "");
   ReportLeaseStops(report, &report);
   EXPECT_THAT(report.problems(), IsEmpty());
 }

@@ -114,7 +114,10 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
     if (report.final()) {
       figures.elapsed_ns = std::max(figures.elapsed_ns, report.elapsed_ns());
       figures.start_late_ns = std::max(figures.start_late_ns, report.start_late_ns());
-      if (figures.stop_reason.empty()) figures.stop_reason = report.stop_reason();
+      if (figures.stop_reason.empty() && figures.stop_cause == v1::STOP_CAUSE_UNSPECIFIED) {
+        figures.stop_reason = report.stop_reason();
+        figures.stop_cause = report.stop_cause();
+      }
       v1::IntervalReport final_only = report;
       final_only.clear_directions();
       final_only.clear_block_devices();  // merged with the interval's (below), not again with the final
@@ -211,7 +214,10 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
     any = true;
     merged.set_elapsed_ns(std::max(merged.elapsed_ns(), f->elapsed_ns()));
     if (!f->error().empty()) errors.push_back(absl::StrCat("worker ", workers_[w], ": ", f->error()));
-    if (merged.stop_reason().empty()) merged.set_stop_reason(f->stop_reason());
+    if (merged.stop_reason().empty() && merged.stop_cause() == v1::STOP_CAUSE_UNSPECIFIED) {
+      merged.set_stop_reason(f->stop_reason());
+      merged.set_stop_cause(f->stop_cause());
+    }
     for (const std::string& note : f->notes()) {
       if (std::find(merged.notes().begin(), merged.notes().end(), note) == merged.notes().end()) merged.add_notes(note);
     }
@@ -298,6 +304,7 @@ void RelayRun::Finish(const std::vector<ClusterSession::PeerState>& states) {
     s->set_start_lead_ns(state.start_lead_ns);
     s->set_start_late_ns(f.start_late_ns);
     s->set_stop_reason(f.stop_reason);
+    s->set_stop_cause(f.stop_cause);
   }
   if (malformed_ > 0) {
     Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", malformed_,
@@ -352,7 +359,7 @@ RelayBackend::~RelayBackend() {
     std::lock_guard<std::mutex> lock(mu_);
     run = run_;
   }
-  if (run != nullptr) workers_->StopAll(run->run_id(), "the relay is shutting down");
+  if (run != nullptr) workers_->StopAll(run->run_id(), "the relay is shutting down", v1::STOP_CAUSE_SHUTDOWN);
   if (awaiting_.joinable()) awaiting_.join();
 }
 
@@ -472,7 +479,8 @@ absl::StatusOr<int64_t> RelayBackend::DoStart(const v1::StartRequest& request) {
 
 absl::Status RelayBackend::DoStop(const v1::StopRequest& request) {
   if (request.run_id().size() > 128) return absl::InvalidArgumentError("run id longer than 128 bytes");
-  workers_->StopAll(request.run_id(), request.reason().substr(0, 1024));
+  workers_->StopAll(request.run_id(), request.reason().substr(0, 1024),
+                    request.cause() == v1::STOP_CAUSE_LEASE_EXPIRED ? v1::STOP_CAUSE_LEASE_EXPIRED : v1::STOP_CAUSE_REQUESTED);
   return absl::OkStatus();
 }
 
@@ -509,7 +517,7 @@ void RelayBackend::Watch() {
       lock.unlock();
       if (first) {
         Log(LogLevel::kWarning, absl::StrCat("run ", run->run_id(), ": the controller was not heard for a lease; stopping the workers' IO"));
-        workers_->StopAll(run->run_id(), "the controller was not heard for a lease (the relay stopped the run)");
+        workers_->StopAll(run->run_id(), "the controller was not heard for a lease (the relay stopped the run)", v1::STOP_CAUSE_LEASE_EXPIRED);
         workers_->Wake();
       }
     }

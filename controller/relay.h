@@ -106,6 +106,7 @@ class RelayRun final : public SessionRun, public ReportSink {
     LatencyHistogram latency;  // every job and direction
     int64_t start_late_ns = 0;
     std::string stop_reason;  // the first its finals gave
+    v1::StopCause stop_cause = v1::STOP_CAUSE_UNSPECIFIED;
   };
   // Whether worker `w` still owes a report for the interval of `job` that starts then.
   bool ExpectedLocked(uint32_t job, size_t w, int64_t interval_start_unix_ns) const;

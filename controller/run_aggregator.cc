@@ -125,6 +125,7 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     worker_job.elapsed_ns = report.elapsed_ns();
     worker_job.error = report.error();
     worker_job.stop_reason = report.stop_reason();
+    worker_job.stop_cause = report.stop_cause();
     worker_job.notes.assign(report.notes().begin(), report.notes().end());
     worker_job.cpu_user_ns = report.cpu_user_ns();
     worker_job.cpu_system_ns = report.cpu_system_ns();
@@ -443,6 +444,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       worker->set_elapsed_ns(worker_elapsed);
       worker->set_error(worker_job.error);
       worker->set_stop_reason(worker_job.stop_reason);
+      worker->set_stop_cause(worker_job.stop_cause);
       for (const std::string& note : worker_job.notes) worker->add_notes(note);
       // CPU in percent of the threads' time, as fio's usr_cpu/sys_cpu.
       const double thread_ns = static_cast<double>(worker_elapsed) * spec.numjobs();

@@ -142,6 +142,7 @@ class RunAggregator final : public ReportSink {
     bool final = false;
     uint64_t elapsed_ns = 0;
     std::string error, stop_reason;
+    v1::StopCause stop_cause = v1::STOP_CAUSE_UNSPECIFIED;
     std::vector<std::string> notes;
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     std::vector<uint64_t> depth_counts, submit_counts, complete_counts;

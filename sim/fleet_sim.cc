@@ -137,9 +137,12 @@ class SimRun final : public SessionRun {
     start_ = absl::FromUnixNanos(start_unix_ns);
     cv_.notify_all();
   }
-  void Stop(const std::string& reason) {
+  void Stop(const std::string& reason, v1::StopCause cause) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_reason_.empty()) stop_reason_ = reason.empty() ? "stopped" : reason;
+    if (stop_reason_.empty()) {
+      stop_reason_ = reason.empty() ? "stopped" : reason;
+      stop_cause_ = cause == v1::STOP_CAUSE_LEASE_EXPIRED ? cause : v1::STOP_CAUSE_REQUESTED;
+    }
     cv_.notify_all();
   }
 
@@ -147,7 +150,10 @@ class SimRun final : public SessionRun {
     std::unique_lock<std::mutex> lock(mu_);
     uint32_t next = 0;  // the interval to report next
     while (!stop_delivering_ && !stop()) {
-      if (AwakeClock::Now() - last_heard_.load() > lease_ && stop_reason_.empty()) stop_reason_ = "lease expired";
+      if (AwakeClock::Now() - last_heard_.load() > lease_ && stop_reason_.empty()) {
+        stop_reason_ = "lease expired";
+        stop_cause_ = v1::STOP_CAUSE_LEASE_EXPIRED;
+      }
       if (!start_.has_value()) {
         if (!stop_reason_.empty()) return Delivered::kAll;
         // Start and Stop wake it; the lease is checked four times a lease. (Every 100 ms, 10,000
@@ -188,7 +194,10 @@ class SimRun final : public SessionRun {
         if (last) {
           report.set_final(true);
           report.set_elapsed_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(report_end - *start_)));
-          if (stopped && end < *start_ + runtime_) report.set_stop_reason(stop_reason_);
+          if (stopped && end < *start_ + runtime_) {
+            report.set_stop_reason(stop_reason_);
+            report.set_stop_cause(stop_cause_);
+          }
         }
       }
       ++next;
@@ -219,6 +228,7 @@ class SimRun final : public SessionRun {
   std::condition_variable cv_;
   std::optional<absl::Time> start_;
   std::string stop_reason_;
+  v1::StopCause stop_cause_ = v1::STOP_CAUSE_UNSPECIFIED;
   bool stop_delivering_ = false;
 };
 
@@ -264,7 +274,7 @@ class SimWorker final : public SessionBackend {
     return request.start_unix_ns() - NowUnixNs();
   }
   absl::Status DoStop(const v1::StopRequest& request) override {
-    if (std::shared_ptr<SimRun> run = Find(request.run_id())) run->Stop(request.reason());
+    if (std::shared_ptr<SimRun> run = Find(request.run_id())) run->Stop(request.reason(), request.cause());
     return absl::OkStatus();
   }
   absl::StatusOr<std::shared_ptr<SessionRun>> TakeReports(const std::string& run_id) override {

@@ -308,6 +308,7 @@ TEST_F(EndToEnd, InterruptedRunStillReportsWhatWasMeasured) {
   EXPECT_GT(d->ops(), 100u);
   EXPECT_LT(report.jobs(0).elapsed_ns(), 10'000'000'000u);
   EXPECT_EQ(report.jobs(0).workers(0).stop_reason(), "interrupted by the user (Ctrl-C)");
+  EXPECT_EQ(report.jobs(0).workers(0).stop_cause(), v1::STOP_CAUSE_REQUESTED) << "a stop asked for is no lease stop";
   for (TestWorker* w : {&a, &b}) {
     EXPECT_LT(BytesMovedDuring(w->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load on " << w->address();
   }

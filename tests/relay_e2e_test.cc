@@ -261,6 +261,7 @@ TEST_F(Relay, WorkersThatStoppedOnTheirLeaseBehindARelayAreNamed) {
   const v1::RunReport report = Result("frozen");
   ASSERT_EQ(report.relayed_workers_size(), 1);
   EXPECT_THAT(report.relayed_workers(0).stop_reason(), HasSubstr("lease expired"));
+  EXPECT_EQ(report.relayed_workers(0).stop_cause(), v1::STOP_CAUSE_LEASE_EXPIRED);
   EXPECT_TRUE(report.relayed_workers(0).lost().empty()) << "it delivered what it measured";
   EXPECT_LT(report.relayed_workers(0).elapsed_ns(), 8'000'000'000u);
   bool named = false;

@@ -58,7 +58,7 @@ WorkerRun::WorkerRun(v1::PrepareRequest request, RunLayout layout, ReportObserve
 }
 
 WorkerRun::~WorkerRun() {
-  Stop("worker shutting down");
+  Stop("worker shutting down", v1::STOP_CAUSE_SHUTDOWN);
   if (collector_.joinable()) collector_.join();
   for (std::thread& t : io_threads_) {
     if (t.joinable()) t.join();
@@ -350,10 +350,11 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
   return lead;
 }
 
-void WorkerRun::Stop(const std::string& reason) {
+void WorkerRun::Stop(const std::string& reason, v1::StopCause cause) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stop_.stopped()) return;
   stop_reason_ = reason;
+  stop_cause_ = cause;
   stop_.Stop();
   if (started_ && !all_reports_produced_) Log(LogLevel::kInfo, absl::StrCat("run ", request_.run_id(), ": IO stopped early: ", reason));
   if (!started_) {
@@ -433,6 +434,7 @@ void WorkerRun::Publish(v1::IntervalReport report) {
     if (!stop_.stopped()) {
       Log(LogLevel::kWarning, absl::StrCat("run ", request_.run_id(), ": ", reports_.size(), " interval reports unread; stopping its IO"));
       stop_reason_ = absl::StrCat("the controller stopped reading interval reports (", reports_.size(), " queued)");
+      stop_cause_ = v1::STOP_CAUSE_REPORTS_UNREAD;
       stop_.Stop();
     }
     if (!report.final()) {
@@ -544,7 +546,10 @@ void WorkerRun::CollectorLoop() {
       report.set_elapsed_ns(static_cast<uint64_t>(
           std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(state.last_end - measured_from).count())));
       if (!state.first_error.ok()) report.set_error(state.first_error.ToString());
-      if (stop_.stopped()) report.set_stop_reason(stop_reason_);
+      if (stop_.stopped()) {
+        report.set_stop_reason(stop_reason_);
+        report.set_stop_cause(stop_cause_);
+      }
       for (const std::string& note : state.notes) report.add_notes(note);
       // fio's "; N zone resets" of a zbd job.
       if (spec.zones().mode() == v1::ZoneSpec::ZBD) report.add_notes(absl::StrCat("zonemode=zbd: ", state.zone_resets, " zone resets"));

@@ -53,8 +53,9 @@ class WorkerRun final : public SessionRun {
   // Waits until every thread of the run is armed (set up and waiting for the instant, or ended
   // on a setup error) or `given_up` holds (checked every 100 ms); true if armed.
   bool WaitArmed(const std::function<bool()>& given_up);
-  // Stops IO now; the stream then ends with final reports carrying `reason`. Idempotent.
-  void Stop(const std::string& reason);
+  // Stops IO now; the stream then ends with final reports carrying `reason` and `cause`.
+  // Idempotent (the first stop's reason and cause stay).
+  void Stop(const std::string& reason, v1::StopCause cause = v1::STOP_CAUSE_REQUESTED);
   // The lease: the run stops when the controller has not been heard for lease(), counted on
   // the worker's awake clock (worker/awake_clock.h), so time the worker could not run is not
   // taken for the controller's silence.
@@ -152,6 +153,7 @@ class WorkerRun final : public SessionRun {
   int64_t start_unix_ns_ = 0;
   Clock::time_point start_;
   std::string stop_reason_;
+  v1::StopCause stop_cause_ = v1::STOP_CAUSE_UNSPECIFIED;
   std::vector<JobState> jobs_;
   std::deque<v1::IntervalReport> reports_;
   bool stop_delivering_ = false;

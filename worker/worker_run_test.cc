@@ -318,6 +318,7 @@ TEST(WorkerRun, StopEndsIoPromptlyWithAReason) {
   EXPECT_LT(std::chrono::steady_clock::now() - stop_at, std::chrono::seconds(2));
   EXPECT_TRUE(last.final());
   EXPECT_EQ(last.stop_reason(), "test says stop");
+  EXPECT_EQ(last.stop_cause(), v1::STOP_CAUSE_REQUESTED);
 }
 
 // mdtest's phases back to back on one worker (RunSpec.jobs_in_sequence): two tasks under `dir`,

@@ -100,7 +100,7 @@ void WorkerServiceImpl::ExpireLease(const std::string& run_id, WorkerRun& run) {
   }
   if (!run.finished()) {
     Log(LogLevel::kWarning, absl::StrCat("run ", run_id, ": no heartbeat from the controller within the lease; stopping its IO"));
-    run.Stop("lease expired: the controller stopped sending heartbeats");
+    run.Stop("lease expired: the controller stopped sending heartbeats", v1::STOP_CAUSE_LEASE_EXPIRED);
   }
 }
 
@@ -155,7 +155,7 @@ std::shared_ptr<WorkerRun> WorkerServiceImpl::FindRun(const std::string& run_id)
 
 void WorkerServiceImpl::StopAll(const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [id, run] : runs_) run->Stop(reason);
+  for (auto& [id, run] : runs_) run->Stop(reason, v1::STOP_CAUSE_SHUTDOWN);
 }
 
 grpc::Status WorkerServiceImpl::Hello(grpc::ServerContext* context, const v1::HelloRequest* request,
@@ -285,7 +285,10 @@ grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext* context, const v1::Sto
 absl::Status WorkerServiceImpl::DoStop(const v1::StopRequest& request) {
   auto run = FindRun(request.run_id());
   if (!run) return NoRun(request.run_id());
-  run->Stop(request.reason().empty() ? "stopped by the controller" : request.reason().substr(0, 1024));
+  // (A cause this worker does not know, from a newer controller, is taken as a plain stop.)
+  const v1::StopCause cause =
+      request.cause() == v1::STOP_CAUSE_LEASE_EXPIRED ? v1::STOP_CAUSE_LEASE_EXPIRED : v1::STOP_CAUSE_REQUESTED;
+  run->Stop(request.reason().empty() ? "stopped by the controller" : request.reason().substr(0, 1024), cause);
   return absl::OkStatus();
 }
 

@@ -49,7 +49,7 @@ class WorkerServiceImpl final : public v1::WorkerService::Service, private Sessi
   // The sessions this worker holds (ControllerDialer's too).
   SessionRegistry* sessions() { return &sessions_; }
 
-  // Stops every run (used on SIGTERM before the server shuts down).
+  // Stops every run (used on SIGTERM before the server shuts down; their cause: SHUTDOWN).
   void StopAll(const std::string& reason);
   // Testing only (--clock-skew): the worker's clock as clock probes see it is off by `skew`.
   void set_clock_skew_for_testing(absl::Duration skew) { clock_skew_ = skew; }

@@ -181,13 +181,18 @@ TEST_F(WorkerSessionTest, RunsLiveWhileTheControllerTalksAndStopAtTheLeaseWhenIt
   // The controller goes quiet, its stream still open: the run stops at its lease and its final
   // report says why.
   std::string stop_reason;
+  v1::StopCause stop_cause = v1::STOP_CAUSE_UNSPECIFIED;
   while (stream->Read(&in)) {
     for (const v1::IntervalReport& report : in.reports().reports()) {
-      if (report.final()) stop_reason = report.stop_reason();
+      if (report.final()) {
+        stop_reason = report.stop_reason();
+        stop_cause = report.stop_cause();
+      }
     }
     if (!stop_reason.empty()) break;
   }
   EXPECT_THAT(stop_reason, HasSubstr("lease expired"));
+  EXPECT_EQ(stop_cause, v1::STOP_CAUSE_LEASE_EXPIRED);
   context->TryCancel();
   (void)stream->Finish();
 }
