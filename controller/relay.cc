@@ -479,8 +479,7 @@ absl::StatusOr<int64_t> RelayBackend::DoStart(const v1::StartRequest& request) {
 
 absl::Status RelayBackend::DoStop(const v1::StopRequest& request) {
   if (request.run_id().size() > 128) return absl::InvalidArgumentError("run id longer than 128 bytes");
-  workers_->StopAll(request.run_id(), request.reason().substr(0, 1024),
-                    request.cause() == v1::STOP_CAUSE_LEASE_EXPIRED ? v1::STOP_CAUSE_LEASE_EXPIRED : v1::STOP_CAUSE_REQUESTED);
+  workers_->StopAll(request.run_id(), request.reason().substr(0, 1024), RequestedStopCause(request));
   return absl::OkStatus();
 }
 

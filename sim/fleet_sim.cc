@@ -46,6 +46,7 @@
 #include "job/rw_mode.h"
 #include "worker/controller_dialer.h"
 #include "worker/session_registry.h"
+#include "worker/session_run.h"
 
 namespace iofleet {
 namespace {
@@ -141,7 +142,7 @@ class SimRun final : public SessionRun {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_reason_.empty()) {
       stop_reason_ = reason.empty() ? "stopped" : reason;
-      stop_cause_ = cause == v1::STOP_CAUSE_LEASE_EXPIRED ? cause : v1::STOP_CAUSE_REQUESTED;
+      stop_cause_ = cause;
     }
     cv_.notify_all();
   }
@@ -274,7 +275,7 @@ class SimWorker final : public SessionBackend {
     return request.start_unix_ns() - NowUnixNs();
   }
   absl::Status DoStop(const v1::StopRequest& request) override {
-    if (std::shared_ptr<SimRun> run = Find(request.run_id())) run->Stop(request.reason(), request.cause());
+    if (std::shared_ptr<SimRun> run = Find(request.run_id())) run->Stop(request.reason(), RequestedStopCause(request));
     return absl::OkStatus();
   }
   absl::StatusOr<std::shared_ptr<SessionRun>> TakeReports(const std::string& run_id) override {

@@ -20,6 +20,12 @@ inline std::chrono::nanoseconds RequestedLease(const v1::PrepareRequest& request
   return request.lease_ns() > 0 ? std::chrono::nanoseconds(request.lease_ns()) : std::chrono::seconds(5);
 }
 
+// Why a stop request stops a run: LEASE_EXPIRED from a relay whose own controller went silent,
+// else REQUESTED (a cause this build does not know, from a newer controller, is a plain stop).
+inline v1::StopCause RequestedStopCause(const v1::StopRequest& request) {
+  return request.cause() == v1::STOP_CAUSE_LEASE_EXPIRED ? v1::STOP_CAUSE_LEASE_EXPIRED : v1::STOP_CAUSE_REQUESTED;
+}
+
 class SessionRun {
  public:
   virtual ~SessionRun() = default;

@@ -17,6 +17,7 @@
 #include "job/run_limits.h"
 #include "worker/host_facts.h"
 #include "worker/request_validation.h"
+#include "worker/session_run.h"
 
 namespace iofleet {
 namespace {
@@ -285,10 +286,7 @@ grpc::Status WorkerServiceImpl::Stop(grpc::ServerContext* context, const v1::Sto
 absl::Status WorkerServiceImpl::DoStop(const v1::StopRequest& request) {
   auto run = FindRun(request.run_id());
   if (!run) return NoRun(request.run_id());
-  // (A cause this worker does not know, from a newer controller, is taken as a plain stop.)
-  const v1::StopCause cause =
-      request.cause() == v1::STOP_CAUSE_LEASE_EXPIRED ? v1::STOP_CAUSE_LEASE_EXPIRED : v1::STOP_CAUSE_REQUESTED;
-  run->Stop(request.reason().empty() ? "stopped by the controller" : request.reason().substr(0, 1024), cause);
+  run->Stop(request.reason().empty() ? "stopped by the controller" : request.reason().substr(0, 1024), RequestedStopCause(request));
   return absl::OkStatus();
 }
 
