@@ -392,11 +392,18 @@ int Main(int argc, char** argv) {
   });
   const IntervalPool pool(options.seed, options.buckets);
   std::vector<std::unique_ptr<SimWorker>> fleet;
+  // Worker i dials the (i * k / N)-th of k controllers; a connection carries up to
+  // per_connection workers of one controller's block.
   std::shared_ptr<grpc::Channel> channel;
+  size_t block = SIZE_MAX;
   int on_channel = 0;
   for (int i = 0; i < workers; ++i) {
-    const std::string& controller = controllers[static_cast<size_t>(i) * controllers.size() / static_cast<size_t>(workers)];
-    if (i > 0 && controller != controllers[static_cast<size_t>(i - 1) * controllers.size() / static_cast<size_t>(workers)]) on_channel = 0;
+    const size_t this_block = static_cast<size_t>(i) * controllers.size() / static_cast<size_t>(workers);
+    const std::string& controller = controllers[this_block];
+    if (this_block != block) {
+      block = this_block;
+      on_channel = 0;
+    }
     if (on_channel++ % per_connection == 0) channel = ControllerDialer::NewChannel(controller, *security);
     fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, controller, *security, channel));
     fleet.back()->Start();
