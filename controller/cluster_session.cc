@@ -1118,7 +1118,7 @@ void ClusterSession::NoteRelayed(const v1::RelaySummary& summary, const std::str
     into->set_latency_p99_ns(std::max(into->latency_p99_ns(), w.latency_p99_ns()));
     into->set_late_intervals(into->late_intervals() + w.late_intervals());
     if (into->lost().empty()) into->set_lost(w.lost());
-    if (into->stop_reason().empty() && into->stop_cause() == v1::STOP_CAUSE_UNSPECIFIED) {
+    if (into->stop_reason().empty()) {
       into->set_stop_reason(w.stop_reason());
       into->set_stop_cause(w.stop_cause());
     }

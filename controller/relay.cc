@@ -114,7 +114,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
     if (report.final()) {
       figures.elapsed_ns = std::max(figures.elapsed_ns, report.elapsed_ns());
       figures.start_late_ns = std::max(figures.start_late_ns, report.start_late_ns());
-      if (figures.stop_reason.empty() && figures.stop_cause == v1::STOP_CAUSE_UNSPECIFIED) {
+      if (figures.stop_reason.empty()) {  // (a reason and its cause travel together)
         figures.stop_reason = report.stop_reason();
         figures.stop_cause = report.stop_cause();
       }
@@ -214,7 +214,7 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
     any = true;
     merged.set_elapsed_ns(std::max(merged.elapsed_ns(), f->elapsed_ns()));
     if (!f->error().empty()) errors.push_back(absl::StrCat("worker ", workers_[w], ": ", f->error()));
-    if (merged.stop_reason().empty() && merged.stop_cause() == v1::STOP_CAUSE_UNSPECIFIED) {
+    if (merged.stop_reason().empty()) {
       merged.set_stop_reason(f->stop_reason());
       merged.set_stop_cause(f->stop_cause());
     }
