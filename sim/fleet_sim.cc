@@ -37,6 +37,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "google/protobuf/unknown_field_set.h"
 #include "common/command_line.h"
 #include "common/log.h"
 #include "common/protocol_version.h"
@@ -92,21 +93,38 @@ v1::DirectionStats DrawDirection(uint64_t key, int buckets) {
 }
 
 // What a report's direction is drawn from: 256 intervals made once (drawing thousands a second
-// would be the simulator's whole cost), picked by the report's key.
+// would be the simulator's whole cost), picked by the report's key. They are kept serialized and
+// go into a report as its bytes (a length-delimited field 6, `directions`, among the report's
+// unknown fields, which protobuf writes out verbatim): on the wire the same report as one built
+// field by field, without building, serializing and freeing two histograms' arrays per job and
+// interval. 1,000 simulated workers x 2 behind 20 relays, 8 s of a run, two interleaved pairs:
+// 2.44-2.51 -> 1.42-1.52 CPU-s (2026-12-02).
 class IntervalPool {
  public:
   IntervalPool(uint64_t seed, int buckets) {
-    for (uint64_t i = 0; i < 256; ++i) pool_.push_back(DrawDirection(Mix(seed ^ i), buckets));
+    for (uint64_t i = 0; i < 256; ++i) {
+      const v1::DirectionStats stats = DrawDirection(Mix(seed ^ i), buckets);
+      pool_.push_back({stats.SerializeAsString(), stats.ops()});
+    }
   }
-  v1::DirectionStats Pick(v1::Direction direction, uint64_t key, uint64_t block_size) const {
-    v1::DirectionStats stats = pool_[key % pool_.size()];
-    stats.set_direction(direction);
-    stats.set_bytes(stats.ops() * block_size);
-    return stats;
+  // Adds the direction picked by `key` to `report`, as report->add_directions() would.
+  void AddTo(v1::IntervalReport* report, v1::Direction direction, uint64_t key, uint64_t block_size) const {
+    const Drawn& drawn = pool_[key % pool_.size()];
+    v1::DirectionStats rest;  // what differs from report to report
+    rest.set_direction(direction);
+    rest.set_bytes(drawn.ops * block_size);
+    std::string* bytes = report->GetReflection()->MutableUnknownFields(report)->AddLengthDelimited(v1::IntervalReport::kDirectionsFieldNumber);
+    bytes->reserve(drawn.serialized.size() + rest.ByteSizeLong());
+    bytes->append(drawn.serialized);
+    rest.AppendToString(bytes);  // (a message's fields may come in any order)
   }
 
  private:
-  std::vector<v1::DirectionStats> pool_;
+  struct Drawn {
+    std::string serialized;  // a v1::DirectionStats without its direction and bytes
+    uint64_t ops;
+  };
+  std::vector<Drawn> pool_;
 };
 
 // One simulated worker's run: its reports, made up at each interval's end.
@@ -190,8 +208,8 @@ class SimRun final : public SessionRun {
         const bool reads = ReadsData(job.rw());
         const bool writes = WritesData(job.rw());
         const uint64_t key = Key(options_.seed, request_.worker_index(), static_cast<uint64_t>(j), next);
-        if (reads) *report.add_directions() = pool_->Pick(v1::READ, key, std::max<uint64_t>(job.read_bs().min(), 1));
-        if (writes) *report.add_directions() = pool_->Pick(v1::WRITE, Mix(key), std::max<uint64_t>(job.write_bs().min(), 1));
+        if (reads) pool_->AddTo(&report, v1::READ, key, std::max<uint64_t>(job.read_bs().min(), 1));
+        if (writes) pool_->AddTo(&report, v1::WRITE, Mix(key), std::max<uint64_t>(job.write_bs().min(), 1));
         if (last) {
           report.set_final(true);
           report.set_elapsed_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(report_end - *start_)));
