@@ -269,6 +269,32 @@ TEST_F(Relay, WorkersThatStoppedOnTheirLeaseBehindARelayAreNamed) {
   EXPECT_TRUE(named) << report.DebugString();
 }
 
+// The relay's own lease: a controller silent past it (here frozen) has the relay stop its
+// workers' IO, with the cause a lease stop has, not that of a stop the controller asked for; once
+// the controller is back, it hears the workers' figures up to then and names them.
+TEST_F(Relay, ARelayWhoseControllerWentSilentStopsItsWorkersOnTheLease) {
+  auto controller = Controller(Job("[w]\nrw=randwrite\nbs=4k\nsize=1m\nruntime=10s\ntime_based\nrate_iops=100\n"), 1, {"--lease", "1s"}, "silent");
+  ASSERT_FALSE(port_.empty());
+  std::string relay_port;
+  auto relay = RelayTo(port_, 1, "relay", &relay_port, {"--lease", "30s"});  // (the worker's own lease does not run out)
+  ASSERT_FALSE(relay_port.empty());
+  auto worker = WorkerDialling(relay_port, "worker");
+  ASSERT_TRUE(controller->WaitForOutput("IOPS", std::chrono::seconds(30), true)) << controller->Stderr() << relay->Stderr();
+  controller->Signal(SIGSTOP);
+  const bool stopped = relay->WaitForOutput("the controller was not heard for a lease; stopping the workers' IO", std::chrono::seconds(20), true);
+  controller->Signal(SIGCONT);
+  ASSERT_TRUE(stopped) << relay->Stderr();
+  EXPECT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 1) << controller->Stderr() << relay->Stderr();
+  EXPECT_THAT(controller->Stderr(), HasSubstr("1 worker stopped before the jobs' end (the controller was not heard for a lease"));
+  const v1::RunReport report = Result("silent");
+  ASSERT_EQ(report.relayed_workers_size(), 1) << report.DebugString();
+  EXPECT_THAT(report.relayed_workers(0).stop_reason(), HasSubstr("the controller was not heard for a lease"));
+  EXPECT_EQ(report.relayed_workers(0).stop_cause(), v1::STOP_CAUSE_LEASE_EXPIRED);
+  EXPECT_TRUE(report.relayed_workers(0).lost().empty()) << "it delivered what it measured";
+  EXPECT_GT(report.relayed_workers(0).ops(), 0u);
+  EXPECT_LT(report.relayed_workers(0).elapsed_ns(), 10'000'000'000u);
+}
+
 // mdtest counts its tasks, ranks and nodes by the sessions it holds: through a relay those would
 // be the relay's. It says so and stops, before any directory is made.
 TEST_F(Relay, MdtestThroughARelayIsRefusedWithTheReason) {
