@@ -14,7 +14,8 @@
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
 #                                         FLAGS="--worker-intervals all": more controller options
 #                                         SIM_FLAGS: more simulator options; SIM_PROCS: simulator
-#                                         processes for relayN/R (default R, one per relay)
+#                                         processes for relayN/R (default R, one per relay);
+#                                         RELAY_FLAGS: more relay options (e.g. --lease 20s)
 # An N written simN plays N workers from one iofleet-fleet-sim process (sim/fleet_sim.cc: the
 # worker's session code, made-up reports with BUCKETS=200 non-empty histogram buckets per job
 # and interval) dialling the controller; relayN/R puts R iofleet relay processes between them
@@ -57,7 +58,7 @@ for spec in "${counts[@]}"; do
       fed=""
       for r in $(seq 1 "$relays"); do
         nice -n "${RELAY_NICE:-0}" "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
-          --wait 10m > /dev/null 2> "$dir/relay-$r.err" &
+          --wait 10m ${RELAY_FLAGS:-} > /dev/null 2> "$dir/relay-$r.err" &
         fleet+=($!)
         fed="${fed:+$fed,}127.0.0.1:$((base + r))"
         if [ $((r % (relays / procs))) -eq 0 ]; then
