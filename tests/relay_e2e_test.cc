@@ -52,6 +52,22 @@ class Relay : public ListeningControllerTest {
     argv.insert(argv.end(), extra.begin(), extra.end());
     return std::make_unique<TestProcess>(argv, base_ + "/" + name);
   }
+  // The one worker of run `name`, behind a relay, stopped on a lease (`reason`) before the job's
+  // `runtime_ns`: the controller (its `stderr`) names it, and its figures up to then came in.
+  void ExpectStoppedOnLease(const std::string& name, const std::string& stderr_text, const std::string& reason, uint64_t runtime_ns) {
+    EXPECT_THAT(stderr_text, HasSubstr("1 worker stopped before the jobs' end (" + reason));
+    const v1::RunReport report = Result(name);
+    ASSERT_EQ(report.relayed_workers_size(), 1) << report.DebugString();
+    const v1::RelayedWorkerSummary& worker = report.relayed_workers(0);
+    EXPECT_THAT(worker.stop_reason(), HasSubstr(reason));
+    EXPECT_EQ(worker.stop_cause(), v1::STOP_CAUSE_LEASE_EXPIRED);
+    EXPECT_TRUE(worker.lost().empty()) << "it delivered what it measured";
+    EXPECT_GT(worker.ops(), 0u);
+    EXPECT_LT(worker.elapsed_ns(), runtime_ns);
+    bool named = false;
+    for (const std::string& problem : report.problems()) named |= absl::StrContains(problem, worker.address());
+    EXPECT_TRUE(named) << report.DebugString();
+  }
   // Under ThreadSanitizer (tools/run_tests.sh) a race in a relay or the simulator is reported on
   // its stderr; their exit codes are not seen (they are stopped, not ended).
   static void ExpectNoRaceReported(const TestProcess& process, const std::string& name) {
@@ -257,16 +273,7 @@ TEST_F(Relay, WorkersThatStoppedOnTheirLeaseBehindARelayAreNamed) {
   relay->Signal(SIGCONT);
   ASSERT_TRUE(stopped) << worker->Stderr();
   EXPECT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 1) << controller->Stderr() << relay->Stderr();
-  EXPECT_THAT(controller->Stderr(), HasSubstr("1 worker stopped before the jobs' end (lease expired"));
-  const v1::RunReport report = Result("frozen");
-  ASSERT_EQ(report.relayed_workers_size(), 1);
-  EXPECT_THAT(report.relayed_workers(0).stop_reason(), HasSubstr("lease expired"));
-  EXPECT_EQ(report.relayed_workers(0).stop_cause(), v1::STOP_CAUSE_LEASE_EXPIRED);
-  EXPECT_TRUE(report.relayed_workers(0).lost().empty()) << "it delivered what it measured";
-  EXPECT_LT(report.relayed_workers(0).elapsed_ns(), 8'000'000'000u);
-  bool named = false;
-  for (const std::string& problem : report.problems()) named |= absl::StrContains(problem, report.relayed_workers(0).address());
-  EXPECT_TRUE(named) << report.DebugString();
+  ExpectStoppedOnLease("frozen", controller->Stderr(), "lease expired", 8'000'000'000u);
 }
 
 // The relay's own lease: a controller silent past it (here frozen) has the relay stop its
@@ -285,14 +292,7 @@ TEST_F(Relay, ARelayWhoseControllerWentSilentStopsItsWorkersOnTheLease) {
   controller->Signal(SIGCONT);
   ASSERT_TRUE(stopped) << relay->Stderr();
   EXPECT_EQ(controller->Wait(std::chrono::seconds(60)).value_or(-1), 1) << controller->Stderr() << relay->Stderr();
-  EXPECT_THAT(controller->Stderr(), HasSubstr("1 worker stopped before the jobs' end (the controller was not heard for a lease"));
-  const v1::RunReport report = Result("silent");
-  ASSERT_EQ(report.relayed_workers_size(), 1) << report.DebugString();
-  EXPECT_THAT(report.relayed_workers(0).stop_reason(), HasSubstr("the controller was not heard for a lease"));
-  EXPECT_EQ(report.relayed_workers(0).stop_cause(), v1::STOP_CAUSE_LEASE_EXPIRED);
-  EXPECT_TRUE(report.relayed_workers(0).lost().empty()) << "it delivered what it measured";
-  EXPECT_GT(report.relayed_workers(0).ops(), 0u);
-  EXPECT_LT(report.relayed_workers(0).elapsed_ns(), 10'000'000'000u);
+  ExpectStoppedOnLease("silent", controller->Stderr(), "the controller was not heard for a lease", 10'000'000'000u);
 }
 
 // mdtest counts its tasks, ranks and nodes by the sessions it holds: through a relay those would
