@@ -127,11 +127,8 @@ try:
         fleet_cores = (inside[-1][2] - inside[0][2]) * 0.01 / ((inside[-1][0] - inside[0][0]) / 1e9)
 except (OSError, ValueError, IndexError):
     pass
-if r.get('relayed_workers') and lat:
-    # Behind relays an interval is "complete" per relay: count the workers' reports that came after
-    # their relay's grace (they went up as amendments) against all of them.
-    late_reports = sum(int(w.get('late_intervals', 0)) for w in r['relayed_workers'])
-    complete = len(lat) * (1 - late_reports / (n * len(r['jobs']) * len(lat)))
+# (Behind relays too an interval is complete when every worker's report is in: the relays say how
+# many they carry and owe, and the controller waits for the late ones up to its grace.)
 pct = lambda p: lat[min(len(lat) - 1, int(p * len(lat)))] if lat else float('nan')
 cluster = sum(int(dd.get('ops', 0)) for j in r['jobs'] for dd in j['directions'])
 per_worker = sum(int(dd.get('ops', 0)) for j in r['jobs'] for w in j['workers'] for dd in w['directions'])

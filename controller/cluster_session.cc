@@ -399,6 +399,14 @@ uint32_t ClusterSession::relayed_workers() const {
   return static_cast<uint32_t>(TotalWeightLocked());  // bounded when the session opened
 }
 
+std::vector<uint32_t> ClusterSession::RelayedBySession() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint32_t> relayed;
+  relayed.reserve(peers_.size());
+  for (const Peer& p : peers_) relayed.push_back(IsRelay(p) ? p.hello->relayed_workers() : 0);
+  return relayed;
+}
+
 void ClusterSession::WaitForInterrupt() {
   WaitUntil([] { return false; }, absl::InfiniteDuration(), true);
 }

@@ -102,6 +102,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   size_t size() const { return links_.size(); }
   // The workers this session stands for: its sessions, a relay's counting as its workers.
   uint32_t relayed_workers() const;
+  // Per session, in address order: the workers a relay stands for, 0 for a worker itself.
+  std::vector<uint32_t> RelayedBySession() const;
   const std::vector<std::string>& addresses() const { return addresses_; }
   bool local() const { return local_; }
 

@@ -275,6 +275,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   const v1::RunSpec& spec = resolution->spec;
   if (resolved != nullptr) *resolved = spec;
   RunAggregator aggregator(spec, (*session)->addresses());
+  aggregator.SetRelayedWorkers((*session)->RelayedBySession());
   LiveView live(spec, (*session)->addresses(), run_id,
                 LiveViewOptions{.progress = !o.session.quiet,
                                 .interval_log = o.session.interval_log,

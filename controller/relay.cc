@@ -27,14 +27,15 @@ void AddCounts(const google::protobuf::RepeatedField<uint64_t>& from, google::pr
 
 }  // namespace
 
-RelayRun::RelayRun(v1::PrepareRequest request, std::vector<std::string> workers, absl::Duration grace)
-    : request_(std::move(request)), workers_(std::move(workers)), jobs_(static_cast<uint32_t>(request_.spec().jobs_size())),
+RelayRun::RelayRun(v1::PrepareRequest request, std::vector<std::string> workers, std::vector<uint32_t> relayed, absl::Duration grace)
+    : request_(std::move(request)), workers_(std::move(workers)), relayed_(std::move(relayed)), jobs_(static_cast<uint32_t>(request_.spec().jobs_size())),
       lease_(RequestedLease(request_)), grace_(grace),
       last_heard_(AwakeClock::Now()) {
   finals_.assign(jobs_, std::vector<std::optional<v1::IntervalReport>>(workers_.size()));
   last_end_.assign(jobs_, std::vector<int64_t>(workers_.size(), 0));
   final_sent_.assign(jobs_, false);
   lost_.assign(workers_.size(), false);
+  relayed_.resize(workers_.size(), 0);
   finals_in_.assign(jobs_, 0);
   figures_.resize(workers_.size());
 }
@@ -130,20 +131,24 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       // The interval went up without this worker: its report follows, merged with the other
       // late ones of that interval that come before the next forwarding tick (a relay whose
       // workers are all late sends one amendment per interval, not one per worker).
-      if (report.directions_size() > 0 || report.block_devices_size() > 0 || report.profiles_size() > 0) late_.try_emplace(key, report).first->second.Add(report);
+      // (A worker's report forwarded late carries itself; a relay's below, what it says.)
+      const uint32_t carried = relayed_[worker] > 0 ? report.reports_carried() : 1;
+      if (report.directions_size() > 0 || report.block_devices_size() > 0 || report.profiles_size() > 0 || carried > 0) {
+        ReportSum& late = late_.try_emplace(key, report).first->second;
+        late.Carry(carried);
+        late.Add(report);
+      }
       ++figures.late_intervals;
     } else {
       auto [it, first] = held_.try_emplace(key, report);
       Held& held = it->second;
       if (first) {
-        held.in.assign(workers_.size(), false);
+        held.in.resize(workers_.size());
       } else {
         held.sum.Span(report);
       }
-      if (!held.in[worker]) {
-        held.in[worker] = true;
-        ++held.reporting;
-      }
+      if (!held.in[worker].in) ++held.reporting;
+      held.sum.Carry(held.in[worker].Add(report, relayed_[worker] > 0));
       held.sum.Add(report);
     }
     touched[job] = true;
@@ -156,6 +161,18 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
 }
 
 void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
+  // What the interval owes: what its workers in said, and every worker of those still expected
+  // that has not reported (a relay below, all of its workers).
+  uint64_t owed = 0;
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    const CarriedReports& in = held->second.in[w];
+    if (in.in) {
+      owed += in.expected();
+    } else if (ExpectedLocked(held->first.first, w, held->second.sum.start_unix_ns())) {
+      owed += std::max<uint32_t>(1, relayed_[w]);
+    }
+  }
+  held->second.sum.Owe(static_cast<uint32_t>(std::min<uint64_t>(owed, UINT32_MAX)));
   forwarded_.insert(held->first);
   out_.push_back(std::move(held->second.sum).Take());
   held_.erase(held);
@@ -169,8 +186,8 @@ void RelayRun::ForwardCompleteLocked(uint32_t job) {
     auto next = std::next(it);
     if (it->second.reporting >= owing) {  // else one of them has not reported (the common case)
       size_t expected = 0;
-      for (size_t w = 0; w < workers_.size(); ++w) expected += it->second.in[w] || ExpectedLocked(job, w, it->second.sum.start_unix_ns());
-      if (it->second.reporting >= expected) ForwardLocked(it);
+      for (size_t w = 0; w < workers_.size(); ++w) expected += it->second.in[w].in || ExpectedLocked(job, w, it->second.sum.start_unix_ns());
+      if (it->second.reporting >= expected) ForwardLocked(it);  // (a relay below may still owe some: the controller waits for them)
     }
     it = next;
   }
@@ -391,11 +408,9 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
     return absl::InvalidArgumentError(absl::StrCat("worker_index ", request.worker_index(), " + the relay's ", share, " workers exceeds worker_count ",
                                                    request.worker_count(), " (a controller older than relays? it needs protocol ", kRelayProtocol, ")"));
   }
-  auto run = std::make_shared<RelayRun>(request, [&] {
-    std::vector<std::string> addresses;
-    for (const ClusterSession::PeerState& state : workers_->PeerStates()) addresses.push_back(state.address);
-    return addresses;
-  }(),
+  std::vector<std::string> addresses;
+  for (const ClusterSession::PeerState& state : workers_->PeerStates()) addresses.push_back(state.address);
+  auto run = std::make_shared<RelayRun>(request, std::move(addresses), workers_->RelayedBySession(),
       // A quarter of the controller's (twice the interval, at least 2 s): a partial interval
       // reaches it well before it publishes without the relay, so that through relays the
       // live view is as fresh as direct (a worker later than this is an amendment, as it is to
@@ -506,7 +521,11 @@ void RelayBackend::Watch() {
     absl::Time wake = absl::Now() + std::min(absl::FromChrono(run->lease() / 10), absl::Seconds(1));
     const bool started = started_, prepared = prepared_;
     lock.unlock();
-    if (started) wake = std::min(wake, run->ForwardDue(absl::Now()));
+    // While it runs, workers' reports that came after their interval went up follow it within
+    // kLateBatch (those arriving together in one report): the controller holds the interval
+    // until they are in (or its own grace ends).
+    constexpr absl::Duration kLateBatch = absl::Milliseconds(100);
+    if (started) wake = std::min({wake, run->ForwardDue(absl::Now()), absl::Now() + kLateBatch});
     // Its lease counts from the end of the preparation (the session renews it from then on; a
     // controller gone during the preparation ends the session, which gives the preparation up).
     if (prepared && run->LeaseExpired(AwakeClock::Now())) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "controller/carried_reports.h"
 #include "controller/cluster_session.h"
 #include "controller/report_sink.h"
 #include "histogram/latency_histogram.h"
@@ -44,9 +45,10 @@ namespace iofleet {
 // reports out.
 class RelayRun final : public SessionRun, public ReportSink {
  public:
-  // `workers`: the relay's session's workers (addresses) in index order; `grace`: how long an
+  // `workers`: the relay's session's workers (addresses) in index order; `relayed`: for each,
+  // the workers it stands for if it is a relay itself (0: a worker); `grace`: how long an
   // interval waits for a worker's report after its end before it goes up without it.
-  RelayRun(v1::PrepareRequest request, std::vector<std::string> workers, absl::Duration grace);
+  RelayRun(v1::PrepareRequest request, std::vector<std::string> workers, std::vector<uint32_t> relayed, absl::Duration grace);
 
   const v1::PrepareRequest& request() const { return request_; }
 
@@ -86,6 +88,10 @@ class RelayRun final : public SessionRun, public ReportSink {
     void Span(const v1::IntervalReport& report);
     int64_t start_unix_ns() const { return header_.start_unix_ns(); }
     int64_t end_unix_ns() const { return header_.end_unix_ns(); }
+    // The workers' reports it carries (IntervalReport.reports_carried when it goes up).
+    void Carry(uint32_t reports) { header_.set_reports_carried(header_.reports_carried() + reports); }
+    // The workers' reports owed for the interval when it goes up (IntervalReport.reports_owed).
+    void Owe(uint32_t reports) { header_.set_reports_owed(reports); }
     v1::IntervalReport Take() &&;
 
    private:
@@ -97,8 +103,8 @@ class RelayRun final : public SessionRun, public ReportSink {
   struct Held {
     explicit Held(const v1::IntervalReport& first) : sum(first) {}
     ReportSum sum;
-    std::vector<bool> in;
-    size_t reporting = 0;
+    std::vector<CarriedReports> in;  // [worker]: has it reported, and (a relay) how much
+    size_t reporting = 0;            // workers in
   };
   struct WorkerFigures {
     uint64_t ops = 0, bytes = 0, errors = 0, elapsed_ns = 0;
@@ -122,6 +128,7 @@ class RelayRun final : public SessionRun, public ReportSink {
 
   const v1::PrepareRequest request_;
   const std::vector<std::string> workers_;
+  std::vector<uint32_t> relayed_;  // [worker]: a relay's workers, 0 for a worker
   const uint32_t jobs_;
   const std::chrono::nanoseconds lease_;
   const absl::Duration grace_;

@@ -29,6 +29,11 @@ RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
   job_start_unix_ns_.assign(spec_.jobs_size(), 0);
 }
 
+void RunAggregator::SetRelayedWorkers(std::vector<uint32_t> relayed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  relayed_ = std::move(relayed);
+}
+
 void RunAggregator::MarkStarted(size_t job, int64_t start_unix_ns) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -162,6 +167,12 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     by_worker.ops += stats.ops();
     by_worker.bytes += stats.bytes();
   }
+  // The workers' reports it carries (behind a relay, those of the interval's that it sent up
+  // late come in further reports of the interval).
+  interval.reports_owed_in -= by_worker.reports.expected();
+  const uint32_t carried = by_worker.reports.Add(report, worker_index < relayed_.size() && relayed_[worker_index] > 0);
+  interval.reports_in += carried;
+  interval.reports_owed_in += by_worker.reports.expected();
   // The phase-wide view of the same span: all jobs of the phase, all workers. (Its totals are
   // its jobs' intervals merged when it is published: a few merges a second, not one per report
   // into the same few histograms.)
@@ -190,7 +201,8 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     if (index >= 0 && index < kDirectionCount) own.directions[index] = std::move(stats);
   }
   if (worker_observer_) worker_observer_(own);
-  return first_of_worker && interval.workers.size() == workers_.size();
+  // (Full now, by this report's workers: a repeat, or a relay's empty final, fills nothing.)
+  return carried > 0 && interval.workers.size() == workers_.size() && interval.reports_in >= interval.reports_owed_in;
 }
 
 bool RunAggregator::Expected(size_t job, size_t w, const ClusterInterval& interval) const {
@@ -249,19 +261,21 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
       // again — TakeDue runs several times a second over every interval of a long run.
       if (interval.settled && interval.additions == interval.published_reports) {
         auto& counts = phase_counts[phase][index];  // every expected report in: as many as are in
-        counts.first += interval.workers.size();
-        counts.second += interval.workers.size();
+        counts.first += interval.reports_in;
+        counts.second += interval.reports_in;
         continue;
       }
+      // Counted in workers' reports: a session that has not reported owes its workers' (a
+      // relay's, all of them), one that has owes what it said it would.
       std::vector<size_t> late;
-      size_t expected = 0;
+      size_t expected = interval.reports_owed_in;
       for (size_t w = 0; w < workers_.size(); ++w) {
-        if (!Expected(j, w, interval) && interval.workers.count(w) == 0) continue;
-        ++expected;
-        if (interval.workers.count(w) == 0) late.push_back(w);
+        if (interval.workers.count(w) != 0 || !Expected(j, w, interval)) continue;
+        expected += Weight(w);
+        late.push_back(w);
       }
       auto& counts = phase_counts[phase][index];
-      counts.first += interval.workers.size();
+      counts.first += interval.reports_in;
       counts.second += expected;
       for (size_t w : late) {
         auto& l = phase_late[phase][index];
@@ -271,12 +285,13 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
       // job interval's totals.)
       FoldSums(interval);
       std::optional<PublishedInterval> published =
-          Due(interval, interval.workers.size(), expected, interval.additions, now_unix_ns, grace_ns, &next_grace_end);
+          Due(interval, interval.reports_in, expected, interval.additions, now_unix_ns, grace_ns, &next_grace_end);
       if (!published) continue;
       published->scope = PublishedInterval::Scope::kJob;
       published->job = static_cast<int>(j);
       published->phase = phase;
       published->index = index;
+      published->workers_reporting = static_cast<uint32_t>(interval.reports_in);
       published->workers_expected = static_cast<uint32_t>(expected);
       published->late_workers = late;
       interval.settled = published->complete;
@@ -288,19 +303,36 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
       const auto [in, expected] = phase_counts[phase][index];
       std::optional<PublishedInterval> published = Due(interval, in, expected, interval.additions, now_unix_ns, grace_ns, &next_grace_end);
       if (!published) continue;
+      // Workers, not sessions: one is reporting when it reported any of the phase's jobs; behind
+      // a relay (which counts each job apart) as many as for the job with the most.
       Totals totals;
+      std::vector<std::pair<uint32_t, uint32_t>> by_session(workers_.size());  // (reporting, expected)
       for (size_t j = 0; j < per_job_intervals_.size(); ++j) {
         if (phases_.phase_of[j] != phase) continue;
-        if (auto job_interval = per_job_intervals_[j].find(index); job_interval != per_job_intervals_[j].end()) AddTotals(job_interval->second.totals, &totals);
+        auto job_interval = per_job_intervals_[j].find(index);
+        if (job_interval == per_job_intervals_[j].end()) continue;
+        AddTotals(job_interval->second.totals, &totals);
+        const std::vector<WorkerInterval>& sessions = job_interval->second.by_worker;
+        for (size_t w = 0; w < sessions.size(); ++w) {
+          if (!sessions[w].reports.in) continue;
+          by_session[w].first = std::max(by_session[w].first, sessions[w].reports.carried);
+          by_session[w].second = std::max(by_session[w].second, sessions[w].reports.expected());
+        }
       }
       published->directions = std::move(totals.directions);
       published->scope = PublishedInterval::Scope::kCluster;
       published->phase = phase;
       published->index = index;
       published->late_workers = phase_late[phase][index];
-      size_t late_not_in = 0;  // late for one job but in for another: counted once
-      for (size_t w : published->late_workers) late_not_in += interval.workers.count(w) == 0;
-      published->workers_expected = static_cast<uint32_t>(interval.workers.size() + late_not_in);
+      uint64_t workers_in = 0, workers_owed = 0;
+      for (const auto& [reporting, owed] : by_session) {
+        workers_in += reporting;
+        workers_owed += owed;
+      }
+      // (Late for one job but in for another: counted once.)
+      for (size_t w : published->late_workers) workers_owed += interval.workers.count(w) == 0 ? Weight(w) : 0;
+      published->workers_reporting = static_cast<uint32_t>(workers_in);
+      published->workers_expected = static_cast<uint32_t>(workers_owed);
       out.push_back(*std::move(published));
     }
   }

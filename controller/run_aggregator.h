@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/carried_reports.h"
 #include "controller/direction_summary.h"
 #include "controller/report_sink.h"
 #include "job/job_phases.h"
@@ -44,6 +45,9 @@ class RunAggregator final : public ReportSink {
  public:
   // `workers`: addresses in worker-index order.
   RunAggregator(v1::RunSpec spec, std::vector<std::string> workers);
+  // How many workers each session stands for: 0 for a worker, N for a relay of N workers (its
+  // hello's relayed_workers); before the first report. Without it every session is a worker.
+  void SetRelayedWorkers(std::vector<uint32_t> relayed);
 
   // Records that `job` (an index into the whole spec) started at `start_unix_ns` (its
   // stonewall phase's start instant).
@@ -157,6 +161,7 @@ class RunAggregator final : public ReportSink {
   std::vector<uint64_t> PerTask(size_t job, std::vector<uint64_t> WorkerJob::*field) const;
   struct WorkerInterval {
     uint64_t ops = 0, bytes = 0;
+    CarriedReports reports;  // the workers' reports the session's carried (behind a relay: many)
   };
   // Which workers reported (a bit each: a thousand reports a second come in, a tree node each
   // would be as many allocations).
@@ -192,6 +197,10 @@ class RunAggregator final : public ReportSink {
     size_t additions = 0;
     size_t published_reports = 0;
     bool settled = false;                        // published complete (job scope)
+    // Job scope: workers' reports in and owed by the sessions in `workers` (sums of by_worker's
+    // CarriedReports: carried, expected()), so that an interval a relay sent up without some of
+    // its workers is complete only once their reports follow.
+    uint64_t reports_in = 0, reports_owed_in = 0;
   };
   // Whether worker `w` still owes a report for `interval` of `job` (it has not ended the job
   // before the interval began).
@@ -218,6 +227,9 @@ class RunAggregator final : public ReportSink {
   const JobPhases phases_;
   std::vector<int64_t> job_start_unix_ns_;  // 0: not started
   const std::vector<std::string> workers_;
+  std::vector<uint32_t> relayed_;  // [session]: SetRelayedWorkers
+  // The workers session `w` stands for: 1, or a relay's.
+  uint32_t Weight(size_t w) const { return w < relayed_.size() && relayed_[w] > 0 ? relayed_[w] : 1; }
   PhaseObserver phase_observer_;
   mutable std::mutex mu_;
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]

@@ -474,6 +474,80 @@ TEST(RunAggregator, ARelaysLateReportForAnIntervalItSentIsAnAmendment) {
   EXPECT_TRUE(aggregator.WorkerComplete(0));
 }
 
+// A relay sends an interval up when its grace ends, without the workers not in yet, and their
+// reports after it. The controller counts workers, not sessions: the interval is complete (and
+// published before the controller's own grace) only once every worker's report is in; counting
+// relays, it went out "complete" with a sixth of the operations (10,000 simulated workers
+// behind 20 relays).
+TEST(RunAggregator, AnIntervalARelaySentWithoutSomeOfItsWorkersWaitsForThem) {
+  RunAggregator aggregator(RandomWriteSpec(), {"relay:1", "worker:2"});
+  aggregator.SetRelayedWorkers({3, 0});
+  int full = 0;
+  aggregator.ObserveFullIntervals([&full] { ++full; });
+  LatencyHistogram two, one, own;
+  for (uint64_t v = 1000; v < 1200; ++v) two.Record(v);
+  for (uint64_t v = 90000; v < 90100; ++v) one.Record(v);
+  for (uint64_t v = 5000; v < 5050; ++v) own.Record(v);
+  const int64_t end = 2'000'000'000;  // of interval 0 (MakeReport)
+  const int64_t grace = 2'000'000'000;
+  auto relayed = [](v1::IntervalReport r, uint32_t carried, uint32_t owed) {
+    r.set_reports_carried(carried);
+    r.set_reports_owed(owed);
+    return r;
+  };
+  auto job_and_cluster = [](const std::vector<PublishedInterval>& due) {
+    std::vector<PublishedInterval> out;
+    for (const PublishedInterval& p : due) {
+      if (p.scope != PublishedInterval::Scope::kWorker) out.push_back(p);
+    }
+    return out;
+  };
+  // Interval 0: two of the relay's three workers, and the worker beside it.
+  aggregator.Add(0, {relayed(MakeReport(0, two, 200 * 4096, false), 2, 3)});
+  aggregator.Add(1, {MakeReport(0, own, 50 * 4096, false)});
+  EXPECT_EQ(full, 0) << "both sessions are in, but one worker behind the relay is not";
+  EXPECT_TRUE(job_and_cluster(aggregator.TakeDue(end + 500'000'000, grace)).empty()) << "waits: the grace is not over";
+  EXPECT_EQ(aggregator.NextGraceEndUnixNs(), end + grace);
+  // The third worker's report, as the relay sends it late (one report carried).
+  aggregator.Add(0, {relayed(MakeReport(0, one, 100 * 4096, false), 1, 0)});
+  EXPECT_EQ(full, 1);
+  std::vector<PublishedInterval> due = job_and_cluster(aggregator.TakeDue(end + 600'000'000, grace));
+  ASSERT_EQ(due.size(), 2u) << "the job's interval and the cluster's";
+  LatencyHistogram all = two;
+  all.Merge(one);
+  all.Merge(own);
+  for (const PublishedInterval& p : due) {
+    EXPECT_TRUE(p.complete);
+    EXPECT_FALSE(p.amended) << "published once, whole";
+    EXPECT_EQ(p.workers_reporting, 4u);
+    EXPECT_EQ(p.workers_expected, 4u);
+    EXPECT_EQ(p.directions[1].ops(), 350u);
+    EXPECT_TRUE(*LatencyHistogram::FromProto(p.directions[1].latency()) == all);
+  }
+
+  // Interval 1: the late worker's report comes after the controller's grace: published without
+  // it (incomplete, 3 of 4 workers), then amended.
+  aggregator.Add(0, {relayed(MakeReport(1, two, 200 * 4096, false), 2, 3)});
+  aggregator.Add(1, {MakeReport(1, own, 50 * 4096, false)});
+  due = job_and_cluster(aggregator.TakeDue(end + 1'000'000'000 + grace, grace));
+  ASSERT_EQ(due.size(), 2u);
+  for (const PublishedInterval& p : due) {
+    EXPECT_FALSE(p.complete);
+    EXPECT_EQ(p.workers_reporting, 3u);
+    EXPECT_EQ(p.workers_expected, 4u);
+    EXPECT_EQ(p.directions[1].ops(), 250u);
+  }
+  aggregator.Add(0, {relayed(MakeReport(1, one, 100 * 4096, false), 1, 0)});
+  due = job_and_cluster(aggregator.TakeDue(end + 1'100'000'000 + grace, grace));
+  ASSERT_EQ(due.size(), 2u);
+  for (const PublishedInterval& p : due) {
+    EXPECT_TRUE(p.amended);
+    EXPECT_TRUE(p.complete);
+    EXPECT_EQ(p.workers_reporting, 4u);
+    EXPECT_EQ(p.directions[1].ops(), 350u);
+  }
+}
+
 // Behind relays the text report shows the workers' spread and names the outliers, from the
 // relays' summaries.
 TEST(TextReport, WorkersBehindRelaysAreSummedUpWithTheirOutliers) {

@@ -267,6 +267,7 @@ RunResult ExecuteRun(v1::RunSpec spec, const RunOptions& options, v1::RunReport*
 
   // 3. Phase by phase (fio's stonewall): every phase a cluster-wide barrier.
   RunAggregator aggregator(spec, (*session)->addresses());
+  aggregator.SetRelayedWorkers((*session)->RelayedBySession());
   LiveView live(spec, (*session)->addresses(), report.run_id(),
                 LiveViewOptions{.progress = !options.session.quiet,
                                 .interval_log = options.session.interval_log,

@@ -1,0 +1,88 @@
+// What a relay sends up for an interval some of its workers are late for: the reports it has
+// when its grace ends, saying how many it carries and how many were owed, then the late ones,
+// saying how many they carry (the controller waits for them: run_aggregator_test).
+#include "controller/relay.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "histogram/latency_histogram.h"
+
+namespace iofleet {
+namespace {
+
+v1::IntervalReport Interval(uint32_t index, uint64_t ops) {
+  v1::IntervalReport r;
+  r.set_run_id("run");
+  r.set_job_index(0);
+  r.set_interval_index(index);
+  r.set_start_unix_ns(1'000'000'000LL * (index + 1));
+  r.set_end_unix_ns(1'000'000'000LL * (index + 2));
+  LatencyHistogram h;
+  for (uint64_t i = 0; i < ops; ++i) h.Record(1000 + i);
+  v1::DirectionStats* d = r.add_directions();
+  d->set_direction(v1::READ);
+  d->set_ops(ops);
+  d->set_bytes(ops * 4096);
+  *d->mutable_latency() = h.ToProto();
+  return r;
+}
+
+// What the relay has ready to send up now.
+std::vector<v1::IntervalReport> Ready(RelayRun& run) {
+  std::vector<v1::IntervalReport> got;
+  bool asked = false;
+  run.DeliverReports([&](std::vector<v1::IntervalReport> reports) {
+    got = std::move(reports);
+    return true;
+  }, [&] { return std::exchange(asked, true); });
+  return got;
+}
+
+TEST(RelayRun, AnIntervalSentWithoutLateWorkersSaysWhatItOwesAndTheRestFollows) {
+  v1::PrepareRequest request;
+  request.set_run_id("run");
+  request.set_interval_ns(1'000'000'000);
+  request.mutable_spec()->add_jobs()->set_name("j");
+  // Three workers, the third a relay of 4 (its own report of the interval carries 3 of them).
+  RelayRun run(request, {"a:1", "b:2", "relay:3"}, {0, 0, 4}, absl::Milliseconds(500));
+  run.Add(0, {Interval(0, 10)});
+  v1::IntervalReport below = Interval(0, 30);
+  below.set_reports_carried(3);
+  below.set_reports_owed(4);
+  run.Add(2, {below});
+  EXPECT_TRUE(Ready(run).empty()) << "worker b has time until the grace ends";
+  run.ForwardDue(absl::FromUnixNanos(2'000'000'000) + absl::Milliseconds(500));
+  std::vector<v1::IntervalReport> up = Ready(run);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].reports_carried(), 4u) << "a's, and the relay below's three";
+  EXPECT_EQ(up[0].reports_owed(), 6u) << "b's and the relay's fourth are owed too";
+  EXPECT_EQ(up[0].directions(0).ops(), 40u);
+
+  // b's report and the relay below's late one come after: they go up together, carrying 2.
+  run.Add(1, {Interval(0, 5)});
+  v1::IntervalReport below_late = Interval(0, 7);
+  below_late.set_reports_carried(1);
+  run.Add(2, {below_late});
+  run.ForwardDue(absl::FromUnixNanos(2'600'000'000));
+  up = Ready(run);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].interval_index(), 0u);
+  EXPECT_EQ(up[0].reports_carried(), 2u);
+  EXPECT_EQ(up[0].directions(0).ops(), 12u);
+
+  // Every worker in before the grace: sent up at once, owing nothing more.
+  run.Add(0, {Interval(1, 1)});
+  run.Add(1, {Interval(1, 1)});
+  v1::IntervalReport below_whole = Interval(1, 4);
+  below_whole.set_reports_carried(4);
+  below_whole.set_reports_owed(4);
+  run.Add(2, {below_whole});
+  up = Ready(run);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].reports_carried(), 6u);
+  EXPECT_EQ(up[0].reports_owed(), 6u);
+}
+
+}  // namespace
+}  // namespace iofleet
