@@ -213,7 +213,7 @@ absl::Status LiveView::Start(RunAggregator* aggregator) {
   }
   if (options_.metrics != nullptr) {
     options_.metrics->Gauge("iofleet_cluster_run_info", "The run being measured (value 1)", {{"run", run_id_}, {"job_file", spec_.source()}}).Set(1);
-    options_.metrics->Gauge("iofleet_cluster_workers_expected", "Workers in the run").Set(static_cast<double>(workers_.size()));
+    options_.metrics->Gauge("iofleet_cluster_workers_expected", "Workers in the run").Set(static_cast<double>(aggregator_->WorkerCount()));
   }
   // Workers' own intervals are written up as they arrive (TakeWorkerInterval), on the session's
   // thread; the loop publishes the cluster's and the jobs' as they fall due.
@@ -424,7 +424,7 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
       f = static_cast<double>(now_unix_ns - phase_start) / static_cast<double>(job.runtime_ns() + job.ramp_time_ns() + job.startdelay_ns());
     } else {
       const double total = static_cast<double>(job.io_size() ? job.io_size() : job.size()) * std::max(1u, job.numjobs()) *
-                           static_cast<double>(workers_.size()) * std::max(1u, job.loops());
+                           static_cast<double>(aggregator_->WorkerCount()) * std::max(1u, job.loops());
       f = total > 0 ? static_cast<double>(aggregator_->DoneSoFar(j).bytes) / total : 1;
     }
     fraction = std::min(fraction, std::clamp(f, 0.0, 1.0));
@@ -457,7 +457,7 @@ std::string LiveView::ProgressLine(const PublishedInterval& cluster, int64_t now
       absl::StrAppend(&line, " p99 ", FormatDurationNs(static_cast<double>(PercentileValue(SummarizeDirection(stats, 0, false, {99}).latency(), 99))));
     }
   }
-  absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", workers_.size());
+  absl::StrAppend(&line, " | workers ", cluster.workers_reporting, "/", aggregator_->WorkerCount());  // (behind relays: theirs)
   // Stragglers: well below the median throughput in this interval, or late.
   std::vector<std::pair<double, int>> rates;  // all jobs of the phase
   for (size_t w = 0; w < last_worker_ops_.size(); ++w) {

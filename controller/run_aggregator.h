@@ -48,6 +48,13 @@ class RunAggregator final : public ReportSink {
   // How many workers each session stands for: 0 for a worker, N for a relay of N workers (its
   // hello's relayed_workers); before the first report. Without it every session is a worker.
   void SetRelayedWorkers(std::vector<uint32_t> relayed);
+  // The workers in the run: its sessions, a relay's counting as the workers behind it.
+  uint64_t WorkerCount() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint64_t count = 0;
+    for (size_t w = 0; w < workers_.size(); ++w) count += Weight(w);
+    return count;
+  }
 
   // Records that `job` (an index into the whole spec) started at `start_unix_ns` (its
   // stonewall phase's start instant).

@@ -9,9 +9,11 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <regex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
@@ -24,6 +26,7 @@ namespace {
 
 using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::ListeningControllerTest;
+using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TestProcess;
 using ::testing::HasSubstr;
@@ -125,7 +128,7 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
     ASSERT_EQ(controller->Wait(std::chrono::seconds(90)).value_or(-1), 0) << controller->Stderr();
   }
   {
-    auto controller = Controller(job, 1, {}, "one-relay");
+    auto controller = Controller(job, 1, {"--interval-log", base_ + "/one-relay.ndjson"}, "one-relay");
     ASSERT_FALSE(port_.empty());
     std::string relay_port;
     auto relay = RelayTo(port_, kWorkers, "relay", &relay_port);
@@ -138,7 +141,7 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
     ExpectNoRaceReported(*fleet, "fleet");
   }
   {
-    auto controller = Controller(job, 1, {}, "stacked");
+    auto controller = Controller(job, 1, {"--interval-log", base_ + "/stacked.ndjson"}, "stacked");
     ASSERT_FALSE(port_.empty());
     std::string top_port, left_port, right_port;
     auto top = RelayTo(port_, 2, "top", &top_port);
@@ -185,6 +188,27 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
   uint32_t late = 0;
   for (const v1::RelayedWorkerSummary& w : one.relayed_workers()) late += w.late_intervals();
   EXPECT_GT(late, 0u);
+  // The controller counted workers, not relays: the straggler's report came after its grace
+  // too (2.5 s), so each cluster interval it worked in went out without it — incomplete, 5 of 6
+  // workers — and was whole, 6 of 6, once the relays sent it on.
+  for (const std::string how : {"one-relay", "stacked"}) {
+    std::map<int64_t, std::vector<std::string>> published;  // interval -> its lines' (complete, reporting, expected)
+    const std::vector<std::string> lines = absl::StrSplit(ReadFile(base_ + "/" + how + ".ndjson"), '\n', absl::SkipEmpty());
+    for (const std::string& line : lines) {
+      if (!absl::StrContains(line, "\"scope\":\"cluster\"")) continue;
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(line, m, std::regex("\"interval\":([0-9]+)"))) << line;
+      std::smatch counts;
+      ASSERT_TRUE(std::regex_search(line, counts, std::regex("\"complete\":(true|false).*\"workers_reporting\":([0-9]+),\"workers_expected\":([0-9]+)")))
+          << line;
+      published[std::stoll(m[1])].push_back(absl::StrCat(counts[1].str(), " ", counts[2].str(), "/", counts[3].str()));
+    }
+    ASSERT_GE(published.size(), 3u) << how;
+    const std::vector<std::string>& second = published[1];  // a whole interval of the 4 s run
+    ASSERT_GE(second.size(), 2u) << how;
+    EXPECT_EQ(second.front(), "false 5/6") << how << ": published first without the straggler";
+    EXPECT_EQ(second.back(), "true 6/6") << how << ": and amended once its report came";
+  }
 }
 
 // One simulator feeding two relays (--controller A,B: the benchmark's way of playing a fleet
