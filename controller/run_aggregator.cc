@@ -528,7 +528,7 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
       out->set_interval_index(index);
       out->set_start_unix_ns(interval.start_unix_ns);
       out->set_end_unix_ns(interval.end_unix_ns);
-      out->set_workers_reporting(static_cast<uint32_t>(interval.workers.size()));
+      out->set_workers_reporting(static_cast<uint32_t>(interval.reports_in));  // (behind a relay, its workers)
       for (size_t w = 0; w < interval.by_worker.size(); ++w) {
         if (!interval.workers.count(w)) continue;
         v1::WorkerInterval* per_worker = out->add_workers();

@@ -96,6 +96,7 @@ void ExpectSameClusterFigures(const v1::RunReport& direct, const v1::RunReport& 
     }
     ASSERT_EQ(a.intervals_size(), b.intervals_size()) << how << ", job " << a.name();
     for (int i = 0; i < a.intervals_size(); ++i) {
+      EXPECT_EQ(a.intervals(i).workers_reporting(), b.intervals(i).workers_reporting()) << how << ", interval " << i << ": workers, not relays";
       ASSERT_EQ(a.intervals(i).directions_size(), b.intervals(i).directions_size()) << how;
       for (int d = 0; d < a.intervals(i).directions_size(); ++d) {
         EXPECT_EQ(a.intervals(i).directions(d).ops(), b.intervals(i).directions(d).ops()) << how << ", interval " << i;
