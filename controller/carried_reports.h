@@ -20,11 +20,15 @@ struct CarriedReports {
   uint32_t owed = 0;     // reports owed for the interval, as the session's first report said
   bool in = false;       // the session has reported the interval
 
-  // Counts `report` from a relay's session (`relay`) or a worker's; returns the workers'
-  // reports it carries. A worker's first report of the interval is its own (1); anything more it
-  // sends of the interval, and a relay's report without directions (its final), carries none.
-  uint32_t Add(const v1::IntervalReport& report, bool relay) {
+  // Counts `report` from a session that relays `relayed` workers (0: a worker's own session);
+  // returns the workers' reports it carries. A worker's first report of the interval is its own
+  // (1); anything more it sends of the interval, and a relay's report without directions (its
+  // final), carries none. A relay that says nothing of it (one built before 2026-12-02) is
+  // taken to carry all of its workers' in its first report, as it was then.
+  uint32_t Add(const v1::IntervalReport& report, uint32_t relayed) {
+    const bool relay = relayed > 0;
     uint32_t reports = relay ? report.reports_carried() : in ? 0 : 1;
+    if (relay && !in && reports == 0 && report.reports_owed() == 0) reports = relayed;
     if (!in) owed = relay ? std::max(report.reports_owed(), reports) : 1;
     in = true;
     carried += reports;

@@ -148,7 +148,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
         held.sum.Span(report);
       }
       if (!held.in[worker].in) ++held.reporting;
-      held.sum.Carry(held.in[worker].Add(report, relayed_[worker] > 0));
+      held.sum.Carry(held.in[worker].Add(report, relayed_[worker]));
       held.sum.Add(report);
     }
     touched[job] = true;

@@ -170,7 +170,7 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
   // The workers' reports it carries (behind a relay, those of the interval's that it sent up
   // late come in further reports of the interval).
   interval.reports_owed_in -= by_worker.reports.expected();
-  const uint32_t carried = by_worker.reports.Add(report, worker_index < relayed_.size() && relayed_[worker_index] > 0);
+  const uint32_t carried = by_worker.reports.Add(report, worker_index < relayed_.size() ? relayed_[worker_index] : 0);
   interval.reports_in += carried;
   interval.reports_owed_in += by_worker.reports.expected();
   // The phase-wide view of the same span: all jobs of the phase, all workers. (Its totals are

@@ -548,6 +548,25 @@ TEST(RunAggregator, AnIntervalARelaySentWithoutSomeOfItsWorkersWaitsForThem) {
   }
 }
 
+// A relay built before relays said what they carry (no reports_carried): its first report of an
+// interval stands for all of its workers, as it did then.
+TEST(RunAggregator, ARelayThatSaysNothingOfItsWorkersCarriesThemAll) {
+  RunAggregator aggregator(RandomWriteSpec(), {"old-relay:1"});
+  aggregator.SetRelayedWorkers({5});
+  LatencyHistogram h;
+  h.Record(1000);
+  aggregator.Add(0, {MakeReport(0, h, 4096, false)});
+  int whole = 0;
+  for (const PublishedInterval& p : aggregator.TakeDue(0, 2'000'000'000)) {
+    if (p.scope == PublishedInterval::Scope::kWorker) continue;
+    ++whole;
+    EXPECT_TRUE(p.complete);
+    EXPECT_EQ(p.workers_reporting, 5u);
+    EXPECT_EQ(p.workers_expected, 5u);
+  }
+  EXPECT_EQ(whole, 2) << "the job's interval and the cluster's, at once";
+}
+
 // Behind relays the text report shows the workers' spread and names the outliers, from the
 // relays' summaries.
 TEST(TextReport, WorkersBehindRelaysAreSummedUpWithTheirOutliers) {
