@@ -15,6 +15,9 @@
 
 namespace iofleet {
 
+// The workers a session stands for, from the workers it relays (0: a worker's own session).
+inline uint32_t SessionWorkers(uint32_t relayed) { return std::max<uint32_t>(relayed, 1); }
+
 struct CarriedReports {
   uint32_t carried = 0;  // workers' reports in so far
   uint32_t owed = 0;     // reports owed for the interval, as the session's first report said

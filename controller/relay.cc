@@ -169,7 +169,7 @@ void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
     if (in.in) {
       owed += in.expected();
     } else if (ExpectedLocked(held->first.first, w, held->second.sum.start_unix_ns())) {
-      owed += std::max<uint32_t>(1, relayed_[w]);
+      owed += SessionWorkers(relayed_[w]);
     }
   }
   held->second.sum.Owe(static_cast<uint32_t>(std::min<uint64_t>(owed, UINT32_MAX)));

@@ -236,7 +236,7 @@ class RunAggregator final : public ReportSink {
   const std::vector<std::string> workers_;
   std::vector<uint32_t> relayed_;  // [session]: SetRelayedWorkers
   // The workers session `w` stands for: 1, or a relay's.
-  uint32_t Weight(size_t w) const { return w < relayed_.size() && relayed_[w] > 0 ? relayed_[w] : 1; }
+  uint32_t Weight(size_t w) const { return SessionWorkers(w < relayed_.size() ? relayed_[w] : 0); }
   PhaseObserver phase_observer_;
   mutable std::mutex mu_;
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
