@@ -403,7 +403,7 @@ std::vector<uint32_t> ClusterSession::RelayedBySession() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<uint32_t> relayed;
   relayed.reserve(peers_.size());
-  for (const Peer& p : peers_) relayed.push_back(IsRelay(p) ? p.hello->relayed_workers() : 0);
+  for (const Peer& p : peers_) relayed.push_back(Relayed(p));
   return relayed;
 }
 

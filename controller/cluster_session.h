@@ -37,6 +37,7 @@
 #include "controller/slurm_workers.h"
 #include "controller/ssh_workers.h"
 #include "controller/report_sink.h"
+#include "controller/carried_reports.h"
 #include "controller/run_aggregator.h"
 #include "controller/session_client.h"
 #include "controller/session_listener.h"
@@ -225,7 +226,8 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   void Reconnect(size_t worker);
   // A relay (its hello says how many workers it stands for) and how many indices it takes.
   static bool IsRelay(const Peer& p) { return p.hello.has_value() && p.hello->relayed_workers() > 0; }
-  static uint32_t Weight(const Peer& p) { return IsRelay(p) ? p.hello->relayed_workers() : 1; }
+  static uint32_t Relayed(const Peer& p) { return IsRelay(p) ? p.hello->relayed_workers() : 0; }
+  static uint32_t Weight(const Peer& p) { return SessionWorkers(Relayed(p)); }
   // The workers all sessions stand for (mu_ held).
   uint64_t TotalWeightLocked() const;
   // A relay's account of its workers into the report (added up over the run's phases).
