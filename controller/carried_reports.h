@@ -28,11 +28,13 @@ struct CarriedReports {
   // (1); anything more it sends of the interval, and a relay's report without directions (its
   // final), carries none. A relay that says nothing of it (one built before 2026-12-02) is
   // taken to carry all of its workers' in its first report, as it was then.
+  // What a relay says is taken at most up to its workers: a relay of N carries and owes at most
+  // N reports of an interval, whatever its reports claim.
   uint32_t Add(const v1::IntervalReport& report, uint32_t relayed) {
     const bool relay = relayed > 0;
-    uint32_t reports = relay ? report.reports_carried() : in ? 0 : 1;
+    uint32_t reports = relay ? std::min(report.reports_carried(), relayed > carried ? relayed - carried : 0) : in ? 0 : 1;
     if (relay && !in && reports == 0 && report.reports_owed() == 0) reports = relayed;
-    if (!in) owed = relay ? std::max(report.reports_owed(), reports) : 1;
+    if (!in) owed = relay ? std::min(relayed, std::max(report.reports_owed(), reports)) : 1;
     in = true;
     carried += reports;
     return reports;

@@ -132,7 +132,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       // late ones of that interval that come before the next forwarding tick (a relay whose
       // workers are all late sends one amendment per interval, not one per worker).
       // (A worker's report forwarded late carries itself; a relay's below, what it says.)
-      const uint32_t carried = relayed_[worker] > 0 ? report.reports_carried() : 1;
+      const uint32_t carried = relayed_[worker] > 0 ? std::min(report.reports_carried(), relayed_[worker]) : 1;
       if (report.directions_size() > 0 || report.block_devices_size() > 0 || report.profiles_size() > 0 || carried > 0) {
         ReportSum& late = late_.try_emplace(key, report).first->second;
         late.Carry(carried);

@@ -567,6 +567,28 @@ TEST(RunAggregator, ARelayThatSaysNothingOfItsWorkersCarriesThemAll) {
   EXPECT_EQ(whole, 2) << "the job's interval and the cluster's, at once";
 }
 
+// A relay's counts are taken at most up to its workers: one of 3 claiming thousands carries 3.
+TEST(RunAggregator, ARelayCarriesAtMostItsWorkersReports) {
+  RunAggregator aggregator(RandomWriteSpec(), {"relay:1"});
+  aggregator.SetRelayedWorkers({3});
+  LatencyHistogram h;
+  h.Record(1000);
+  v1::IntervalReport claim = MakeReport(0, h, 4096, false);
+  claim.set_reports_carried(4'000'000'000u);
+  claim.set_reports_owed(4'000'000'000u);
+  aggregator.Add(0, {claim});
+  aggregator.Add(0, {claim});  // and again, as an amendment
+  int seen = 0;
+  for (const PublishedInterval& p : aggregator.TakeDue(0, 2'000'000'000)) {
+    if (p.scope == PublishedInterval::Scope::kWorker) continue;
+    ++seen;
+    EXPECT_TRUE(p.complete);
+    EXPECT_EQ(p.workers_reporting, 3u);
+    EXPECT_EQ(p.workers_expected, 3u);
+  }
+  EXPECT_EQ(seen, 2);
+}
+
 // Behind relays the text report shows the workers' spread and names the outliers, from the
 // relays' summaries.
 TEST(TextReport, WorkersBehindRelaysAreSummedUpWithTheirOutliers) {
