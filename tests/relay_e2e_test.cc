@@ -9,24 +9,24 @@
 #include <csignal>
 #include <fstream>
 #include <map>
+#include <regex>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "proto/report.pb.h"
 #include "tests/listening_controller.h"
-#include "tests/telemetry_helpers.h"
 #include "tests/test_process.h"
 
 namespace iofleet {
 namespace {
 
 using ::iofleet::testing::DirectoryNames;
-using ::iofleet::testing::Line;
 using ::iofleet::testing::ListeningControllerTest;
-using ::iofleet::testing::ReadNdjson;
+using ::iofleet::testing::ReadFile;
 using ::iofleet::testing::Runfile;
 using ::iofleet::testing::TestProcess;
 using ::testing::HasSubstr;
@@ -193,10 +193,16 @@ TEST_F(Relay, ThroughRelaysTheClusterFiguresAreExactlyThoseOfADirectRun) {
   // too (2.5 s), so each cluster interval it worked in went out without it — incomplete, 5 of 6
   // workers — and was whole, 6 of 6, once the relays sent it on.
   for (const std::string how : {"one-relay", "stacked"}) {
-    std::map<int, std::vector<std::string>> published;  // interval -> its lines' (complete, reporting/expected)
-    for (const Line& line : ReadNdjson(base_ + "/" + how + ".ndjson")) {
-      if (line.scope != "cluster") continue;
-      published[line.interval].push_back(absl::StrCat(line.complete ? "true" : "false", " ", line.workers_reporting, "/", line.workers_expected));
+    std::map<int64_t, std::vector<std::string>> published;  // interval -> its lines' (complete, reporting, expected)
+    const std::vector<std::string> lines = absl::StrSplit(ReadFile(base_ + "/" + how + ".ndjson"), '\n', absl::SkipEmpty());
+    for (const std::string& line : lines) {
+      if (!absl::StrContains(line, "\"scope\":\"cluster\"")) continue;
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(line, m, std::regex("\"interval\":([0-9]+)"))) << line;
+      std::smatch counts;
+      ASSERT_TRUE(std::regex_search(line, counts, std::regex("\"complete\":(true|false).*\"workers_reporting\":([0-9]+),\"workers_expected\":([0-9]+)")))
+          << line;
+      published[std::stoll(m[1])].push_back(absl::StrCat(counts[1].str(), " ", counts[2].str(), "/", counts[3].str()));
     }
     ASSERT_GE(published.size(), 3u) << how;
     const std::vector<std::string>& second = published[1];  // a whole interval of the 4 s run

@@ -22,7 +22,6 @@ struct Line {
   int interval = 0;
   uint64_t ops = 0, bytes = 0;
   bool complete = true, amended = false;
-  uint32_t workers_reporting = 0, workers_expected = 0;
   std::vector<std::string> late;
 };
 
@@ -43,8 +42,6 @@ inline std::vector<Line> ReadNdjson(const std::string& path) {
     line.bytes = static_cast<uint64_t>(f.at("bytes").number_value());
     line.complete = f.at("complete").bool_value();
     line.amended = f.at("amended").bool_value();
-    line.workers_reporting = static_cast<uint32_t>(f.at("workers_reporting").number_value());
-    line.workers_expected = static_cast<uint32_t>(f.at("workers_expected").number_value());
     for (const auto& v : f.at("late_workers").list_value().values()) line.late.push_back(v.string_value());
     EXPECT_GT(f.at("bins").list_value().values_size(), 0) << text;
     const auto& lat = f.at("lat_ns").struct_value().fields();
