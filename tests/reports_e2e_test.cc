@@ -74,9 +74,10 @@ TEST(Telemetry, ResultsDirectoryHoldsTheWholeRunAndMarksPartialOnes) {
 
   // Interrupted: still written, marked partial.
   std::ofstream(job) << "[m]\nrw=randrw\nbs=4k\nsize=1m\nruntime=60s\ntime_based\ndirectory=" << data << "\n";
-  TestProcess interrupted({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base, "--quiet"},
+  TestProcess interrupted({Runfile("controller/iofleet"), "run", job, "--hosts", worker.address(), "--results-dir", base},
                           TempDir() + "/results-interrupted");
-  ASSERT_TRUE(::iofleet::testing::WaitForIo(worker.process().pid(), std::chrono::seconds(20)));
+  // Once it measures (its progress line), not at the first IO, which may be the file's layout.
+  ASSERT_TRUE(interrupted.WaitForOutput("IOPS", std::chrono::seconds(30), /*in_stderr=*/true)) << interrupted.Stderr();
   interrupted.Signal(SIGINT);
   ASSERT_EQ(interrupted.Wait(std::chrono::seconds(30)).value_or(-1), 1) << interrupted.Stderr();
   dirs = DirectoryNames(base);

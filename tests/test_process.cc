@@ -162,10 +162,6 @@ bool PathExists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-bool WaitForIo(pid_t pid, std::chrono::milliseconds timeout) {
-  return WaitFor([&] { return BytesMovedDuring(pid, std::chrono::milliseconds(100)) > 4 * kIdleBytesPerSecond; }, timeout);
-}
-
 size_t CountInFile(const std::string& path, const std::string& text) {
   const std::string content = ReadFile(path);
   size_t count = 0;

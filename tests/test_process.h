@@ -86,9 +86,6 @@ std::vector<std::string> DirectoryNames(const std::string& dir);
 // heartbeats' worth, a worker still doing IO moves megabytes.
 uint64_t BytesMovedDuring(pid_t pid, std::chrono::milliseconds window);
 inline constexpr uint64_t kIdleBytesPerSecond = 64 * 1024;
-// Waits until the process is doing IO (more than an idle worker moves in 100 ms, many times
-// over), for tests that fault a run once it is under way and print no progress to watch.
-bool WaitForIo(pid_t pid, std::chrono::milliseconds timeout);
 
 }  // namespace iofleet::testing
 
