@@ -85,8 +85,9 @@ bool RelayRun::ExpectedLocked(uint32_t job, size_t w, int64_t interval_start_uni
 
 void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
   if (worker >= workers_.size()) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   const size_t ready_before = out_.size();
+  const bool late_before = !late_.empty();
   std::vector<bool> touched(jobs_, false);
   for (v1::IntervalReport& report : reports) {
     if (report.job_index() >= jobs_ || report.run_id() != request_.run_id()) continue;
@@ -129,8 +130,7 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
     const Key key{job, report.interval_index()};
     if (forwarded_.count(key)) {
       // The interval went up without this worker: its report follows, merged with the other
-      // late ones of that interval that come before the next forwarding tick (a relay whose
-      // workers are all late sends one amendment per interval, not one per worker).
+      // late ones of that interval that come within kLateBatch.
       // (A worker's report forwarded late carries itself; a relay's below, what it says.)
       const uint32_t carried = relayed_[worker] > 0 ? std::min(report.reports_carried(), relayed_[worker]) : 1;
       if (report.directions_size() > 0 || report.block_devices_size() > 0 || report.profiles_size() > 0 || carried > 0) {
@@ -158,6 +158,9 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
   }
   // The forwarder wakes when there is something to send (once per interval, not per report).
   if (out_.size() > ready_before) ready_cv_.notify_all();
+  const bool late_began = !late_before && !late_.empty();
+  lock.unlock();
+  if (late_began && on_late_) on_late_();
 }
 
 void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
@@ -207,6 +210,7 @@ void RelayRun::ForwardLateLocked(uint32_t job) {
     out_.push_back(std::move(it->second).Take());
     it = late_.erase(it);
   }
+  if (late_.empty()) late_due_.reset();
 }
 
 void RelayRun::ForwardFinalLocked(uint32_t job) {
@@ -260,8 +264,16 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
 absl::Time RelayRun::ForwardDue(absl::Time now) {
   std::lock_guard<std::mutex> lock(mu_);
   absl::Time next = absl::InfiniteFuture();
-  bool any = !late_.empty();
-  for (uint32_t job = 0; job < jobs_; ++job) ForwardLateLocked(job);
+  bool any = false;
+  if (!late_.empty()) {
+    if (!late_due_.has_value()) late_due_ = now + kLateBatch;  // the batch's first look
+    if (now >= *late_due_) {
+      for (uint32_t job = 0; job < jobs_; ++job) ForwardLateLocked(job);
+      any = true;
+    } else {
+      next = *late_due_;
+    }
+  }
   for (auto it = held_.begin(); it != held_.end();) {
     const absl::Time due = absl::FromUnixNanos(it->second.sum.end_unix_ns()) + grace_;
     auto following = std::next(it);
@@ -416,6 +428,11 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
       // live view is as fresh as direct (a worker later than this is an amendment, as it is to
       // the controller after its grace).
       std::max(absl::Nanoseconds(request.interval_ns()) / 2, absl::Milliseconds(500)));
+  run->OnLateReport([this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    late_report_ = true;
+    cv_.notify_all();
+  });
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (run_ != nullptr && ((started_ && !ended_) || preparing_)) {
@@ -517,15 +534,17 @@ void RelayBackend::Watch() {
       WaitNotingStarvation(lock, std::chrono::seconds(1));
       continue;
     }
+    late_report_ = false;  // (ForwardDue below sees every late report that came before this)
     // A tenth of the lease, as a worker checks its own; sooner when an interval's grace ends.
     absl::Time wake = absl::Now() + std::min(absl::FromChrono(run->lease() / 10), absl::Seconds(1));
     const bool started = started_, prepared = prepared_;
     lock.unlock();
     // While it runs, workers' reports that came after their interval went up follow it within
-    // kLateBatch (those arriving together in one report): the controller holds the interval
-    // until they are in (or its own grace ends).
-    constexpr absl::Duration kLateBatch = absl::Milliseconds(100);
-    if (started) wake = std::min({wake, run->ForwardDue(absl::Now()), absl::Now() + kLateBatch});
+    // RelayRun::kLateBatch (those arriving together in one report): the controller holds the
+    // interval until they are in (or its own grace ends). The run wakes this loop when a late
+    // report begins a batch (late_report_), so it sleeps between batches and graces rather than
+    // looking every kLateBatch (ten wakeups a second in each relay).
+    if (started) wake = std::min(wake, run->ForwardDue(absl::Now()));
     // Its lease counts from the end of the preparation (the session renews it from then on; a
     // controller gone during the preparation ends the session, which gives the preparation up).
     if (prepared && run->LeaseExpired(AwakeClock::Now())) {
@@ -541,6 +560,7 @@ void RelayBackend::Watch() {
     }
     lock.lock();
     if (closing_) break;
+    if (late_report_) continue;  // one came while it looked: when is its batch due?
     WaitNotingStarvation(lock, absl::ToChronoNanoseconds(std::max(wake - absl::Now(), absl::Milliseconds(1))));
   }
 }

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -66,9 +67,16 @@ class RelayRun final : public SessionRun, public ReportSink {
   // ReportSink: worker `worker`'s reports (malformed histograms are cleared and counted).
   void Add(size_t worker, std::vector<v1::IntervalReport> reports) override;
 
-  // Sends up every interval whose grace is over, and the late reports merged since the last
-  // call; returns when the next grace ends.
+  // Sends up every interval whose grace is over, and the late reports merged since the batch
+  // began (kLateBatch after the first call that found it); returns when the next of those is due.
   absl::Time ForwardDue(absl::Time now);
+  // `wake` is called (without the run's lock) when a late report arrives with none waiting: the
+  // caller of ForwardDue then calls it again to learn when the new batch is due, instead of
+  // looking every kLateBatch. Set before the run takes reports.
+  void OnLateReport(std::function<void()> wake) { on_late_ = std::move(wake); }
+  // How long late reports of forwarded intervals gather before they go up together (a relay
+  // whose workers are all late sends one amendment per interval, not one per worker).
+  static constexpr absl::Duration kLateBatch = absl::Milliseconds(100);
   // The phase is over: the lost workers are not waited for, everything still held goes up, then
   // each job's final report and the summary (`states`: the relay's session's, after the phase).
   void Finish(const std::vector<ClusterSession::PeerState>& states);
@@ -138,7 +146,9 @@ class RelayRun final : public SessionRun, public ReportSink {
   std::condition_variable ready_cv_;
   std::map<Key, Held> held_;
   std::set<Key> forwarded_;
-  std::map<Key, ReportSum> late_;  // of forwarded intervals, until the next tick
+  std::map<Key, ReportSum> late_;  // of forwarded intervals, until their batch is due
+  std::optional<absl::Time> late_due_;  // when late_'s batch goes up (set by the first ForwardDue to see it)
+  std::function<void()> on_late_;
   std::vector<std::vector<std::optional<v1::IntervalReport>>> finals_;  // [job][worker], directions cleared
   // Workers whose final report of the job is in, and workers lost: a held interval waits for
   // every other worker, so while fewer of them than workers_ less its reporters are known, it
@@ -190,6 +200,7 @@ class RelayBackend final : public SessionBackend {
   std::condition_variable cv_;
   std::shared_ptr<RelayRun> run_;  // the current (or latest) run
   bool preparing_ = false, prepared_ = false, started_ = false, ended_ = false, lease_stopped_ = false, closing_ = false;
+  bool late_report_ = false;  // the run has a new batch of late reports: Watch asks when it is due
   std::thread awaiting_;           // AwaitPhase of the started run
   // Declared last, built last: its sessions call this backend until they are closed (in the
   // destructor's body, while the backend is whole).

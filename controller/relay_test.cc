@@ -46,6 +46,8 @@ TEST(RelayRun, AnIntervalSentWithoutLateWorkersSaysWhatItOwesAndTheRestFollows) 
   request.mutable_spec()->add_jobs()->set_name("j");
   // Three workers, the third a relay of 4 (its own report of the interval carries 3 of them).
   RelayRun run(request, {"a:1", "b:2", "relay:3"}, {0, 0, 4}, absl::Milliseconds(500));
+  int late_batches = 0;
+  run.OnLateReport([&] { ++late_batches; });
   run.Add(0, {Interval(0, 10)});
   v1::IntervalReport below = Interval(0, 30);
   below.set_reports_carried(3);
@@ -59,12 +61,19 @@ TEST(RelayRun, AnIntervalSentWithoutLateWorkersSaysWhatItOwesAndTheRestFollows) 
   EXPECT_EQ(up[0].reports_owed(), 6u) << "b's and the relay's fourth are owed too";
   EXPECT_EQ(up[0].directions(0).ops(), 40u);
 
-  // b's report and the relay below's late one come after: they go up together, carrying 2.
+  // b's report and the relay below's late one come after: the first says a batch began (once),
+  // and they go up together kLateBatch after the run first saw them, carrying 2.
   run.Add(1, {Interval(0, 5)});
+  EXPECT_EQ(late_batches, 1);
+  const absl::Time seen = absl::FromUnixNanos(2'600'000'000);
+  EXPECT_EQ(run.ForwardDue(seen), seen + RelayRun::kLateBatch) << "when the batch is due";
   v1::IntervalReport below_late = Interval(0, 7);
   below_late.set_reports_carried(1);
   run.Add(2, {below_late});
-  run.ForwardDue(absl::FromUnixNanos(2'600'000'000));
+  EXPECT_EQ(late_batches, 1) << "the same batch";
+  EXPECT_EQ(run.ForwardDue(seen + RelayRun::kLateBatch / 2), seen + RelayRun::kLateBatch);
+  EXPECT_TRUE(Ready(run).empty()) << "the batch gathers";
+  EXPECT_EQ(run.ForwardDue(seen + RelayRun::kLateBatch), absl::InfiniteFuture()) << "nothing more is due";
   up = Ready(run);
   ASSERT_EQ(up.size(), 1u);
   EXPECT_EQ(up[0].interval_index(), 0u);

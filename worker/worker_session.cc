@@ -1,5 +1,7 @@
 #include "worker/worker_session.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -159,7 +161,10 @@ bool WorkerSession::Handle(const v1::ControllerMessage& message) {
         Problem(message.prepare().run_id(), "prepare", absl::AlreadyExistsError("this run is being prepared already"));
         return true;
       }
-      threads_.emplace_back([this, request = message.prepare(), given_up]() mutable { PrepareRun(std::move(request), given_up); });
+      threads_.emplace_back([this, request = message.prepare(), given_up]() mutable {
+        pthread_setname_np(pthread_self(), "session-run");  // (else it has the gRPC thread's name)
+        PrepareRun(std::move(request), given_up);
+      });
       return true;
     }
     case v1::ControllerMessage::kStart: {
