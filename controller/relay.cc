@@ -128,11 +128,19 @@ void RelayRun::Add(size_t worker, std::vector<v1::IntervalReport> reports) {
       finals_[job][worker] = std::move(final_only);
     }
     const Key key{job, report.interval_index()};
-    if (forwarded_.count(key)) {
+    if (auto sent = forwarded_.find(key); sent != forwarded_.end()) {
       // The interval went up without this worker: its report follows, merged with the other
       // late ones of that interval that come within kLateBatch.
-      // (A worker's report forwarded late carries itself; a relay's below, what it says.)
-      const uint32_t carried = relayed_[worker] > 0 ? std::min(report.reports_carried(), relayed_[worker]) : 1;
+      Forwarded& sent_up = sent->second;
+      uint32_t carried = 0;
+      if (!sent_up.in.empty()) {
+        CarriedReports& in = sent_up.in[worker];
+        const bool owed = OwesLocked(in, job, worker, report.start_unix_ns());
+        carried = in.Add(report, relayed_[worker]);
+        if (owed && !OwesLocked(in, job, worker, report.start_unix_ns()) && --sent_up.owing == 0) {
+          std::vector<CarriedReports>().swap(sent_up.in);  // nothing more is owed: nothing kept
+        }
+      }
       if (report.directions_size() > 0 || report.block_devices_size() > 0 || report.profiles_size() > 0 || carried > 0) {
         ReportSum& late = late_.try_emplace(key, report).first->second;
         late.Carry(carried);
@@ -167,6 +175,7 @@ void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
   // What the interval owes: what its workers in said, and every worker of those still expected
   // that has not reported (a relay below, all of its workers).
   uint64_t owed = 0;
+  Forwarded sent;
   for (size_t w = 0; w < workers_.size(); ++w) {
     const CarriedReports& in = held->second.in[w];
     if (in.in) {
@@ -174,9 +183,11 @@ void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
     } else if (ExpectedLocked(held->first.first, w, held->second.sum.start_unix_ns())) {
       owed += SessionWorkers(relayed_[w]);
     }
+    sent.owing += OwesLocked(in, held->first.first, w, held->second.sum.start_unix_ns());
   }
   held->second.sum.Owe(static_cast<uint32_t>(std::min<uint64_t>(owed, UINT32_MAX)));
-  forwarded_.insert(held->first);
+  if (sent.owing > 0) sent.in = std::move(held->second.in);
+  forwarded_.emplace(held->first, std::move(sent));
   out_.push_back(std::move(held->second.sum).Take());
   held_.erase(held);
 }

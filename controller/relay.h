@@ -24,7 +24,6 @@
 #include <mutex>
 #include <functional>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -145,7 +144,18 @@ class RelayRun final : public SessionRun, public ReportSink {
   mutable std::mutex mu_;
   std::condition_variable ready_cv_;
   std::map<Key, Held> held_;
-  std::set<Key> forwarded_;
+  // An interval sent up, and which sessions were in then: a late report counts as the controller
+  // counts one (once per worker; a relay below, what it says, up to its workers). `in` is
+  // dropped once no session owes the interval anything (a report of it then carries nothing).
+  struct Forwarded {
+    std::vector<CarriedReports> in;  // [worker]
+    size_t owing = 0;                // sessions that owe reports of it
+  };
+  // Whether session `w`, counted as `in`, still owes reports of the interval of `job` that starts then.
+  bool OwesLocked(const CarriedReports& in, uint32_t job, size_t w, int64_t interval_start_unix_ns) const {
+    return in.in ? in.carried < in.owed : ExpectedLocked(job, w, interval_start_unix_ns);
+  }
+  std::map<Key, Forwarded> forwarded_;
   std::map<Key, ReportSum> late_;  // of forwarded intervals, until their batch is due
   std::optional<absl::Time> late_due_;  // when late_'s batch goes up (set by the first ForwardDue to see it)
   std::function<void()> on_late_;

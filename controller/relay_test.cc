@@ -93,5 +93,36 @@ TEST(RelayRun, AnIntervalSentWithoutLateWorkersSaysWhatItOwesAndTheRestFollows) 
   EXPECT_EQ(up[0].reports_owed(), 6u);
 }
 
+// A late report counts as the controller counts a worker's: once. (A worker sending an interval
+// twice made a relay say it carried two, and the controller called the interval complete with
+// another worker's report still missing.)
+TEST(RelayRun, ALateReportCountsOncePerWorker) {
+  v1::PrepareRequest request;
+  request.set_run_id("run");
+  request.set_interval_ns(1'000'000'000);
+  request.mutable_spec()->add_jobs()->set_name("j");
+  RelayRun run(request, {"a:1", "b:2", "c:3"}, {0, 0, 0}, absl::Milliseconds(500));
+  run.Add(0, {Interval(0, 1)});
+  const absl::Time grace_end = absl::FromUnixNanos(2'000'000'000) + absl::Milliseconds(500);
+  run.ForwardDue(grace_end);
+  std::vector<v1::IntervalReport> up = Ready(run);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].reports_carried(), 1u);
+  EXPECT_EQ(up[0].reports_owed(), 3u);
+  // Late: b's report, then b's again and a's again (carrying nothing), then c's.
+  const auto late_up = [&](size_t worker, absl::Time at) {
+    run.Add(worker, {Interval(0, 1)});
+    run.ForwardDue(at);
+    run.ForwardDue(at + RelayRun::kLateBatch);
+    std::vector<v1::IntervalReport> sent = Ready(run);
+    return sent.size() == 1 ? static_cast<int>(sent[0].reports_carried()) : -1;
+  };
+  EXPECT_EQ(late_up(1, grace_end + absl::Seconds(1)), 1);
+  EXPECT_EQ(late_up(1, grace_end + absl::Seconds(2)), 0) << "b's second report of the interval";
+  EXPECT_EQ(late_up(0, grace_end + absl::Seconds(3)), 0) << "a's second report of the interval";
+  EXPECT_EQ(late_up(2, grace_end + absl::Seconds(4)), 1);
+  EXPECT_EQ(late_up(2, grace_end + absl::Seconds(5)), 0) << "every worker in: nothing more counts";
+}
+
 }  // namespace
 }  // namespace iofleet
