@@ -28,6 +28,15 @@ v1::IntervalReport Interval(uint32_t index, uint64_t ops) {
   return r;
 }
 
+// A run of one job at 1 s intervals.
+v1::PrepareRequest OneJobRun() {
+  v1::PrepareRequest request;
+  request.set_run_id("run");
+  request.set_interval_ns(1'000'000'000);
+  request.mutable_spec()->add_jobs()->set_name("j");
+  return request;
+}
+
 // What the relay has ready to send up now.
 std::vector<v1::IntervalReport> Ready(RelayRun& run) {
   std::vector<v1::IntervalReport> got;
@@ -40,12 +49,8 @@ std::vector<v1::IntervalReport> Ready(RelayRun& run) {
 }
 
 TEST(RelayRun, AnIntervalSentWithoutLateWorkersSaysWhatItOwesAndTheRestFollows) {
-  v1::PrepareRequest request;
-  request.set_run_id("run");
-  request.set_interval_ns(1'000'000'000);
-  request.mutable_spec()->add_jobs()->set_name("j");
   // Three workers, the third a relay of 4 (its own report of the interval carries 3 of them).
-  RelayRun run(request, {"a:1", "b:2", "relay:3"}, {0, 0, 4}, absl::Milliseconds(500));
+  RelayRun run(OneJobRun(), {"a:1", "b:2", "relay:3"}, {0, 0, 4}, absl::Milliseconds(500));
   int late_batches = 0;
   run.OnLateReport([&] { ++late_batches; });
   run.Add(0, {Interval(0, 10)});
@@ -97,11 +102,7 @@ TEST(RelayRun, AnIntervalSentWithoutLateWorkersSaysWhatItOwesAndTheRestFollows) 
 // twice made a relay say it carried two, and the controller called the interval complete with
 // another worker's report still missing.)
 TEST(RelayRun, ALateReportCountsOncePerWorker) {
-  v1::PrepareRequest request;
-  request.set_run_id("run");
-  request.set_interval_ns(1'000'000'000);
-  request.mutable_spec()->add_jobs()->set_name("j");
-  RelayRun run(request, {"a:1", "b:2", "c:3"}, {0, 0, 0}, absl::Milliseconds(500));
+  RelayRun run(OneJobRun(), {"a:1", "b:2", "c:3"}, {0, 0, 0}, absl::Milliseconds(500));
   run.Add(0, {Interval(0, 1)});
   const absl::Time grace_end = absl::FromUnixNanos(2'000'000'000) + absl::Milliseconds(500);
   run.ForwardDue(grace_end);
