@@ -26,6 +26,8 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <queue>
 #include <random>
 #include <thread>
 #include <vector>
@@ -127,11 +129,57 @@ class IntervalPool {
   std::vector<Drawn> pool_;
 };
 
-// One simulated worker's run: its reports, made up at each interval's end.
-class SimRun final : public SessionRun {
+class SimRun;
+
+// The simulator's one timer: every simulated run's reports are made on this thread when they
+// are due, while the run's own thread (the worker's session code gives each run one) sleeps
+// until the run is over. A thousand runs waking at every interval's end on threads of their
+// own were as many thread switches a second, and each unlock after a condition variable's wait
+// a futex call (glibc marks the mutex contended).
+class SimClock {
  public:
-  SimRun(v1::PrepareRequest request, const SimOptions& options, const IntervalPool* pool, std::function<void()> lose)
-      : request_(std::move(request)), options_(options), pool_(pool), lose_(std::move(lose)),
+  SimClock() : thread_([this] { Loop(); }) {}
+  ~SimClock() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  // Ticks `run` at `at` (or as soon as it can), on the clock's thread.
+  void At(absl::Time at, std::weak_ptr<SimRun> run) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const bool sooner = queue_.empty() || at < queue_.top().at;
+    queue_.push({at, sequence_++, std::move(run)});
+    if (sooner) cv_.notify_all();
+  }
+
+ private:
+  struct Due {
+    absl::Time at;
+    uint64_t sequence;  // (first come, first ticked among equals)
+    std::weak_ptr<SimRun> run;
+    bool operator>(const Due& other) const { return at != other.at ? at > other.at : sequence > other.sequence; }
+  };
+  // Runs due within this of each other are ticked on one wakeup (their reports up to this late:
+  // within the simulated jitter).
+  static constexpr absl::Duration kCoalesce = absl::Milliseconds(1);
+  void Loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<Due>> queue_;
+  uint64_t sequence_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// One simulated worker's run: its reports, made up at each interval's end (on the SimClock).
+class SimRun final : public SessionRun, public std::enable_shared_from_this<SimRun> {
+ public:
+  SimRun(v1::PrepareRequest request, const SimOptions& options, const IntervalPool* pool, SimClock* clock, std::function<void()> lose)
+      : request_(std::move(request)), options_(options), pool_(pool), clock_(clock), lose_(std::move(lose)),
         lease_(RequestedLease(request_)),
         interval_(absl::Nanoseconds(std::max<uint64_t>(request_.interval_ns(), 1'000'000))) {
     RenewLease();
@@ -151,92 +199,128 @@ class SimRun final : public SessionRun {
   std::chrono::nanoseconds lease() const override { return lease_; }
 
   void Start(int64_t start_unix_ns) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (start_.has_value()) return;
-    start_ = absl::FromUnixNanos(start_unix_ns);
-    cv_.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (start_.has_value()) return;
+      start_ = absl::FromUnixNanos(start_unix_ns);
+    }
+    clock_->At(absl::Now(), weak_from_this());
   }
   void Stop(const std::string& reason, v1::StopCause cause) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stop_reason_.empty()) {
-      stop_reason_ = reason.empty() ? "stopped" : reason;
-      stop_cause_ = cause;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_reason_.empty()) {
+        stop_reason_ = reason.empty() ? "stopped" : reason;
+        stop_cause_ = cause;
+      }
     }
-    cv_.notify_all();
+    clock_->At(absl::Now(), weak_from_this());
   }
 
+  // The session's thread for this run waits here; the clock's thread delivers (Tick).
   Delivered DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver, const std::function<bool()>& stop) override {
     std::unique_lock<std::mutex> lock(mu_);
-    uint32_t next = 0;  // the interval to report next
-    while (!stop_delivering_ && !stop()) {
-      if (AwakeClock::Now() - last_heard_.load() > lease_ && stop_reason_.empty()) {
-        stop_reason_ = "lease expired";
-        stop_cause_ = v1::STOP_CAUSE_LEASE_EXPIRED;
-      }
-      if (!start_.has_value()) {
-        if (!stop_reason_.empty()) return Delivered::kAll;
-        // Start and Stop wake it; the lease is checked four times a lease. (Every 100 ms, 10,000
-        // simulated workers waiting for their start were 100,000 wakeups a second, which starved
-        // the simulator's gRPC threads: renewals read seconds late, leases expired.)
-        cv_.wait_for(lock, lease_ / 4);
-        continue;
-      }
-      const absl::Time end = std::min(*start_ + interval_ * static_cast<int64_t>(next + 1), *start_ + runtime_);
-      const absl::Time due = end + jitter_ + (straggler_ ? options_.straggler_delay : absl::ZeroDuration());
-      const absl::Time now = absl::Now();
-      const bool stopped = !stop_reason_.empty();
-      if (now < due && !stopped) {
-        cv_.wait_for(lock, std::min(absl::ToChronoNanoseconds(due - now), lease_ / 4));
-        continue;
-      }
-      if (loses_ && next >= static_cast<uint32_t>(runtime_ / interval_) / 2) {
-        lock.unlock();
-        lose_();  // the connection goes for good; this worker is never heard again
-        return Delivered::kStopped;
-      }
-      const absl::Time report_end = stopped ? std::min(end, std::max(now, *start_)) : end;
-      const bool last = stopped || end >= *start_ + runtime_;
-      std::vector<v1::IntervalReport> reports;
-      for (int j = 0; j < request_.spec().jobs_size(); ++j) {
-        const v1::JobSpec& job = request_.spec().jobs(j);
-        v1::IntervalReport& report = reports.emplace_back();
-        report.set_run_id(request_.run_id());
-        report.set_job_index(static_cast<uint32_t>(j));
-        report.set_interval_index(next);
-        report.set_start_unix_ns(absl::ToUnixNanos(*start_ + interval_ * static_cast<int64_t>(next)));
-        report.set_end_unix_ns(absl::ToUnixNanos(report_end));
-        const bool reads = ReadsData(job.rw());
-        const bool writes = WritesData(job.rw());
-        const uint64_t key = Key(options_.seed, request_.worker_index(), static_cast<uint64_t>(j), next);
-        if (reads) pool_->AddTo(&report, v1::READ, key, std::max<uint64_t>(job.read_bs().min(), 1));
-        if (writes) pool_->AddTo(&report, v1::WRITE, Mix(key), std::max<uint64_t>(job.write_bs().min(), 1));
-        if (last) {
-          report.set_final(true);
-          report.set_elapsed_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(report_end - *start_)));
-          if (stopped && end < *start_ + runtime_) {
-            report.set_stop_reason(stop_reason_);
-            report.set_stop_cause(stop_cause_);
-          }
-        }
-      }
-      ++next;
-      lock.unlock();
-      if (!deliver(std::move(reports))) return Delivered::kReaderGone;
-      lock.lock();
-      if (last) return Delivered::kAll;
-    }
-    return Delivered::kStopped;
+    deliver_ = &deliver;
+    stop_ = &stop;
+    delivered_.reset();
+    lock.unlock();
+    clock_->At(absl::Now(), weak_from_this());
+    lock.lock();
+    cv_.wait(lock, [this] { return (delivered_.has_value() || stop_delivering_) && !ticking_; });
+    deliver_ = nullptr;  // (no tick uses them from here on)
+    stop_ = nullptr;
+    return delivered_.value_or(Delivered::kStopped);
   }
   void StopDelivering() override {
     std::lock_guard<std::mutex> lock(mu_);
     stop_delivering_ = true;
     cv_.notify_all();
   }
+  // Wakes the run's thread if its delivery is over (after a Tick that said so).
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cv_.notify_all();
+  }
+
+  // On the clock's thread: delivers what is due; returns when to look again (nothing: the
+  // delivery is over). `stop` is looked at once a second at least, and the lease a quarter of
+  // it, as a worker's run thread does.
+  std::optional<absl::Time> Tick(absl::Time now) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (deliver_ == nullptr || delivered_.has_value() || stop_delivering_) return std::nullopt;
+    // (The run's thread is woken by Release, once the clock has delivered the reports due
+    // with this one: SimClock::Loop.)
+    const auto over = [&](Delivered how) -> std::optional<absl::Time> {
+      delivered_ = how;
+      return std::nullopt;
+    };
+    if ((*stop_)()) return over(Delivered::kStopped);
+    if (AwakeClock::Now() - last_heard_.load() > lease_ && stop_reason_.empty()) {
+      stop_reason_ = "lease expired";
+      stop_cause_ = v1::STOP_CAUSE_LEASE_EXPIRED;
+    }
+    const absl::Time look = now + std::min(absl::FromChrono(lease_ / 4), absl::Seconds(1));
+    if (!start_.has_value()) {
+      if (!stop_reason_.empty()) return over(Delivered::kAll);
+      return look;  // (Start ticks it at once)
+    }
+    const absl::Time end = std::min(*start_ + interval_ * static_cast<int64_t>(next_ + 1), *start_ + runtime_);
+    const absl::Time due = end + jitter_ + (straggler_ ? options_.straggler_delay : absl::ZeroDuration());
+    const bool stopped = !stop_reason_.empty();
+    if (now < due && !stopped) return std::min(due, look);
+    if (loses_ && next_ >= static_cast<uint32_t>(runtime_ / interval_) / 2) {
+      ticking_ = true;  // (the worker, which `lose_` stops, outlives it: its session waits)
+      lock.unlock();
+      lose_();  // the connection goes for good; this worker is never heard again
+      lock.lock();
+      ticking_ = false;
+      return over(Delivered::kStopped);
+    }
+    const absl::Time report_end = stopped ? std::min(end, std::max(now, *start_)) : end;
+    const bool last = stopped || end >= *start_ + runtime_;
+    std::vector<v1::IntervalReport> reports;
+    reports.reserve(static_cast<size_t>(request_.spec().jobs_size()));
+    for (int j = 0; j < request_.spec().jobs_size(); ++j) {
+      const v1::JobSpec& job = request_.spec().jobs(j);
+      v1::IntervalReport& report = reports.emplace_back();
+      report.set_run_id(request_.run_id());
+      report.set_job_index(static_cast<uint32_t>(j));
+      report.set_interval_index(next_);
+      report.set_start_unix_ns(absl::ToUnixNanos(*start_ + interval_ * static_cast<int64_t>(next_)));
+      report.set_end_unix_ns(absl::ToUnixNanos(report_end));
+      const bool reads = ReadsData(job.rw());
+      const bool writes = WritesData(job.rw());
+      const uint64_t key = Key(options_.seed, request_.worker_index(), static_cast<uint64_t>(j), next_);
+      if (reads) pool_->AddTo(&report, v1::READ, key, std::max<uint64_t>(job.read_bs().min(), 1));
+      if (writes) pool_->AddTo(&report, v1::WRITE, Mix(key), std::max<uint64_t>(job.write_bs().min(), 1));
+      if (last) {
+        report.set_final(true);
+        report.set_elapsed_ns(static_cast<uint64_t>(absl::ToInt64Nanoseconds(report_end - *start_)));
+        if (stopped && end < *start_ + runtime_) {
+          report.set_stop_reason(stop_reason_);
+          report.set_stop_cause(stop_cause_);
+        }
+      }
+    }
+    ++next_;
+    // Delivered without the lock (a session's writes may wait), the run's thread held back
+    // from returning meanwhile (it owns `deliver`).
+    ticking_ = true;
+    lock.unlock();
+    const bool delivered = (*deliver_)(std::move(reports));
+    lock.lock();
+    ticking_ = false;
+    if (!delivered) return over(Delivered::kReaderGone);
+    if (last) return over(Delivered::kAll);
+    if (stop_delivering_) cv_.notify_all();
+    return now;  // the next interval may be due already
+  }
 
  private:
   const v1::PrepareRequest request_;
   const SimOptions options_;
   const IntervalPool* const pool_;
+  SimClock* const clock_;
   const std::function<void()> lose_;
   const std::chrono::nanoseconds lease_;
   const absl::Duration interval_;
@@ -249,14 +333,73 @@ class SimRun final : public SessionRun {
   std::string stop_reason_;
   v1::StopCause stop_cause_ = v1::STOP_CAUSE_UNSPECIFIED;
   bool stop_delivering_ = false;
+  // While DeliverReports waits: what it was given, the interval to report next, how it ended.
+  const std::function<bool(std::vector<v1::IntervalReport>)>* deliver_ = nullptr;
+  const std::function<bool()>* stop_ = nullptr;
+  uint32_t next_ = 0;
+  std::optional<Delivered> delivered_;
+  bool ticking_ = false;  // a tick is delivering without the lock
 };
+
+void SimClock::Loop() {
+  // Runs whose delivery is over, their threads woken only when no report is due within
+  // kRelease (or kRelease after the first of them): at a run's end a thousand session threads
+  // woken one by one, each to send its worker's end and exit, held back the last reports still
+  // to go (10,000 workers behind 100 relays: the run's last interval was the one published
+  // late).
+  constexpr absl::Duration kRelease = absl::Milliseconds(100);
+  std::vector<std::shared_ptr<SimRun>> over;
+  absl::Time over_since = absl::InfiniteFuture();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    absl::Time now = absl::Now();
+    const absl::Time next = queue_.empty() ? absl::InfiniteFuture() : queue_.top().at;
+    if (!over.empty() && (next > now + kRelease || now >= over_since + kRelease)) {
+      lock.unlock();
+      for (const std::shared_ptr<SimRun>& run : over) run->Release();
+      over.clear();
+      over_since = absl::InfiniteFuture();
+      lock.lock();
+      continue;
+    }
+    if (next > now) {
+      const absl::Time wake = std::min(next + kCoalesce, over_since + kRelease);
+      if (wake == absl::InfiniteFuture()) {
+        cv_.wait(lock);
+      } else {
+        cv_.wait_for(lock, absl::ToChronoNanoseconds(wake - now));
+      }
+      continue;
+    }
+    std::vector<std::weak_ptr<SimRun>> due;
+    while (!queue_.empty() && queue_.top().at <= now) {
+      due.push_back(queue_.top().run);
+      queue_.pop();
+    }
+    lock.unlock();
+    for (const std::weak_ptr<SimRun>& weak : due) {
+      std::shared_ptr<SimRun> run = weak.lock();
+      if (run == nullptr) continue;
+      if (std::optional<absl::Time> again = run->Tick(absl::Now())) {
+        At(*again, run);
+      } else {
+        if (over.empty()) over_since = absl::Now();
+        over.push_back(std::move(run));
+      }
+    }
+    lock.lock();
+  }
+  lock.unlock();
+  for (const std::shared_ptr<SimRun>& run : over) run->Release();
+}
 
 // One simulated worker: a session backend that answers as iofleet-worker does.
 class SimWorker final : public SessionBackend {
  public:
-  SimWorker(int number, const SimOptions& options, const IntervalPool* pool, const std::string& controller, const TransportSecurity& security,
-            std::shared_ptr<grpc::Channel> channel)
-      : number_(number), options_(options), pool_(pool), sessions_(this, 16), dialer_(&sessions_, controller, security, std::move(channel)) {}
+  SimWorker(int number, const SimOptions& options, const IntervalPool* pool, SimClock* clock, const std::string& controller,
+            const TransportSecurity& security, std::shared_ptr<grpc::Channel> channel)
+      : number_(number), options_(options), pool_(pool), clock_(clock), sessions_(this, 16),
+        dialer_(&sessions_, controller, security, std::move(channel)) {}
 
   // The sessions end here, while this backend is whole (they call it until they are closed).
   ~SimWorker() override { Stop(); }
@@ -283,7 +426,7 @@ class SimWorker final : public SessionBackend {
     response->mutable_facts()->set_hostname(absl::StrCat("sim-", number_));
     response->mutable_facts()->set_kernel("simulated");
     std::lock_guard<std::mutex> lock(mu_);
-    run_ = std::make_shared<SimRun>(request, options_, pool_, [this] { std::thread([this] { dialer_.Stop(); }).detach(); });
+    run_ = std::make_shared<SimRun>(request, options_, pool_, clock_, [this] { std::thread([this] { dialer_.Stop(); }).detach(); });
     return absl::OkStatus();
   }
   absl::StatusOr<int64_t> DoStart(const v1::StartRequest& request) override {
@@ -311,6 +454,7 @@ class SimWorker final : public SessionBackend {
   const int number_;
   const SimOptions options_;
   const IntervalPool* const pool_;
+  SimClock* const clock_;
   SessionRegistry sessions_;
   ControllerDialer dialer_;
   std::mutex mu_;
@@ -409,6 +553,7 @@ int Main(int argc, char** argv) {
     }
   });
   const IntervalPool pool(options.seed, options.buckets);
+  SimClock clock;  // (outlives the fleet)
   std::vector<std::unique_ptr<SimWorker>> fleet;
   // Worker i dials the (i * k / N)-th of k controllers; a connection carries up to
   // per_connection workers of one controller's block.
@@ -423,7 +568,7 @@ int Main(int argc, char** argv) {
       on_channel = 0;
     }
     if (on_channel++ % per_connection == 0) channel = ControllerDialer::NewChannel(controller, *security);
-    fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, controller, *security, channel));
+    fleet.push_back(std::make_unique<SimWorker>(i, options, &pool, &clock, controller, *security, channel));
     fleet.back()->Start();
   }
   std::cout << "iofleet-fleet-sim: " << workers << " simulated workers dialling " << absl::StrJoin(controllers, ", ") << std::endl;
