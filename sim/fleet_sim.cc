@@ -343,10 +343,9 @@ class SimRun final : public SessionRun, public std::enable_shared_from_this<SimR
 
 void SimClock::Loop() {
   // Runs whose delivery is over, their threads woken only when no report is due within
-  // kRelease (or kRelease after the first of them): at a run's end a thousand session threads
-  // woken one by one, each to send its worker's end and exit, held back the last reports still
-  // to go (10,000 workers behind 100 relays: the run's last interval was the one published
-  // late).
+  // kRelease (or kRelease after the first of them): at a run's end a thousand session threads,
+  // each sending its worker's end and exiting, would otherwise compete with the clock for the
+  // last reports still to go.
   constexpr absl::Duration kRelease = absl::Milliseconds(100);
   std::vector<std::shared_ptr<SimRun>> over;
   absl::Time over_since = absl::InfiniteFuture();
