@@ -178,12 +178,13 @@ void RelayRun::ForwardLocked(std::map<Key, Held>::iterator held) {
   Forwarded sent;
   for (size_t w = 0; w < workers_.size(); ++w) {
     const CarriedReports& in = held->second.in[w];
+    const bool owes = OwesLocked(in, held->first.first, w, held->second.sum.start_unix_ns());
     if (in.in) {
       owed += in.expected();
-    } else if (ExpectedLocked(held->first.first, w, held->second.sum.start_unix_ns())) {
+    } else if (owes) {  // (still expected)
       owed += SessionWorkers(relayed_[w]);
     }
-    sent.owing += OwesLocked(in, held->first.first, w, held->second.sum.start_unix_ns());
+    sent.owing += owes;
   }
   held->second.sum.Owe(static_cast<uint32_t>(std::min<uint64_t>(owed, UINT32_MAX)));
   if (sent.owing > 0) sent.in = std::move(held->second.in);
