@@ -548,6 +548,20 @@ TEST(RunAggregator, AnIntervalARelaySentWithoutSomeOfItsWorkersWaitsForThem) {
   }
 }
 
+// The job's and the cluster's intervals published at 2 s (each worker's own left out), each
+// expected complete with all `workers` of `workers` in; how many there were.
+int CompletePublications(RunAggregator& aggregator, uint32_t workers) {
+  int published = 0;
+  for (const PublishedInterval& p : aggregator.TakeDue(0, 2'000'000'000)) {
+    if (p.scope == PublishedInterval::Scope::kWorker) continue;
+    ++published;
+    EXPECT_TRUE(p.complete);
+    EXPECT_EQ(p.workers_reporting, workers);
+    EXPECT_EQ(p.workers_expected, workers);
+  }
+  return published;
+}
+
 // A relay built before relays said what they carry (no reports_carried): its first report of an
 // interval stands for all of its workers, as it did then.
 TEST(RunAggregator, ARelayThatSaysNothingOfItsWorkersCarriesThemAll) {
@@ -556,15 +570,7 @@ TEST(RunAggregator, ARelayThatSaysNothingOfItsWorkersCarriesThemAll) {
   LatencyHistogram h;
   h.Record(1000);
   aggregator.Add(0, {MakeReport(0, h, 4096, false)});
-  int whole = 0;
-  for (const PublishedInterval& p : aggregator.TakeDue(0, 2'000'000'000)) {
-    if (p.scope == PublishedInterval::Scope::kWorker) continue;
-    ++whole;
-    EXPECT_TRUE(p.complete);
-    EXPECT_EQ(p.workers_reporting, 5u);
-    EXPECT_EQ(p.workers_expected, 5u);
-  }
-  EXPECT_EQ(whole, 2) << "the job's interval and the cluster's, at once";
+  EXPECT_EQ(CompletePublications(aggregator, 5), 2) << "the job's interval and the cluster's, at once";
 }
 
 // A relay's counts are taken at most up to its workers: one of 3 claiming thousands carries 3.
@@ -578,15 +584,7 @@ TEST(RunAggregator, ARelayCarriesAtMostItsWorkersReports) {
   claim.set_reports_owed(4'000'000'000u);
   aggregator.Add(0, {claim});
   aggregator.Add(0, {claim});  // and again, as an amendment
-  int seen = 0;
-  for (const PublishedInterval& p : aggregator.TakeDue(0, 2'000'000'000)) {
-    if (p.scope == PublishedInterval::Scope::kWorker) continue;
-    ++seen;
-    EXPECT_TRUE(p.complete);
-    EXPECT_EQ(p.workers_reporting, 3u);
-    EXPECT_EQ(p.workers_expected, 3u);
-  }
-  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(CompletePublications(aggregator, 3), 2);
 }
 
 // Behind relays the text report shows the workers' spread and names the outliers, from the
