@@ -22,15 +22,17 @@ constexpr size_t kDirectAlign = 4096;
 // The bounce buffer the text goes through (aligned, and warm after its first use).
 constexpr size_t kDirectChunk = 4 << 20;
 
-absl::Status WriteAll(int fd, const char* data, size_t size, const std::string& path) {
+// Whether all of `data` was written (going on after short writes). Why not is not kept: the
+// caller writes the file the usual way then, which says.
+bool WriteAll(int fd, const char* data, size_t size) {
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return absl::ErrnoToStatus(n < 0 ? errno : EIO, absl::StrCat("cannot write ", path));
+    if (n <= 0) return false;
     data += n;
     size -= static_cast<size_t>(n);
   }
-  return absl::OkStatus();
+  return true;
 }
 
 // `text` into `temporary` with O_DIRECT: the whole blocks through an aligned buffer, the tail
@@ -45,13 +47,13 @@ bool WriteDirect(const std::string& temporary, const std::string& text) {
   for (size_t done = 0; ok && done < whole;) {
     const size_t n = std::min(kDirectChunk, whole - done);
     std::memcpy(bounce.get(), text.data() + done, n);
-    ok = WriteAll(fd, bounce.get(), n, temporary).ok();
+    ok = WriteAll(fd, bounce.get(), n);
     done += n;
   }
   if (ok && whole < text.size()) {
     const int flags = ::fcntl(fd, F_GETFL);
     ok = flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_DIRECT) == 0 &&
-         WriteAll(fd, text.data() + whole, text.size() - whole, temporary).ok();
+         WriteAll(fd, text.data() + whole, text.size() - whole);
   }
   ok = ::close(fd) == 0 && ok;
   if (!ok) ::unlink(temporary.c_str());

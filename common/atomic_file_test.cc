@@ -1,10 +1,8 @@
 #include "common/atomic_file.h"
 
-#include <dirent.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -15,8 +13,10 @@
 namespace iofleet {
 namespace {
 
-std::string MakeDirectory(const char* base) {
-  std::string pattern = std::string(base) + "/atomic-file-XXXXXX";
+namespace fs = std::filesystem;
+
+std::string MakeDirectory(const std::string& base) {
+  std::string pattern = base + "/atomic-file-XXXXXX";
   return mkdtemp(pattern.data()) != nullptr ? pattern : "";
 }
 
@@ -29,18 +29,8 @@ std::string Read(const std::string& path) {
 
 std::vector<std::string> Entries(const std::string& dir) {
   std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") names.push_back(e->d_name);
-    }
-    closedir(d);
-  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename());
   return names;
-}
-
-void RemoveAll(const std::string& dir) {
-  for (const std::string& name : Entries(dir)) unlink((dir + "/" + name).c_str());
-  rmdir(dir.c_str());
 }
 
 // A text that is not one byte repeated, so that a chunk written twice or out of place shows.
@@ -55,11 +45,10 @@ std::string Varied(size_t size) {
 // here) and on /dev/shm (tmpfs): the file holds exactly the text, replaces what was there, and
 // no temporary file is left beside it.
 TEST(WriteFileAtomically, WritesExactlyTheTextAndLeavesNothingElse) {
-  std::vector<std::string> bases = {getenv("TEST_TMPDIR") != nullptr ? getenv("TEST_TMPDIR") : "/tmp"};
-  struct stat shm;
-  if (stat("/dev/shm", &shm) == 0 && S_ISDIR(shm.st_mode)) bases.push_back("/dev/shm");
+  std::vector<std::string> bases = {getenv("TEST_TMPDIR")};
+  if (fs::is_directory("/dev/shm")) bases.push_back("/dev/shm");
   for (const std::string& base : bases) {
-    const std::string dir = MakeDirectory(base.c_str());
+    const std::string dir = MakeDirectory(base);
     ASSERT_FALSE(dir.empty()) << base;
     const std::string path = dir + "/result.json";
     for (size_t size : {size_t{0}, size_t{17}, kDirectAtLeast - 1, kDirectAtLeast, kDirectAtLeast + 4096, 3 * kDirectAtLeast + 12345}) {
@@ -70,13 +59,13 @@ TEST(WriteFileAtomically, WritesExactlyTheTextAndLeavesNothingElse) {
       EXPECT_TRUE(back == text) << base << ": " << size << " bytes read back differ";
       EXPECT_EQ(Entries(dir), std::vector<std::string>{"result.json"}) << base << " " << size;
     }
-    RemoveAll(dir);
+    fs::remove_all(dir);
   }
 }
 
 // A directory that cannot be written: an error that names the file, and nothing left.
 TEST(WriteFileAtomically, AnUnwritableDirectoryIsAnErrorNamingTheFile) {
-  const std::string dir = MakeDirectory(getenv("TEST_TMPDIR") != nullptr ? getenv("TEST_TMPDIR") : "/tmp");
+  const std::string dir = MakeDirectory(getenv("TEST_TMPDIR"));
   ASSERT_FALSE(dir.empty());
   const std::string missing = dir + "/no-such-directory/result.json";
   for (size_t size : {size_t{10}, kDirectAtLeast + 1}) {
@@ -85,7 +74,7 @@ TEST(WriteFileAtomically, AnUnwritableDirectoryIsAnErrorNamingTheFile) {
     EXPECT_NE(status.message().find("no-such-directory/result.json"), absl::string_view::npos) << status;
   }
   EXPECT_TRUE(Entries(dir).empty());
-  RemoveAll(dir);
+  fs::remove_all(dir);
 }
 
 }  // namespace
