@@ -442,15 +442,7 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
   std::vector<std::string> addresses;
   for (const ClusterSession::PeerState& state : workers_->PeerStates()) addresses.push_back(state.address);
   auto run = std::make_shared<RelayRun>(request, std::move(addresses), workers_->RelayedBySession(),
-      // Half the controller's (twice the interval, at least 2 s): a partial interval still
-      // reaches it well before it publishes without the relay, so that through relays the
-      // live view is as fresh as direct (a worker later than this is an amendment, as it is to
-      // the controller after its grace). Not sooner: every interval sent up partial is sent
-      // again with its late reports (a second merge, serialisation and parse up the line), and
-      // a quarter (0.5 s) was within the time a loaded relay host takes to take in one
-      // interval's reports: at 10,000 behind 100 relays half the workers had late intervals, and
-      // the extra work made the next interval later still.
-      std::max(absl::Nanoseconds(request.interval_ns()), absl::Seconds(1)));
+      RelayRun::GraceFor(request.interval_ns()));
   run->OnLateReport([this] {
     std::lock_guard<std::mutex> lock(mu_);
     late_report_ = true;

@@ -48,6 +48,29 @@ std::vector<v1::IntervalReport> Ready(RelayRun& run) {
   return got;
 }
 
+// The grace a relay gives at 1 s intervals is a whole second: a worker whose report comes 0.8 s
+// after the interval's end (a loaded relay host takes that long to take in an interval) is in
+// the interval when it goes up, not sent again after it as a late report.
+TEST(RelayRun, AWorkerASecondLateAtMostIsInTheIntervalItself) {
+  EXPECT_EQ(RelayRun::GraceFor(1'000'000'000), absl::Seconds(1));
+  EXPECT_EQ(RelayRun::GraceFor(100'000'000), absl::Seconds(1)) << "at least a second";
+  EXPECT_EQ(RelayRun::GraceFor(5'000'000'000), absl::Seconds(5)) << "an interval";
+  const v1::PrepareRequest request = OneJobRun();
+  RelayRun run(request, {"a:1", "b:2"}, {0, 0}, RelayRun::GraceFor(request.interval_ns()));
+  int late_batches = 0;
+  run.OnLateReport([&] { ++late_batches; });
+  run.Add(0, {Interval(0, 10)});
+  const absl::Time end = absl::FromUnixNanos(2'000'000'000);
+  EXPECT_EQ(run.ForwardDue(end + absl::Milliseconds(800)), end + absl::Seconds(1)) << "held until the grace ends";
+  EXPECT_TRUE(Ready(run).empty());
+  run.Add(1, {Interval(0, 5)});
+  const std::vector<v1::IntervalReport> up = Ready(run);
+  ASSERT_EQ(up.size(), 1u);
+  EXPECT_EQ(up[0].reports_carried(), 2u);
+  EXPECT_EQ(up[0].directions(0).ops(), 15u);
+  EXPECT_EQ(late_batches, 0);
+}
+
 TEST(RelayRun, AnIntervalSentWithoutLateWorkersSaysWhatItOwesAndTheRestFollows) {
   // Three workers, the third a relay of 4 (its own report of the interval carries 3 of them).
   RelayRun run(OneJobRun(), {"a:1", "b:2", "relay:3"}, {0, 0, 4}, absl::Milliseconds(500));
