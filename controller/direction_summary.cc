@@ -11,11 +11,11 @@ namespace iofleet {
 // The slowest requests kept per direction of a total (job, worker, interval, cluster).
 constexpr int kSlowestKeptPerTotal = 10;
 
-void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into) {
+void AddDirectionStats(const v1::DirectionStats& from, v1::DirectionStats* into, SlowestRequests slowest) {
   MergeHistogramProto(from.latency(), into->mutable_latency());
   MergeHistogramProto(from.submit_latency(), into->mutable_submit_latency());
   MergeHistogramProto(from.completion_latency(), into->mutable_completion_latency());
-  AddDirectionCounts(from, into);
+  AddDirectionCounts(from, into, slowest);
 }
 
 void DirectionSum::Add(const v1::DirectionStats& stats) {
@@ -42,7 +42,7 @@ void DirectionSum::AddTo(v1::DirectionStats* into) const {
   AddDirectionCounts(counters_, into);
 }
 
-void AddDirectionCounts(const v1::DirectionStats& from, v1::DirectionStats* into) {
+void AddDirectionCounts(const v1::DirectionStats& from, v1::DirectionStats* into, SlowestRequests slowest) {
   into->set_direction(from.direction());
   into->set_ops(into->ops() + from.ops());
   into->set_bytes(into->bytes() + from.bytes());
@@ -59,6 +59,10 @@ void AddDirectionCounts(const v1::DirectionStats& from, v1::DirectionStats* into
     }
     MergeHistogramProto(priority.completion_latency(), same->mutable_completion_latency());
   }
+  if (slowest == SlowestRequests::kKept) AddSlowest(from, into);
+}
+
+void AddSlowest(const v1::DirectionStats& from, v1::DirectionStats* into) {
   // The kSlowestKeptPerTotal slowest, slowest first (ties: the earlier first). Most requests are not
   // among them once the list is full, and are not copied.
   auto* slowest = into->mutable_slowest();

@@ -24,6 +24,7 @@ constexpr size_t kMalformedNamed = 10;
 RunAggregator::RunAggregator(v1::RunSpec spec, std::vector<std::string> workers)
     : spec_(std::move(spec)), phases_(SplitIntoPhases(spec_)), workers_(std::move(workers)) {
   per_job_worker_.assign(spec_.jobs_size(), std::vector<WorkerJob>(workers_.size()));
+  job_slowest_.assign(spec_.jobs_size(), DirectionTotals{});
   per_job_intervals_.resize(spec_.jobs_size());
   per_phase_intervals_.resize(phases_.phases);
   job_start_unix_ns_.assign(spec_.jobs_size(), 0);
@@ -49,11 +50,12 @@ void RunAggregator::AddTotals(const Totals& from, Totals* into) {
   }
 }
 
-void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* totals) {
+void RunAggregator::AddDirections(const v1::IntervalReport& report, Totals* totals, DirectionTotals* job_slowest) {
   for (const v1::DirectionStats& stats : report.directions()) {
     const int index = static_cast<int>(stats.direction()) - 1;
     if (index < 0 || index >= kDirectionCount) continue;  // a direction from a newer worker
-    AddDirectionStats(stats, &totals->directions[index]);
+    AddDirectionStats(stats, &totals->directions[index], SlowestRequests::kLeftOut);
+    AddSlowest(stats, &(*job_slowest)[index]);
   }
 }
 
@@ -123,7 +125,7 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     }
   }
   WorkerJob& worker_job = per_job_worker_[report.job_index()][worker_index];
-  AddDirections(report, &worker_job.totals);
+  AddDirections(report, &worker_job.totals, &job_slowest_[report.job_index()]);
   worker_job.last_end_unix_ns = std::max(worker_job.last_end_unix_ns, report.end_unix_ns());
   if (report.final()) {
     worker_job.final = true;
@@ -517,6 +519,8 @@ void RunAggregator::FillReport(v1::RunReport* report) const {
     }
     // Phases run one after another: the run's time is the sum of each phase's longest job.
     phase_elapsed[phases_.phase_of[j]] = std::max(phase_elapsed[phases_.phase_of[j]], elapsed);
+    // (The workers' totals carry none.)
+    for (int d = 0; d < kDirectionCount; ++d) *job_totals.directions[d].mutable_slowest() = job_slowest_[j][d].slowest();
     AddTotals(job_totals, &group_totals[phases_.group_of[j]]);
     group_elapsed[phases_.group_of[j]] = std::max(group_elapsed[phases_.group_of[j]], elapsed);
     AddDirectionResults(job_totals.directions, elapsed, true, percentiles, job->mutable_directions());

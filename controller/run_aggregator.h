@@ -223,7 +223,9 @@ class RunAggregator final : public ReportSink {
   bool AddLocked(size_t worker_index, v1::IntervalReport report);
   // --block-stages: the report's device records into the run's and the interval's. mu_ held.
   void AddBlockDevicesLocked(size_t worker_index, const v1::IntervalReport& report);
-  static void AddDirections(const v1::IntervalReport& report, Totals* totals);
+  // The report's directions into a worker's totals (no slowest requests: `job_slowest`, the
+  // job's, keeps them).
+  static void AddDirections(const v1::IntervalReport& report, Totals* totals, DirectionTotals* job_slowest);
   // A job interval's totals with what its sums hold: folded into them (and the sums freed), or
   // as a copy (the interval left as it is).
   static void FoldSums(ClusterInterval& interval);
@@ -240,6 +242,9 @@ class RunAggregator final : public ReportSink {
   PhaseObserver phase_observer_;
   mutable std::mutex mu_;
   std::vector<std::vector<WorkerJob>> per_job_worker_;                  // [job][worker]
+  // Each job's slowest requests per direction (only their `slowest` is used), from every report
+  // as it comes: the job's own list, not one per worker summed at the end.
+  std::vector<DirectionTotals> job_slowest_;
   std::vector<std::map<uint32_t, ClusterInterval>> per_job_intervals_;  // [job][interval]
   std::vector<std::map<uint32_t, ClusterInterval>> per_phase_intervals_;  // [phase][interval]
   std::function<void(const PublishedInterval&)> worker_observer_;  // ObserveWorkerIntervals (mu_)

@@ -231,35 +231,56 @@ bool operator==(const LatencyHistogram& a, const LatencyHistogram& b) {
 
 namespace {
 
-// The buckets of `from` (its first `from_size`) and `into` (its first `into_size`), merged into
-// `into`'s arrays, through scratch space this thread keeps (no allocation once grown); `into`'s
-// arrays grow only by the new buckets.
+// Adds `from`'s buckets into `into`'s in place, both sorted by index: the buckets `into` lacks
+// are inserted by merging from the back into arrays grown to the union's size (no copy of
+// either aside). Raw arrays: protobuf's element accessors are not inlined here (its
+// RepeatedField instantiations live in libprotobuf).
 void MergeBuckets(const LatencyHistogramProto& from, int from_size, int into_size, LatencyHistogramProto* into) {
-  thread_local std::vector<uint32_t> index;
-  thread_local std::vector<uint64_t> count;
-  index.clear();
-  count.clear();
-  int a = 0, b = 0;
-  while (a < from_size || b < into_size) {
-    if (b >= into_size || (a < from_size && from.bucket_index(a) < into->bucket_index(b))) {
-      index.push_back(from.bucket_index(a));
-      count.push_back(from.bucket_count(a));
-      ++a;
-    } else if (a >= from_size || into->bucket_index(b) < from.bucket_index(a)) {
-      index.push_back(into->bucket_index(b));
-      count.push_back(into->bucket_count(b));
-      ++b;
-    } else {
-      index.push_back(from.bucket_index(a));
-      count.push_back(from.bucket_count(a) + into->bucket_count(b));
-      ++a;
-      ++b;
+  const uint32_t* from_index = from.bucket_index().data();
+  const uint64_t* from_count = from.bucket_count().data();
+  // How many of from's buckets into lacks (binary searches: a total of hundreds of buckets
+  // that has them all is added to in place, in O(k log n)).
+  int added = 0;
+  {
+    const uint32_t* into_index = into->bucket_index().data();
+    const uint32_t* into_end = into_index + into_size;
+    const uint32_t* at = into_index;
+    for (int a = 0; a < from_size; ++a) {
+      at = std::lower_bound(at, into_end, from_index[a]);
+      added += at == into_end || *at != from_index[a];
+    }
+    if (added == 0) {
+      uint64_t* count = into->mutable_bucket_count()->mutable_data();
+      at = into_index;
+      for (int a = 0; a < from_size; ++a) {
+        at = std::lower_bound(at, into_end, from_index[a]);
+        count[at - into_index] += from_count[a];
+      }
+      return;
     }
   }
-  into->mutable_bucket_index()->Resize(static_cast<int>(index.size()), 0);
-  std::copy(index.begin(), index.end(), into->mutable_bucket_index()->begin());
-  into->mutable_bucket_count()->Resize(static_cast<int>(count.size()), 0);
-  std::copy(count.begin(), count.end(), into->mutable_bucket_count()->begin());
+  const int size = into_size + added;
+  into->mutable_bucket_index()->Resize(size, 0);
+  into->mutable_bucket_count()->Resize(size, 0);
+  uint32_t* index = into->mutable_bucket_index()->mutable_data();
+  uint64_t* count = into->mutable_bucket_count()->mutable_data();
+  int a = from_size - 1, b = into_size - 1;
+  for (int out = size - 1; a >= 0; --out) {
+    if (b >= 0 && index[b] > from_index[a]) {
+      index[out] = index[b];
+      count[out] = count[b];
+      --b;
+    } else if (b >= 0 && index[b] == from_index[a]) {
+      index[out] = index[b];
+      count[out] = count[b] + from_count[a];
+      --a, --b;
+    } else {
+      index[out] = from_index[a];
+      count[out] = from_count[a];
+      --a;
+    }
+  }
+  // (What is left of into's, below every one of from's, is where it was.)
 }
 
 }  // namespace
@@ -271,23 +292,12 @@ void MergeHistogramProto(const LatencyHistogramProto& from, LatencyHistogramProt
   // controller validates what comes from the wire before it merges.)
   const int from_size = std::min(from.bucket_index_size(), from.bucket_count_size());
   const int into_size = std::min(into->bucket_index_size(), into->bucket_count_size());
-  // A controller merges thousands of these a second, mostly a report of a few buckets into a
-  // total of hundreds that has them all already: then each is found (binary search) and added
-  // in place; otherwise the two are merged (MergeBuckets).
-  thread_local std::vector<int> found;
-  found.clear();
-  const auto into_index = into->bucket_index().begin(), into_end = into_index + into_size;
-  auto search_from = into_index;
-  for (int a = 0; a < from_size; ++a) {
-    search_from = std::lower_bound(search_from, into_end, from.bucket_index(a));
-    if (search_from == into_end || *search_from != from.bucket_index(a)) break;
-    found.push_back(static_cast<int>(search_from - into_index));
-  }
-  if (static_cast<int>(found.size()) == from_size) {
-    for (int a = 0; a < from_size; ++a) into->set_bucket_count(found[a], into->bucket_count(found[a]) + from.bucket_count(a));
-  } else {
-    MergeBuckets(from, from_size, into_size, into);
-  }
+  // A controller merges thousands of these a second: a report of a few buckets into a total of
+  // hundreds that has them all already (the cluster's interval: each is found and added in
+  // place), or into a worker's own total that lacks some (MergeBuckets inserts them).
+  if (into->bucket_index_size() != into_size) into->mutable_bucket_index()->Truncate(into_size);
+  if (into->bucket_count_size() != into_size) into->mutable_bucket_count()->Truncate(into_size);
+  MergeBuckets(from, from_size, into_size, into);
   into->set_count(into->count() + from.count());
   into->set_sum_ns(into->sum_ns() + from.sum_ns());
   into->set_sum_squares_ns2(into->sum_squares_ns2() + from.sum_squares_ns2());
