@@ -31,8 +31,8 @@ bool HasActivity(const v1::DirectionStats& stats);
 // Whether a sum keeps the slowest requests of what it adds. A worker's own totals do not: its
 // report lists no slowest requests, and keeping ten for each of a thousand workers' jobs as
 // each interval came in (a list walked through cold memory, requests copied with their
-// strings) was a sixth of the controller's CPU during a 1,024-worker run; the job keeps them
-// instead (RunAggregator).
+// strings) cost the controller about half a point of a core during a 1,024-worker run
+// (bench/scale_bench.sh); the job keeps them instead (RunAggregator).
 enum class SlowestRequests { kKept, kLeftOut };
 
 // Adds one direction's counters and histograms (an exact merge) into another's, keeping the
