@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/write_all.h"
 
 namespace iofleet {
 namespace {
@@ -22,22 +23,9 @@ constexpr size_t kDirectAlign = 4096;
 // The bounce buffer the text goes through (aligned, and warm after its first use).
 constexpr size_t kDirectChunk = 4 << 20;
 
-// Whether all of `data` was written (going on after short writes). Why not is not kept: the
-// caller writes the file the usual way then, which says.
-bool WriteAll(int fd, const char* data, size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // `text` into `temporary` with O_DIRECT: the whole blocks through an aligned buffer, the tail
-// (under a block) buffered. Not OK (nothing said): the file system refused direct IO, and the
-// caller writes the file the usual way.
+// (under a block) buffered. Not OK (why not is not kept): the file system refused direct IO,
+// and the caller writes the file the usual way, which says.
 bool WriteDirect(const std::string& temporary, const std::string& text) {
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0666);
   if (fd < 0) return false;
@@ -47,13 +35,13 @@ bool WriteDirect(const std::string& temporary, const std::string& text) {
   for (size_t done = 0; ok && done < whole;) {
     const size_t n = std::min(kDirectChunk, whole - done);
     std::memcpy(bounce.get(), text.data() + done, n);
-    ok = WriteAll(fd, bounce.get(), n);
+    ok = WriteAll(fd, absl::string_view(bounce.get(), n)) == 0;
     done += n;
   }
   if (ok && whole < text.size()) {
     const int flags = ::fcntl(fd, F_GETFL);
     ok = flags >= 0 && ::fcntl(fd, F_SETFL, flags & ~O_DIRECT) == 0 &&
-         WriteAll(fd, text.data() + whole, text.size() - whole);
+         WriteAll(fd, absl::string_view(text).substr(whole)) == 0;
   }
   ok = ::close(fd) == 0 && ok;
   if (!ok) ::unlink(temporary.c_str());

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/write_all.h"
 
 extern char** environ;
 
@@ -79,15 +80,7 @@ absl::Status ChildProcess::Start(Options options) {
 }
 
 bool ChildProcess::Write(const std::string& data) {
-  if (stdin_fd_ < 0) return false;
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(stdin_fd_, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
+  return stdin_fd_ >= 0 && WriteAll(stdin_fd_, data) == 0;
 }
 
 void ChildProcess::CloseStdin() {

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
+#include "common/write_all.h"
 #include "common/file_system_kind.h"
 #include "common/nfs_url.h"
 #include "common/status_macros.h"
@@ -62,20 +63,6 @@ std::vector<char> LayoutChunk(uint64_t size) {
   return chunk;
 }
 
-// Writes all of `data` at offset 0, going on after short writes: a full filesystem then
-// surfaces as ENOSPC (the call that wrote nothing says why) rather than a made-up EIO.
-int WriteAll(int fd, absl::Span<const char> data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno;
-    if (n == 0) return ENOSPC;
-    done += static_cast<size_t>(n);
-  }
-  return 0;
-}
-
 // Local paths: every call goes through a ConfinedTree, so each resolves beneath the worker's
 // allowed roots with no symlink in the part the worker made (see common/confined_path.h).
 class PosixFileSystem final : public FileSystem {
@@ -114,7 +101,8 @@ class PosixFileSystem final : public FileSystem {
     // says so. (The final component is never followed if it is a symlink: O_NOFOLLOW.)
     const int fd = tree_.Open(path, O_CREAT | O_RDWR, kMdtestFileMode);
     if (fd < 0) return -fd;
-    int error = WriteAll(fd, data);
+    // (From offset 0, going on after short writes: a full file system surfaces as ENOSPC.)
+    int error = WriteAllAt(fd, absl::string_view(data.data(), data.size()), 0);
     if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
     if (::close(fd) != 0 && error == 0) error = errno;
     return error;
