@@ -363,6 +363,8 @@ TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
   report.mutable_workers(31)->set_longest_silence_ns(4'200'000'000);
   report.mutable_workers(31)->set_session_resumes(1);
   report.mutable_workers(32)->set_longest_silence_ns(900'000'000);  // under a second apart: not late
+  // A host unlike the others is named with its workers' figures, as an error is.
+  report.mutable_workers(25)->add_differs("kernel 6.1.0-13 (the others: 6.1.0-21)");
   aggregator.FillReport(&report);
   const std::string text = RenderTextReport(report);
   EXPECT_NE(text.find("started late: 1 worker(s): 10.0.0.30:7420 "), std::string::npos) << text;
@@ -377,7 +379,9 @@ TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
   EXPECT_NE(text.find("10.0.0.12:7420:\n      error: write of 4096 bytes"), std::string::npos) << text;
   EXPECT_NE(text.find("... and 32 more (the JSON report lists each)"), std::string::npos) << text;
   EXPECT_EQ(text.find("10.0.0.20:7420"), std::string::npos) << "no line per worker";
-  EXPECT_NE(text.find("(39 other workers' hosts are like the first"), std::string::npos) << text;
+  EXPECT_NE(text.find("10.0.0.25:7420:\n      differs: kernel 6.1.0-13 (the others: 6.1.0-21)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("10.0.0.26:7420"), std::string::npos) << text;
+  EXPECT_NE(text.find("(38 other workers' hosts are like the first"), std::string::npos) << text;
 
   // The HTML report likewise: the per-worker throughput chart is the spread and the lowest
   // three, the hosts table the first host and a count.
@@ -386,7 +390,7 @@ TEST(TextReport, ManyWorkersBecomeASpreadWithNamedOutliers) {
   EXPECT_NE(html.find("min of 40 workers"), std::string::npos);
   EXPECT_NE(html.find("median worker"), std::string::npos);
   EXPECT_NE(html.find("10.0.0.0:7420 (lowest)"), std::string::npos);
-  EXPECT_NE(html.find("39 other workers' hosts are like the first"), std::string::npos);
+  EXPECT_NE(html.find("38 other workers' hosts are like the first"), std::string::npos);
   EXPECT_EQ(html.find("10.0.0.20:7420"), std::string::npos) << "no series or row per worker";
 }
 
