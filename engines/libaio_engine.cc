@@ -20,7 +20,7 @@ constexpr unsigned kIocbFlagIoprio = 1u << 1;
 
 class LibaioEngine final : public PosixFileEngine {
  public:
-  LibaioEngine(uint32_t iodepth, bool atomic_writes) : iocbs_(iodepth), events_(iodepth), atomic_writes_(atomic_writes) {
+  LibaioEngine(uint32_t iodepth, bool atomic_writes) : iocbs_(iodepth), atomic_writes_(atomic_writes), events_(iodepth) {
     pending_.reserve(iodepth);
   }
   ~LibaioEngine() override {
