@@ -356,7 +356,9 @@ std::map<uint32_t, v1::IntervalReport> Finals(const std::vector<v1::IntervalRepo
   std::map<uint32_t, v1::IntervalReport> finals;
   for (const v1::IntervalReport& r : reports) {
     EXPECT_LT(r.job_index(), static_cast<uint32_t>(jobs));
-    if (r.final()) EXPECT_TRUE(finals.emplace(r.job_index(), r).second) << "two final reports of job " << r.job_index();
+    if (r.final()) {
+      EXPECT_TRUE(finals.emplace(r.job_index(), r).second) << "two final reports of job " << r.job_index();
+    }
   }
   return finals;
 }
