@@ -185,17 +185,26 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
     if (std::find(state.notes.begin(), state.notes.end(), note) == state.notes.end()) state.notes.push_back(note);
   }
   if (plan.job->exitall() && started_) ExitAll(j);
-  // Only the end of what the collector waits for wakes the threads waiting here: a job's last
-  // thread, or in a sequence (mdtest's phases) the last job's, since the collector closes a
-  // sequence's jobs at its end (CollectorLoop). A task that ends before the others, or a phase
-  // that ends with the next one starting, wakes nobody: on a host whose CPUs the tasks fill, the
-  // woken threads (the collector and the report readers, 10-15 us each) ran on the CPUs of
-  // tasks in their timed loops (mdtest -I 20 -z 2 -b 10 on tmpfs: the tree removal's 300 us
-  // lost 25-50 us in most runs).
-  const bool ended = state.threads_finished == state.threads.size() &&
-                     (!request_.spec().jobs_in_sequence() ||
-                      std::all_of(jobs_.begin(), jobs_.end(), [](const JobState& s) { return s.threads_finished == s.threads.size(); }));
-  if (ended) changed_.notify_all();
+  // Only what the collector waits for wakes the threads waiting here: a job's last thread, or in
+  // a sequence (mdtest's phases) the last job's (JobsToClose). A task that ends before the
+  // others, or a phase that ends with the next one starting, wakes nobody: on a host whose CPUs
+  // the tasks fill, the woken threads (the collector and the report readers, 10-15 us each) ran
+  // on the CPUs of tasks in their timed loops (mdtest -I 20 -z 2 -b 10 on tmpfs: the tree
+  // removal's 300 us lost 25-50 us in most runs).
+  if (JobsToClose()) changed_.notify_all();
+}
+
+bool WorkerRun::JobsToClose() const {
+  bool any = false;
+  for (const JobState& s : jobs_) {
+    if (s.final_sent) continue;
+    if (s.ended()) {
+      any = true;
+    } else if (request_.spec().jobs_in_sequence()) {
+      return false;
+    }
+  }
+  return any;
 }
 
 uint32_t WorkerRun::TaskRank(size_t j, uint32_t t) const {
@@ -276,7 +285,7 @@ void WorkerRun::ExitAll(size_t j) {
   static const char* const kWhat[] = {"group", "stonewall", "all"};
   for (size_t k = 0; k < job_stops_.size(); ++k) {
     if (ended.exit_what() == v1::JobSpec::EXIT_GROUP && group_of_[k] != group_of_[j]) continue;
-    if (!job_stops_[k]->Stop() || k == j || jobs_[k].threads_finished == jobs_[k].threads.size()) continue;
+    if (!job_stops_[k]->Stop() || k == j || jobs_[k].ended()) continue;
     jobs_[k].notes.push_back(absl::StrCat("stopped when job '", ended.name(), "' ended (exitall, exit_what=",
                                           kWhat[std::clamp<int>(ended.exit_what(), 0, 2)], ")"));
   }
@@ -467,19 +476,7 @@ void WorkerRun::CollectorLoop() {
     // wait for the boundary or the sequence's end, so that neither this cut nor its delivery
     // (nor the controller's merge, on a one-host run) takes the CPUs the next phase's tasks
     // have just started on.
-    const bool sequence = request_.spec().jobs_in_sequence();
-    changed_.wait_until(lock, boundary, [&] {
-      bool ended = false;
-      for (const JobState& s : jobs_) {
-        if (s.final_sent) continue;
-        if (s.threads_finished == s.threads.size()) {
-          ended = true;
-        } else if (sequence) {
-          return false;
-        }
-      }
-      return ended;
-    });
+    changed_.wait_until(lock, boundary, [this] { return JobsToClose(); });
     const Clock::time_point now = Clock::now();
     bool all_final = true;
     std::vector<DueReport> due;
@@ -490,7 +487,7 @@ void WorkerRun::CollectorLoop() {
       // A job that ended before this boundary closes in this interval; one that ended after
       // it (or runs on) reports the interval normally and closes in the next, so that every
       // worker attributes the end of a job to the interval its end time falls in.
-      const bool ended_in_interval = state.threads_finished == state.threads.size() &&
+      const bool ended_in_interval = state.ended() &&
                                      (now < boundary || state.last_end < boundary);
       if (ended_in_interval) {
         // Every thread has exited: the counters are complete and this report closes the job.

@@ -97,6 +97,8 @@ class WorkerRun final : public SessionRun {
     int64_t earliest_start_late_ns = INT64_MAX;  // the first thread's
     bool final_sent = false;
     StartGate* gate = nullptr;  // where its threads wait to start (a sequence's later jobs: their own)
+    // Every thread of the job has ended.
+    bool ended() const { return threads_finished == threads.size(); }
   };
 
   // Starts the threads, which set themselves up and wait at start_gate_ (from the constructor).
@@ -122,6 +124,10 @@ class WorkerRun final : public SessionRun {
   void JudgeSteadyState(const std::vector<DueReport>& due, const std::vector<v1::IntervalReport>& reports);
   size_t SteadyStateKey(size_t job) const;
   void CollectorLoop();
+  // Whether the collector has a job to close: one whose threads have all ended and whose final
+  // report has not gone; in a sequence, only once every job has ended (a sequence's jobs close
+  // together at its end). What the collector waits for besides its interval boundaries. mu_ held.
+  bool JobsToClose() const;
   // The report of `job` over [from, to) from what its counters recorded (`cuts`: the job's
   // share of CutIntervals, thread-major, direction-minor).
   v1::IntervalReport ReportInterval(size_t job_index, uint32_t interval_index, Clock::time_point from, Clock::time_point to,
