@@ -7,8 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -40,6 +44,7 @@ using ::iofleet::testing::P99;
 using ::iofleet::testing::ParseJsonReport;
 using ::iofleet::testing::RunController;
 using ::iofleet::testing::RunJson;
+using ::iofleet::testing::WaitFor;
 using ::iofleet::testing::WriteJob;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -244,6 +249,47 @@ TEST_F(EndToEnd, LocalWorkersNeedNoHosts) {
   for (const auto& w : run.report.workers()) EXPECT_THAT(w.address(), HasSubstr("127.0.0.1:"));
   ASSERT_NE(FindDirection(run.report.cluster(), "read"), nullptr);
   ASSERT_NE(FindDirection(run.report.cluster(), "write"), nullptr);
+}
+
+// The worker's control threads (gRPC's, the session's) are SCHED_BATCH, so that a controller's
+// message does not preempt an IO thread; the IO threads and the interval cut are not.
+TEST_F(EndToEnd, WorkerControlThreadsDoNotPreemptIoThreads) {
+  TestWorker worker("worker-sched", {"--allow-root", data_});
+  TestProcess controller({Runfile("controller/iofleet"), "run", "--ioengine=null", "--name=paced", "--rw=randread", "--size=1m",
+                          "--rate_iops=200", "--runtime=20s", "--time_based", "--hosts", worker.address()},
+                         TempDir() + "/sched-controller");
+  // Thread name -> the policies seen, read while the job runs (threads come and go: a thread
+  // gone between the listing and the look is skipped).
+  const std::string tasks = absl::StrCat("/proc/", worker.process().pid(), "/task");
+  std::multimap<std::string, int> policies;
+  auto look = [&] {
+    policies.clear();
+    DIR* dir = ::opendir(tasks.c_str());
+    if (dir == nullptr) return false;
+    while (const dirent* entry = ::readdir(dir)) {
+      if (entry->d_name[0] == '.') continue;
+      std::string name = ReadFile(tasks + "/" + entry->d_name + "/comm");
+      const int policy = ::sched_getscheduler(std::atoi(entry->d_name));
+      if (name.empty() || policy < 0) continue;
+      name.pop_back();  // its newline
+      policies.emplace(name, policy);
+    }
+    ::closedir(dir);
+    return policies.count("io-job") == 1 && policies.count("interval-cut") == 1;
+  };
+  ASSERT_TRUE(WaitFor(look, std::chrono::seconds(30))) << "no IO thread and interval cut seen in the worker";
+  int batch = 0;
+  for (const auto& [name, policy] : policies) {
+    if (name == "io-job" || name == "interval-cut") {
+      EXPECT_EQ(policy, SCHED_OTHER) << name;
+    } else {
+      EXPECT_EQ(policy, SCHED_BATCH) << name;
+      ++batch;
+    }
+  }
+  EXPECT_GE(batch, 3) << "the main thread, gRPC's, the session's";
+  controller.Signal(SIGINT);  // (what it measured is reported; the test needs no more of it)
+  EXPECT_TRUE(controller.Wait(kRunTimeout).has_value());
 }
 
 TEST_F(EndToEnd, JobGivenOnTheCommandLineAsInFio) {

@@ -30,6 +30,7 @@
 #include "common/transport_security.h"
 #include "grpcpp/grpcpp.h"
 #include "worker/controller_dialer.h"
+#include "worker/thread_placement.h"
 #include "worker/worker_service.h"
 
 namespace iofleet {
@@ -299,5 +300,8 @@ int main(int argc, char** argv) {
   // takes: a few percent of the controller's CPU at a thousand sessions, for a check meant for
   // development.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Before any thread starts: every thread made after this inherits it, and the threads that do
+  // the measured work opt out (worker/thread_placement.h).
+  iofleet::ScheduleControlThreadsAsBatch();
   return iofleet::Main(argc, argv);
 }

@@ -128,6 +128,7 @@ void WorkerRun::Arm() {
         // Held on its CPU from the first phase to the last, as mpirun binds mdtest's ranks for
         // the whole run: each phase pinning and unpinning its task itself (RunMetadataTask)
         // began phases by moving it back to its CPU, caches cold, inside the phase's time.
+        ScheduleThisThreadForWork();
         const std::optional<CpuPin> pin = CpuPin::Rank(rank);
         for (int j = 0; j < jobs; ++j) RunThread(static_cast<size_t>(j), t);
       });
@@ -136,7 +137,12 @@ void WorkerRun::Arm() {
   }
   for (int j = 0; j < specs.size(); ++j) {
     jobs_[j].gate = &start_gate_;
-    for (uint32_t t = 0; t < specs[j].numjobs(); ++t) io_threads_.emplace_back([this, j, t] { RunThread(static_cast<size_t>(j), t); });
+    for (uint32_t t = 0; t < specs[j].numjobs(); ++t) {
+      io_threads_.emplace_back([this, j, t] {
+        ScheduleThisThreadForWork();
+        RunThread(static_cast<size_t>(j), t);
+      });
+    }
   }
 }
 
@@ -365,7 +371,11 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
     }
   }
   start_gate_.Open(start_);  // the armed threads go
-  collector_ = std::thread([this] { CollectorLoop(); });
+  collector_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "interval-cut");  // (for top -H, perf and ps)
+    ScheduleThisThreadForWork();  // its cuts are due at the intervals' boundaries
+    CollectorLoop();
+  });
   return lead;
 }
 
