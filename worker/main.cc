@@ -30,7 +30,7 @@
 #include "common/transport_security.h"
 #include "grpcpp/grpcpp.h"
 #include "worker/controller_dialer.h"
-#include "worker/thread_placement.h"
+#include "worker/control_threads.h"
 #include "worker/worker_service.h"
 
 namespace iofleet {

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -19,9 +18,6 @@
 
 namespace iofleet {
 namespace {
-
-// Set once, before the threads that read it exist.
-std::atomic<bool> control_threads_batch{false};
 
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
   std::ifstream in(path);
@@ -85,20 +81,6 @@ absl::StatusOr<std::vector<uint32_t>> NumaNodeCpus(uint32_t node, const std::str
   auto cpus = ParseIndexList(list, kMaxCpu);
   if (!cpus.ok()) return absl::DataLossError(absl::StrCat(path, ": cannot read '", list, "': ", cpus.status().message()));
   return cpus;
-}
-
-bool ScheduleControlThreadsAsBatch() {
-  if (::sched_getscheduler(0) != SCHED_OTHER) return false;
-  const sched_param none{};
-  if (::sched_setscheduler(0, SCHED_BATCH, &none) != 0) return false;  // (the calling thread: Linux's)
-  control_threads_batch = true;
-  return true;
-}
-
-void ScheduleThisThreadForWork() {
-  if (!control_threads_batch || ::sched_getscheduler(0) != SCHED_BATCH) return;
-  const sched_param none{};
-  ::sched_setscheduler(0, SCHED_OTHER, &none);
 }
 
 absl::Status PlaceThisThread(const v1::JobSpec& job, uint32_t jobnum) {

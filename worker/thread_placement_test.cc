@@ -55,35 +55,6 @@ TEST(ThreadPlacement, CpusAllowedSharedAndSplit) {
   });
 }
 
-TEST(ThreadPlacement, ControlThreadsBatchWorkThreadsNot) {
-  // A process under another policy is left alone (SCHED_IDLE needs no privilege to enter).
-  OnOwnThread([] {
-    const sched_param none{};
-    ASSERT_EQ(::sched_setscheduler(0, SCHED_IDLE, &none), 0);
-    EXPECT_FALSE(ScheduleControlThreadsAsBatch());
-    EXPECT_EQ(::sched_getscheduler(0), SCHED_IDLE);
-    ScheduleThisThreadForWork();
-    EXPECT_EQ(::sched_getscheduler(0), SCHED_IDLE) << "not switched: nothing to undo";
-  });
-  // Switched: the threads started after inherit SCHED_BATCH; a work thread goes back.
-  OnOwnThread([] {
-    ASSERT_EQ(::sched_getscheduler(0), SCHED_OTHER);
-    EXPECT_TRUE(ScheduleControlThreadsAsBatch());
-    EXPECT_EQ(::sched_getscheduler(0), SCHED_BATCH);
-    OnOwnThread([] { EXPECT_EQ(::sched_getscheduler(0), SCHED_BATCH) << "a control thread, as gRPC's"; });
-    OnOwnThread([] {
-      ScheduleThisThreadForWork();
-      EXPECT_EQ(::sched_getscheduler(0), SCHED_OTHER) << "an IO thread";
-    });
-    OnOwnThread([] {
-      const sched_param none{};
-      ASSERT_EQ(::sched_setscheduler(0, SCHED_IDLE, &none), 0);
-      ScheduleThisThreadForWork();
-      EXPECT_EQ(::sched_getscheduler(0), SCHED_IDLE) << "only what was switched is switched back";
-    });
-  });
-}
-
 TEST(ThreadPlacement, NumaNodesAndMemoryPolicy) {
   auto node0 = NumaNodeCpus(0);
   ASSERT_TRUE(node0.ok()) << node0.status();  // every Linux host has node 0

@@ -18,6 +18,7 @@
 #include "job/run_limits.h"
 #include "worker/interval_cut.h"
 #include "worker/metadata_task.h"
+#include "worker/control_threads.h"
 #include "worker/thread_placement.h"
 
 namespace iofleet {

@@ -1,0 +1,28 @@
+// Which of a worker's threads may preempt the others: the control threads (gRPC's, the
+// sessions', the lease watchdog, the metrics server) run SCHED_BATCH, the threads that do or pace
+// the measured work do not.
+#ifndef IOFLEET_WORKER_CONTROL_THREADS_H_
+#define IOFLEET_WORKER_CONTROL_THREADS_H_
+
+namespace iofleet {
+
+// The worker's control threads (gRPC's, the sessions', the lease watchdog, the metrics server)
+// run SCHED_BATCH: woken by a message, such a thread takes a CPU that is free, or the running
+// thread's at its next tick, instead of preempting it there and then. A controller's probe or
+// window update then does not interrupt an IO thread in the middle of a request on the worker's
+// host; and where controller and workers share a host (local workers, bench/scale_bench.sh), a
+// write the controller makes does not hand its CPU over to the worker it wakes (1,024 workers
+// on 2 cores: the controller's CPU 12.2-12.5% -> 9.8-10.0% of a core, two pairs). The worker's
+// main calls this before any thread starts: threads inherit their creator's policy. A process
+// started under another policy than SCHED_OTHER (chrt --fifo, --idle) is left as it is. Whether
+// it switched.
+bool ScheduleControlThreadsAsBatch();
+
+// Called by a thread whose timing is measured or paces the measurement (IO threads, mdtest
+// tasks, the interval collector; verifiers inherit it from their IO thread): SCHED_OTHER again
+// when ScheduleControlThreadsAsBatch switched the process; nothing otherwise.
+void ScheduleThisThreadForWork();
+
+}  // namespace iofleet
+
+#endif  // IOFLEET_WORKER_CONTROL_THREADS_H_
