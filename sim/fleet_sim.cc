@@ -48,6 +48,7 @@
 #include "common/units.h"
 #include "histogram/latency_histogram.h"
 #include "job/rw_mode.h"
+#include "worker/control_threads.h"
 #include "worker/controller_dialer.h"
 #include "worker/session_registry.h"
 #include "worker/session_run.h"
@@ -611,5 +612,8 @@ int main(int argc, char** argv) {
   // As in iofleet and iofleet-worker: abseil's mutex deadlock detection (on in Debian's build)
   // records every lock order gRPC takes, a cost the simulated fleet would pay per worker.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // As a real worker's control threads (worker/control_threads.h); a simulated worker has no
+  // others.
+  iofleet::ScheduleControlThreadsAsBatch();
   return iofleet::Main(argc, argv);
 }
