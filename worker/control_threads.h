@@ -12,7 +12,8 @@ namespace iofleet {
 // window update then does not interrupt an IO thread in the middle of a request on the worker's
 // host; and where controller and workers share a host (local workers, bench/scale_bench.sh), a
 // write the controller makes does not hand its CPU over to the worker it wakes (1,024 workers
-// on 2 cores: the controller's CPU 12.2-12.5% -> 9.8-10.0% of a core, two pairs). The worker's
+// on 2 cores, bench/scale_bench.sh: the controller's CPU 11.0-11.7% -> 9.4-9.6% of a core over
+// the whole command, three interleaved pairs). The worker's
 // main calls this before any thread starts: threads inherit their creator's policy. A process
 // started under another policy than SCHED_OTHER (chrt --fifo, --idle) is left as it is. Whether
 // it switched.

@@ -301,7 +301,7 @@ int main(int argc, char** argv) {
   // development.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Before any thread starts: every thread made after this inherits it, and the threads that do
-  // the measured work opt out (worker/thread_placement.h).
+  // the measured work opt out (worker/control_threads.h).
   iofleet::ScheduleControlThreadsAsBatch();
   return iofleet::Main(argc, argv);
 }
