@@ -332,6 +332,11 @@ absl::StatusOr<std::string> PrintJson(const Message& message, const JsonPrintOpt
     if (!status.ok()) return absl::InternalError(absl::StrCat("JSON of ", message.GetTypeName(), ": ", status.ToString()));
     return json;
   }
+  // Room for the whole text up front. Grown by doubling, a 1,024-worker run's result.json (61 MB)
+  // was copied into fresh pages again and again: a fifth of the time spent printing it. Pages
+  // reserved but never written cost nothing. Printed with whitespace, a run's reports came to
+  // 3.4-5.2x their wire size, so this rarely needs a second allocation.
+  json.reserve(message.ByteSizeLong() * (options.add_whitespace ? 6 : 4) + 64);
   Printer(options, &json).PrintMessage(message, 0);
   if (options.add_whitespace) json.push_back('\n');
   return json;
