@@ -14,15 +14,20 @@
 #   bench/scale_bench.sh [N ...]          default: 64 256 1024; BIN=bazel-bin DURATION=30s RATE=1 JOBS=8
 #                                         FLAGS="--worker-intervals all": more controller options
 #                                         SIM_FLAGS: more simulator options; SIM_PROCS: simulator
-#                                         processes for relayN/R (default R, one per relay);
+#                                         processes for relayN/R (default R/10, one per ten relays,
+#                                         when 10 divides R; else R);
 #                                         RELAY_FLAGS: more relay options (e.g. --lease 20s)
 # An N written simN plays N workers from one iofleet-fleet-sim process (sim/fleet_sim.cc: the
 # worker's session code, made-up reports with BUCKETS=200 non-empty histogram buckets per job
 # and interval) dialling the controller; relayN/R puts R iofleet relay processes between them
-# (N/R simulated workers each, one fleet-sim process per relay). On a cluster the workers, the
-# relays and the controller each have hosts of their own; here they share two cores, so the
-# simulators run at SIM_NICE=10 (the controller and the relays, at 0, are not starved by the
-# fleet they serve).
+# (N/R simulated workers each). On a cluster the workers, the relays and the controller each have
+# hosts of their own; here they share two cores, so the simulated fleet yields to what it feeds:
+# simN's simulator runs at SIM_NICE=10 under the controller; behind relays the simulators run at
+# SIM_NICE=19, the relays at RELAY_NICE=5 and the controller at 0, and a simulator puts 100 of
+# its workers' sessions on one connection (SIM_FLAGS="--workers-per-connection 100"; each is
+# still a session of its own, with its own stream, messages and lease). Without these, 10,000
+# simulated workers and their 100 relays need more of the two cores than the run leaves them
+# (README, Benchmarks): their leases run out on this machine, not on the controller's account.
 # RATE is each job's rate_iops. The workers share the controller's host, and every paced IO is a
 # thread wakeup (about 20-40 us of CPU each in this VM): 1,024 workers x 8 jobs x 10 IOPS would
 # be 82,000 wakeups a second, more than the two cores have, before any control traffic.
@@ -52,17 +57,18 @@ for spec in "${counts[@]}"; do
     relay*)  # simulated workers dial R relays, which dial the controller
       n=${spec#relay}; relays=${n#*/}; n=${n%/*}
       where=(--listen 127.0.0.1:$base --expect-workers "$relays" --wait 10m)
-      # SIM_PROCS simulator processes (default: one per relay), each feeding relays/SIM_PROCS relays.
-      procs=${SIM_PROCS:-$relays}
+      # SIM_PROCS simulator processes, each feeding relays/SIM_PROCS relays.
+      procs=${SIM_PROCS:-$([ $((relays % 10)) -eq 0 ] && echo $((relays / 10)) || echo "$relays")}
       [ $((relays % procs)) -eq 0 ] || { echo "SIM_PROCS=$procs must divide $relays relays" >&2; exit 2; }
       fed=""
       for r in $(seq 1 "$relays"); do
-        nice -n "${RELAY_NICE:-0}" "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
+        nice -n "${RELAY_NICE:-5}" "$bin/controller/iofleet" relay --listen 127.0.0.1:$((base + r)) --controller 127.0.0.1:$base --expect-workers $((n / relays)) \
           --wait 10m ${RELAY_FLAGS:-} > /dev/null 2> "$dir/relay-$r.err" &
         fleet+=($!)
         fed="${fed:+$fed,}127.0.0.1:$((base + r))"
         if [ $((r % (relays / procs))) -eq 0 ]; then
-          nice -n "${SIM_NICE:-10}" "$bin/sim/iofleet-fleet-sim" --controller "$fed" --workers $((n / procs)) --buckets "${BUCKETS:-200}" ${SIM_FLAGS:-} > /dev/null 2> "$dir/sim-$r.err" &
+          nice -n "${SIM_NICE:-19}" "$bin/sim/iofleet-fleet-sim" --controller "$fed" --workers $((n / procs)) --buckets "${BUCKETS:-200}" \
+            ${SIM_FLAGS---workers-per-connection 100} > /dev/null 2> "$dir/sim-$r.err" &
           fleet+=($!)
           fed=""
         fi
