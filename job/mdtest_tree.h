@@ -96,6 +96,12 @@ class MdtestTree {
   // Path of tree directory `n` of the tree `rank` uses (its own with -u, else the shared one);
   // n counts the directories of every copy (all_directories()), copy by copy.
   std::string DirectoryPath(uint32_t rank, uint64_t n) const;
+  // What DirectoryPath(rank, n) adds to its copy's IterationDirectory: the tree's names from its
+  // top down to directory n ("/mdtest_tree.<rank>.0/mdtest_tree.<rank>.3"), appended to *out.
+  void AppendTreeNames(uint32_t rank, uint64_t n, std::string* out) const;
+  // The tree directory (a DirectoryPath number) operation `n` of a tree phase (TreeStepDirectory)
+  // or of the listing (--readdir: the directories that hold items, copy by copy) works on.
+  uint64_t OperationDirectory(uint64_t n) const;
   // Whether task `rank` takes part in the phase: -f/-l/-s runs with fewer tasks than there are,
   // and the others sit it out.
   bool Runs(uint32_t rank) const { return phase_.task_count() == 0 || rank < phase_.task_count(); }
@@ -154,6 +160,12 @@ class MdtestPaths {
   void Name(uint32_t rank, MdtestTree::RenameName name, std::string* out);
 
   const MdtestTree& tree_;
+  // The iteration directory of (directory_rank_, directory_copy_) when directory_cached_: a tree
+  // phase names a directory per step, and its copy's part is the same from step to step.
+  bool directory_cached_ = false;
+  uint32_t directory_rank_ = 0;
+  uint64_t directory_copy_ = 0;
+  std::string iteration_;
   bool cached_ = false;
   uint32_t rank_ = 0;
   uint64_t directory_ = 0;
