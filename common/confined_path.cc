@@ -142,7 +142,16 @@ rlim_t DescriptorLimit() {
 
 bool IsName(absl::string_view name) { return !name.empty() && name != "." && name != ".."; }
 
+// Directories a tree may keep open: half the descriptor limit, less room for the items its
+// task has open at once.
+size_t RoomForDirectories() {
+  const rlim_t half = DescriptorLimit() / 2;
+  return half > 256 ? static_cast<size_t>(half - 128) : 128;
+}
+
 }  // namespace
+
+ConfinedTree::ConfinedTree(size_t kept_directories) : kept_(std::max<size_t>(1, std::min(kept_directories, RoomForDirectories()))) {}
 
 int ConfinedTree::Parent(const std::string& path, const char** leaf) {
   const size_t slash = path.rfind('/');
@@ -180,7 +189,7 @@ int ConfinedTree::OpenParent(absl::string_view parent) {
 void ConfinedTree::Remember(absl::string_view parent, int fd) {
   // Full (or the process half-way to its descriptor limit, which IO and other tasks need more):
   // the directory used longest ago makes room.
-  if (!recency_.empty() && (recency_.size() >= kCachedDirectories || static_cast<rlim_t>(fd) >= DescriptorLimit() / 2)) {
+  if (!recency_.empty() && (recency_.size() >= kept_ || static_cast<rlim_t>(fd) >= DescriptorLimit() / 2)) {
     const CachedDirectory& oldest = recency_.back();
     ::close(oldest.fd);
     cached_.erase(absl::string_view(oldest.path));

@@ -80,7 +80,9 @@ void RaiseDescriptorLimit();
 // through its descriptor: rename(2) can only put it where its mover may write anyway.
 class ConfinedTree {
  public:
-  ConfinedTree() = default;
+  // Keeps up to `kept_directories` parent directories open (at least one; fewer when the
+  // process's descriptor limit is lower: see kept_directories()).
+  explicit ConfinedTree(size_t kept_directories = kCachedDirectories);
   ~ConfinedTree();
   ConfinedTree(const ConfinedTree&) = delete;
   ConfinedTree& operator=(const ConfinedTree&) = delete;
@@ -91,6 +93,11 @@ class ConfinedTree {
   // its directory and file phases ran at 0.74-0.93x mdtest's rate on tmpfs; with 2,048,
   // 1.00-1.38x (bench/mdtest_bench.sh, 5 pairs).
   static constexpr size_t kCachedDirectories = 2048;
+  // How many it keeps: what it was asked for, within half the process's descriptor limit less a
+  // margin (a task's descriptor table holds its kept directories and the items it has open). A
+  // directory opened beyond that closes the one used longest ago, so a phase that goes through
+  // more directories than this, once each, opens every one of them in its loop.
+  size_t kept_directories() const { return kept_; }
 
   // Opens (and keeps) the directory that holds `path`, as the first operation on a name in it
   // would: a timed operation that comes next finds it open (an untimed set-up step).
@@ -133,6 +140,7 @@ class ConfinedTree {
   // Closes and drops `path`'s descriptor if it is kept (the directory is about to be removed or
   // renamed).
   void Forget(absl::string_view path);
+  size_t kept_;
   Recency recency_;
   Cache cached_;
   const CachedDirectory* last_ = nullptr;  // the front of recency_: the first one looked at

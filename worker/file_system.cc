@@ -67,7 +67,9 @@ std::vector<char> LayoutChunk(uint64_t size) {
 // allowed roots with no symlink in the part the worker made (see common/confined_path.h).
 class PosixFileSystem final : public FileSystem {
  public:
+  explicit PosixFileSystem(size_t kept_directories) : tree_(kept_directories) {}
   void Ready(const std::string& path) override { tree_.OpenParentOf(path); }
+  size_t ReadyDirectories() const override { return tree_.kept_directories(); }
   bool OnLocalStorage(const std::string& path) override {
     struct statfs fs {};
     return tree_.StatFileSystem(path, &fs) == 0 && FileSystemKindOf(static_cast<uint64_t>(fs.f_type)).local;
@@ -404,9 +406,9 @@ class NfsFileSystem final : public FileSystem {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std::string>& roots) {
+absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std::string>& roots, size_t kept_directories) {
   const bool nfs = std::any_of(roots.begin(), roots.end(), [](const std::string& r) { return IsNfsUrl(r); });
-  if (!nfs) return std::make_unique<PosixFileSystem>();
+  if (!nfs) return std::make_unique<PosixFileSystem>(kept_directories);
   if (!std::all_of(roots.begin(), roots.end(), [](const std::string& r) { return IsNfsUrl(r); })) {
     return absl::InvalidArgumentError("a job cannot mix nfs:// URLs and local paths");
   }

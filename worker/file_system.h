@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "proto/job.pb.h"
 #include "absl/types/span.h"
+#include "common/confined_path.h"
 
 namespace iofleet {
 
@@ -32,6 +33,9 @@ class FileSystem {
   // Readies what an operation on `path` needs (its directory, opened beneath the roots) before
   // a timed phase starts; nothing where there is nothing to ready.
   virtual void Ready(const std::string& path) { (void)path; }
+  // How many directories Ready keeps open at once (0: Ready keeps nothing). A phase readies no
+  // more than that: one more would close the first, which its loop then opens again.
+  virtual size_t ReadyDirectories() const { return 0; }
   // Whether operations on names beside `path` stay on this host: a disk or memory file system
   // of a known kind (common/file_system_kind.h: ext2/3/4, xfs, btrfs, f2fs, bcachefs, zfs,
   // tmpfs, ramfs), where they cost no server a request. False for NFS, FUSE (a remote metadata
@@ -71,8 +75,10 @@ class FileSystem {
 };
 
 // A file system for paths at or under `roots`: local paths, or nfs:// URLs (one libnfs
-// connection per root, made here, so a dead server fails now with its reason).
-absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std::string>& roots);
+// connection per root, made here, so a dead server fails now with its reason). Local paths'
+// parent directories stay open, up to `kept_directories` of them (ConfinedTree).
+absl::StatusOr<std::unique_ptr<FileSystem>> OpenFileSystem(const std::vector<std::string>& roots,
+                                                           size_t kept_directories = ConfinedTree::kCachedDirectories);
 
 // Removes a file a job made (fio unlink=1): a local path beneath the worker's roots with no
 // symlink followed, or an nfs:// URL through libnfs. A file already gone is not an error.
