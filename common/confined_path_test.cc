@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -146,6 +147,36 @@ TEST(ConfinedPath, ManyDirectoriesInTurn) {
   for (int d = 0; d < kDirectories; ++d) {
     EXPECT_EQ(::rmdir((base + "/d" + std::to_string(d) + ".renamed").c_str()), 0) << "each directory emptied and renamed";
   }
+}
+
+// A tree keeps as many directories open as it is asked to, and never more than half the
+// process's descriptor limit allows (mdtest tasks ask for every directory of a large tree).
+TEST(ConfinedPath, KeepsWhatItIsAskedWithinTheDescriptorLimit) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/kept";
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  ASSERT_TRUE(ConfineOpensBeneath({base}).ok());
+  auto open_descriptors = [] {
+    int n = 0;
+    for (int fd = 0; fd < 4096; ++fd) n += ::fcntl(fd, F_GETFD) != -1;
+    return n;
+  };
+  const int before = open_descriptors();
+  {
+    ConfinedTree tree(10);
+    EXPECT_EQ(tree.kept_directories(), 10u);
+    for (int d = 0; d < 30; ++d) {
+      const std::string dir = base + "/d" + std::to_string(d);
+      ASSERT_EQ(tree.MakeDirectory(dir), 0);
+      ASSERT_EQ(tree.MakeDirectory(dir + "/item"), 0) << "made through its kept parent";
+      EXPECT_LE(open_descriptors(), before + 10) << d;
+    }
+    EXPECT_EQ(open_descriptors(), before + 10) << "the last ten used";
+  }
+  EXPECT_EQ(open_descriptors(), before);
+  struct rlimit files {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  EXPECT_LT(ConfinedTree(size_t{1} << 40).kept_directories(), files.rlim_cur / 2) << "room left for the items a task opens";
+  EXPECT_EQ(ConfinedTree(0).kept_directories(), 1u);
 }
 
 // A directory removed (or renamed) and made again under its name is the new one: what is made
