@@ -1,6 +1,7 @@
 #include "job/mdtest_tree.h"
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
@@ -104,6 +105,16 @@ uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
          std::min(in_copy / std::max<uint64_t>(1, items_per_dir_), item_directory_count() - 1);
 }
 
+std::pair<uint64_t, uint64_t> MdtestTree::ItemsBeside(uint64_t i) const {
+  // As DirectoryOfItem divides them: -I items a directory, the last one of a copy taking the rest.
+  const uint64_t copy_start = i / loop_items_ * loop_items_;
+  const uint64_t per_directory = std::max<uint64_t>(1, items_per_dir_);
+  const uint64_t last = item_directory_count() - 1;
+  const uint64_t q = std::min((i - copy_start) / per_directory, last);
+  const uint64_t first = copy_start + q * per_directory;
+  return {first, q == last ? copy_start + loop_items_ : first + per_directory};
+}
+
 bool MdtestTree::FirstItemsOfEachCopy() const {
   using Op = v1::MetadataPhase;
   return looped_ &&
@@ -182,16 +193,16 @@ std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64
 }
 
 void MdtestPaths::Item(uint32_t rank, uint64_t i, bool file, std::string* out) {
-  const uint64_t directory = tree_.DirectoryOfItem(i);
-  if (!cached_ || rank != rank_ || directory != directory_ || file != file_) {
-    prefix_ = absl::StrCat(tree_.ItemDirectoryPath(rank, directory), "/", tree_.ItemPrefix(rank, file));
+  if (!cached_ || rank != rank_ || file != file_ || i < first_ || i >= end_) {
+    prefix_ = absl::StrCat(tree_.ItemDirectoryPath(rank, tree_.DirectoryOfItem(i)), "/", tree_.ItemPrefix(rank, file));
+    std::tie(first_, end_) = tree_.ItemsBeside(i);
+    number_offset_ = tree_.ItemNumber(first_) - first_;  // (modulo 2^64: only the sum is used)
     cached_ = true;
     rank_ = rank;
-    directory_ = directory;
     file_ = file;
   }
   out->assign(prefix_);
-  absl::StrAppend(out, tree_.ItemNumber(i));
+  absl::StrAppend(out, i + number_offset_);
 }
 
 void MdtestPaths::Operation(uint32_t task, uint64_t n, std::string* out) {

@@ -115,6 +115,8 @@ class MdtestTree {
   std::string ItemDirectoryPath(uint32_t owner, uint64_t n) const;
   // The directory (of all_directories()) that holds item `i` of a task.
   uint64_t DirectoryOfItem(uint64_t i) const;
+  // The items that share item `i`'s directory, [first, end): consecutive numbers, in one copy.
+  std::pair<uint64_t, uint64_t> ItemsBeside(uint64_t i) const;
   // The number in the name of item `i` (mdtest's item number in its copy of the tree, which
   // its data packets carry).
   uint64_t ItemNumber(uint64_t i) const { return i % loop_items_ + first_item_dir_ * items_per_dir_; }
@@ -166,11 +168,14 @@ class MdtestPaths {
   uint32_t directory_rank_ = 0;
   uint64_t directory_copy_ = 0;
   std::string iteration_;
+  // The items [first_, end_) of one directory, named "<prefix_><item + number_offset_>" (the
+  // name's number, ItemNumber, counts on with the item within a copy): a step finds its name
+  // with two comparisons and one number, not the three divisions of DirectoryOfItem.
   bool cached_ = false;
   uint32_t rank_ = 0;
-  uint64_t directory_ = 0;
   bool file_ = false;
-  std::string prefix_;  // "<item directory>/<item prefix>" of (rank_, directory_, file_)
+  uint64_t first_ = 0, end_ = 0, number_offset_ = 0;
+  std::string prefix_;  // "<item directory>/<item prefix>" of (rank_, first_'s directory, file_)
 };
 
 }  // namespace iofleet
