@@ -99,20 +99,23 @@ uint64_t MdtestTree::TreeStepDirectory(uint64_t n) const {
   return n / directories_ * directories_ + node;
 }
 
+MdtestTree::ItemSlot MdtestTree::SlotOfItem(uint64_t i) const {
+  // -I items a directory (at least one), the last directory of a copy taking the rest.
+  const uint64_t copy = i / loop_items_;
+  return {copy, std::min((i - copy * loop_items_) / std::max<uint64_t>(1, items_per_dir_), item_directory_count() - 1)};
+}
+
 uint64_t MdtestTree::DirectoryOfItem(uint64_t i) const {
-  const uint64_t in_copy = i % loop_items_;
-  return i / loop_items_ * directories_ + first_item_dir_ +
-         std::min(in_copy / std::max<uint64_t>(1, items_per_dir_), item_directory_count() - 1);
+  const ItemSlot slot = SlotOfItem(i);
+  return slot.copy * directories_ + first_item_dir_ + slot.directory;
 }
 
 std::pair<uint64_t, uint64_t> MdtestTree::ItemsBeside(uint64_t i) const {
-  // As DirectoryOfItem divides them: -I items a directory, the last one of a copy taking the rest.
-  const uint64_t copy_start = i / loop_items_ * loop_items_;
+  const ItemSlot slot = SlotOfItem(i);
+  const uint64_t copy_start = slot.copy * loop_items_;
   const uint64_t per_directory = std::max<uint64_t>(1, items_per_dir_);
-  const uint64_t last = item_directory_count() - 1;
-  const uint64_t q = std::min((i - copy_start) / per_directory, last);
-  const uint64_t first = copy_start + q * per_directory;
-  return {first, q == last ? copy_start + loop_items_ : first + per_directory};
+  const uint64_t first = copy_start + slot.directory * per_directory;
+  return {first, slot.directory + 1 == item_directory_count() ? copy_start + loop_items_ : first + per_directory};
 }
 
 bool MdtestTree::FirstItemsOfEachCopy() const {

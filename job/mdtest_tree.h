@@ -136,6 +136,13 @@ class MdtestTree {
   // Whether the phase covers only the first -I items of each copy (stat, read, rename with
   // directory loops: mdtest's stop_items).
   bool FirstItemsOfEachCopy() const;
+  // Where item `i` lies: its copy of the tree, and which of that copy's item directories (0 ..
+  // item_directory_count() - 1) holds it (DirectoryOfItem and ItemsBeside divide alike).
+  struct ItemSlot {
+    uint64_t copy = 0;
+    uint64_t directory = 0;
+  };
+  ItemSlot SlotOfItem(uint64_t i) const;
 
   bool looped_ = false;      // -n with -I and no -u: mdtest's directory loops
   uint64_t loops_ = 1;       // copies of the tree

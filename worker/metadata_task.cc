@@ -165,13 +165,18 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   if (absl::Status own = UseOwnDescriptorTable(); !own.ok()) {
     outcome.notes.push_back(absl::StrCat("tasks share the worker's descriptor table: ", own.message()));
   }
+  // Item paths are built without a URL's connection arguments (?nfsport=...).
+  v1::MetadataPhase located = phase;
+  for (std::string& dir : *located.mutable_test_dirs()) {
+    if (auto url = ParseNfsUrl(dir); url.ok()) dir = url->Location();
+  }
+  const MdtestTree tree(located);
   // Each task has its own connection to the test directories (libnfs contexts are per thread),
   // and keeps open the directories it works in: every one of the tree's, up to this worker's
   // share (kWorkerKeptDirectories among its tasks), and at least ConfinedTree's default.
-  const MdtestTree shape(phase);
   const size_t kept = std::max<size_t>(
       ConfinedTree::kCachedDirectories,
-      std::min<uint64_t>(shape.all_directories(), kWorkerKeptDirectories / std::max(1u, plan.job->numjobs())));
+      std::min<uint64_t>(tree.all_directories(), kWorkerKeptDirectories / std::max(1u, plan.job->numjobs())));
   auto opened = OpenFileSystem({phase.test_dirs().begin(), phase.test_dirs().end()}, kept);
   if (!opened.ok()) {
     outcome.status = opened.status();
@@ -179,12 +184,6 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     return outcome;
   }
   FileSystem& fs = **opened;
-  // Item paths are built without a URL's connection arguments (?nfsport=...).
-  v1::MetadataPhase located = phase;
-  for (std::string& dir : *located.mutable_test_dirs()) {
-    if (auto url = ParseNfsUrl(dir); url.ok()) dir = url->Location();
-  }
-  const MdtestTree tree(located);
   const uint32_t rank = plan.rank;
   const uint32_t tasks = std::max(1u, phase.task_count());
   // With -N every phase but creation works on another task's items, as mdtest does.
