@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # iofleet mdtest against the real mdtest (built by tools/build_mdtest.sh, run with mpirun), same
 # options, same task count, same file system: tmpfs and ext4 on a loop device. For each
-# workload, PAIRS interleaved pairs (which tool goes first alternates; 21 on tmpfs, 31 on ext4,
+# workload, PAIRS interleaved pairs (which tool goes first alternates; 31 on tmpfs, 61 on ext4,
 # whose phases vary more from run to run; a phase of a few milliseconds moves by a fifth or more
 # between runs of either tool, with the kernel's deferred work of the phase before landing in
-# it or not, and a median of 9 or 15 moved with it), and per phase the median
+# it or not, and a median of 15 or 31 moved with it by 2-5%), and per phase the median
 # rate of each tool (each run's SUMMARY mean) and the ratio iofleet/mdtest; then the median
 # whole-command wall clock of each and its ratio. A benchmark, not a test: it prints, it asserts
 # nothing. Needs root (mounts, a network namespace for mpirun); all of it is removed on exit.
+# It takes about 15 minutes (PAIRS=9 about 3).
 #   bench/mdtest_bench.sh                 the issue's four workloads, TASKS=2
 #   bench/mdtest_bench.sh "-F -n 5000 -u" one workload of your own
 #   TARGETS=tmpfs bench/mdtest_bench.sh   one file system only
@@ -16,6 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //controller:iofleet //worker:iofleet-worker > /dev/null 2>&1
+# Bazel's server (a JVM) would go on waking its threads on these two CPUs through the runs.
+bazel shutdown > /dev/null 2>&1
 iofleet=$PWD/bazel-bin/controller/iofleet
 mdtest=$(tools/build_mdtest.sh)
 tasks=${TASKS:-2}
@@ -45,7 +48,7 @@ run() {
 }
 
 for target in ${TARGETS:-tmpfs ext4}; do
-  pairs=${PAIRS:-$([ "$target" = ext4 ] && echo 31 || echo 21)}
+  pairs=${PAIRS:-$([ "$target" = ext4 ] && echo 61 || echo 31)}
   for workload in "${workloads[@]}"; do
     # shellcheck disable=SC2206
     opts=($workload)
@@ -64,7 +67,7 @@ for target in ${TARGETS:-tmpfs ext4}; do
       done
     done
     python3 - "$work" "$pairs" "$target" "$tasks" "$workload" "$workers" <<'PY'
-import os, re, statistics, sys
+import os, random, re, statistics, sys
 work, pairs, target, tasks, workload, workers = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 def read(tool):
     rates, walls = {}, []
@@ -77,7 +80,13 @@ def read(tool):
 m_rates, m_walls = read("mdtest")
 i_rates, i_walls = read("iofleet")
 print(f"{target}, {tasks} tasks (iofleet: {workers} local worker(s)), mdtest {workload}  ({pairs} interleaved pairs, medians)")
-print(f"  {'phase':22s} {'mdtest':>14s} {'iofleet':>14s} {'ratio':>7s}   {'pairs: median ratio, iofleet faster in':s}")
+print(f"  {'phase':22s} {'mdtest':>14s} {'iofleet':>14s} {'ratio':>7s}   {'pairs: median ratio [95% interval], iofleet faster in':s}")
+# The interval of the pairs' median ratio, by resampling the pairs (2,000 bootstrap samples):
+# where it holds 1.0 the two tools are at parity in this run and the sign of the ratio is noise.
+bootstrap = random.Random(1)
+def interval(ratios):
+    medians = sorted(statistics.median(bootstrap.choices(ratios, k=len(ratios))) for _ in range(2000))
+    return medians[50], medians[1949]
 for name, values in m_rates.items():
     m, i = statistics.median(values), statistics.median(i_rates.get(name, [0]))
     if m == 0 and i == 0: continue
@@ -86,7 +95,8 @@ for name, values in m_rates.items():
     pair_ratios = [b / a for a, b in zip(values, i_rates.get(name, [])) if a > 0]
     pairs_note = ""
     if len(pair_ratios) == len(values):
-        pairs_note = f"{statistics.median(pair_ratios):5.2f}, {sum(r > 1 for r in pair_ratios)}/{len(pair_ratios)}"
+        lo, hi = interval(pair_ratios)
+        pairs_note = f"{statistics.median(pair_ratios):5.2f} [{lo:.2f}-{hi:.2f}], {sum(r > 1 for r in pair_ratios)}/{len(pair_ratios)}"
     print(f"  {name:22s} {m:14.1f} {i:14.1f} {i / m if m else float('inf'):7.2f}   {pairs_note}")
     if os.environ.get("RAW"):
         print("    " + " ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(values, i_rates.get(name, []))))
