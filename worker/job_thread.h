@@ -40,7 +40,9 @@ class StartGate {
    public:
     explicit Ticket(StartGate* gate) : gate_(gate) {}
     ~Ticket() {
-      if (gate_ != nullptr && !counted_) gate_->Arrive();
+      if (gate_ == nullptr) return;
+      if (!counted_) gate_->Arrive();
+      if (meets_ && !finished_) gate_->Finish(nullptr);  // (left early: counted, never awaited)
     }
     Ticket(const Ticket&) = delete;
     Ticket& operator=(const Ticket&) = delete;
@@ -50,6 +52,7 @@ class StartGate {
     std::optional<Clock::time_point> Wait(Clock::time_point fixed_start, bool meets = false) {
       if (gate_ == nullptr) return fixed_start;
       counted_ = true;
+      meets_ = meets;
       gate_->Arrive(meets);
       return gate_->WaitOpen();
     }
@@ -57,10 +60,18 @@ class StartGate {
     void Meet(const StopSignal& stop) {
       if (gate_ != nullptr) gate_->Meet(stop);
     }
+    // StartGate::Finish (at once without a gate, or for a thread that did not say it meets).
+    void Finish(const StopSignal& stop) {
+      if (gate_ == nullptr || !meets_ || finished_) return;
+      finished_ = true;
+      gate_->Finish(&stop);
+    }
 
    private:
     StartGate* const gate_;
     bool counted_ = false;
+    bool meets_ = false;
+    bool finished_ = false;
   };
 
   void Open(Clock::time_point start) {
@@ -113,6 +124,19 @@ class StartGate {
     }
     met_.fetch_add(1, std::memory_order_acq_rel);
     SpinUntil([&] { return met_.load(std::memory_order_acquire) >= meeting; }, stop);
+  }
+  // The threads that met say, once their timed work is done, that they have finished, and wait
+  // (asleep: nothing of theirs is timed any more) until all of them have: what a task does after
+  // its clock (counting what a creation made, removing the directories the trees were in) then
+  // never runs beside another task's timed operations. A readdir holds the directory's lock
+  // against creations in it, an rmdir that fails on a non-empty directory its parent's against
+  // the last tree's removal. Ends early when `stop` (if given) is.
+  void Finish(const StopSignal* stop) {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++finished_;
+    cv_.notify_all();
+    if (stop == nullptr) return;
+    while (finished_ < meeting_ && !stop->stopped()) cv_.wait_for(lock, std::chrono::milliseconds(10));
   }
 
  private:
@@ -170,6 +194,7 @@ class StartGate {
   size_t arrived_ = 0;
   size_t meeting_ = 0;          // threads that will Meet
   std::atomic<size_t> met_{0};  // threads that did
+  size_t finished_ = 0;         // of those, the ones done with their timed work (Finish)
   // OpenWhenArrived: how many threads open it, and the stop its waiters heed (null: an
   // ordinary gate, opened by Open).
   size_t opening_threads_ = 0;

@@ -251,5 +251,62 @@ TEST(StartGate, TasksThatMeetLeaveWithTheLastToArrive) {
   waiting.join();  // would hang without the stop
 }
 
+// What a task does after its clock (count what it made, remove the tree's directories) waits
+// until every task that met has finished its timed work, so it never runs beside another's
+// timed operations; a task that ends without saying so (an early return) counts as finished.
+TEST(StartGate, TasksFinishTogetherBeforeTheirUntimedWork) {
+  using Clock = StartGate::Clock;
+  StartGate gate;
+  StopSignal stop;
+  std::atomic<int64_t> last_timed_end_ns{0};
+  std::vector<int64_t> untimed_ns(3, 0);
+  std::vector<std::thread> tasks;
+  for (int t = 0; t < 3; ++t) {
+    tasks.emplace_back([&, t] {
+      StartGate::Ticket ticket(&gate);
+      if (!ticket.Wait(Clock::now(), /*meets=*/true).has_value()) return;
+      ticket.Meet(stop);
+      if (t == 2) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the slow task's timed work
+        last_timed_end_ns = Clock::now().time_since_epoch().count();
+      }
+      ticket.Finish(stop);
+      untimed_ns[t] = Clock::now().time_since_epoch().count();
+    });
+  }
+  // One that meets and then leaves without Finish (its destructor counts it).
+  tasks.emplace_back([&] {
+    StartGate::Ticket ticket(&gate);
+    if (!ticket.Wait(Clock::now(), /*meets=*/true).has_value()) return;
+    ticket.Meet(stop);
+  });
+  ASSERT_TRUE(gate.WaitArmed(4, std::chrono::seconds(10)));
+  gate.Open(Clock::now());
+  for (std::thread& t : tasks) t.join();  // would hang if the early leaver were not counted
+  for (int t = 0; t < 3; ++t) EXPECT_GE(untimed_ns[t], last_timed_end_ns.load()) << "task " << t << " began its untimed work early";
+
+  // Stopped: a task waiting at Finish for one still timed leaves.
+  StartGate pair;
+  std::atomic<bool> release{false};
+  std::thread finishing([&] {
+    StartGate::Ticket ticket(&pair);
+    ASSERT_TRUE(ticket.Wait(Clock::now(), /*meets=*/true).has_value());
+    ticket.Meet(stop);
+    ticket.Finish(stop);
+  });
+  std::thread still_timed([&] {
+    StartGate::Ticket ticket(&pair);
+    ASSERT_TRUE(ticket.Wait(Clock::now(), /*meets=*/true).has_value());
+    ticket.Meet(stop);
+    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  ASSERT_TRUE(pair.WaitArmed(2, std::chrono::seconds(10)));
+  pair.Open(Clock::now());
+  stop.Stop();
+  finishing.join();  // would hang without the stop
+  release = true;
+  still_timed.join();
+}
+
 }  // namespace
 }  // namespace iofleet

@@ -456,6 +456,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   outcome.end = Clock::now();
   pin.reset();
   outcome.items = done;
+  // What follows waits for the worker's other tasks to end the phase (StartGate::Finish).
+  armed.Finish(stop);
 
   // Item accounting, after the clock: what creation made must be there (mdtest assumes it).
   if (outcome.status.ok() && creation && steps > 0) {
