@@ -17,6 +17,7 @@
 #ifndef IOFLEET_COMMON_CONFINED_PATH_H_
 #define IOFLEET_COMMON_CONFINED_PATH_H_
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -68,7 +69,7 @@ int OpenConfined(const std::string& path, int flags, mode_t mode = 0644);
 // Raises the process's soft limit on open descriptors to its hard limit (as Go's runtime does
 // at start-up): each mdtest task keeps up to ConfinedTree::kCachedDirectories directories open,
 // and the common soft limit of 1,024 would leave a few tasks a few hundred. Call it before any
-// ConfinedTree is used (the limit is read once); a failure changes nothing.
+// ConfinedTree is made (each reads the limit when made); a failure changes nothing.
 void RaiseDescriptorLimit();
 
 // Metadata operations on absolute paths the worker built, for one thread. Each returns 0 (or a
@@ -87,14 +88,15 @@ class ConfinedTree {
   ConfinedTree(const ConfinedTree&) = delete;
   ConfinedTree& operator=(const ConfinedTree&) = delete;
 
-  // How many parent directories stay open (fewer when the process nears half its descriptor
-  // limit). A tree of mdtest -z 3 -b 10 has 1,111 directories: with 64 kept, a task with two
+  // How many parent directories stay open (fewer when the descriptor table nears its ceiling:
+  // half the soft limit in the process's shared table, all of it but a margin in a table of the
+  // thread's own). A tree of mdtest -z 3 -b 10 has 1,111 directories: with 64 kept, a task with two
   // items per directory (-I 2) opened (and closed) a directory for every other operation, and
   // its directory and file phases ran at 0.74-0.93x mdtest's rate on tmpfs; with 2,048,
   // 1.00-1.38x (bench/mdtest_bench.sh, 5 pairs).
   static constexpr size_t kCachedDirectories = 2048;
-  // How many it keeps: what it was asked for, within half the process's descriptor limit less a
-  // margin (a task's descriptor table holds its kept directories and the items it has open). A
+  // How many it keeps: what it was asked for, within that ceiling less a margin (a task's
+  // descriptor table holds its kept directories and the items it has open). A
   // directory opened beyond that closes the one used longest ago, so a phase that goes through
   // more directories than this, once each, opens every one of them in its loop.
   size_t kept_directories() const { return kept_; }
@@ -140,6 +142,7 @@ class ConfinedTree {
   // Closes and drops `path`'s descriptor if it is kept (the directory is about to be removed or
   // renamed).
   void Forget(absl::string_view path);
+  rlim_t ceiling_;  // the descriptor number from which a kept directory is closed first
   size_t kept_;
   Recency recency_;
   Cache cached_;

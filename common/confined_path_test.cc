@@ -179,6 +179,55 @@ TEST(ConfinedPath, KeepsWhatItIsAskedWithinTheDescriptorLimit) {
   EXPECT_EQ(ConfinedTree(0).kept_directories(), 1u);
 }
 
+// In a descriptor table of its own (an mdtest task's), a tree keeps directories past half the
+// limit: only its own descriptors count against the limit there. (A soft limit of 1,100 for the
+// test: a shared table's ceiling would be 550.)
+TEST(ConfinedPath, OwnTableKeepsPastHalfTheLimit) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/own-kept";
+  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+  ASSERT_TRUE(ConfineOpensBeneath({base}).ok());
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_GE(saved.rlim_max, 1100u);
+  struct rlimit lowered = saved;
+  lowered.rlim_cur = 1100;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  constexpr int kDirectories = 700;
+  size_t shared_kept = 0, own_kept = 0;
+  int own_open = 0, shared_open = 0;
+  auto open_in_this_table = [] {
+    int n = 0;
+    for (int fd = 0; fd < 1100; ++fd) n += ::fcntl(fd, F_GETFD) != -1;
+    return n;
+  };
+  auto visit = [&](ConfinedTree& tree, const std::string& name) {
+    for (int d = 0; d < kDirectories; ++d) ASSERT_EQ(tree.MakeDirectory(base + "/" + name + std::to_string(d)), 0);
+    for (int d = 0; d < kDirectories; ++d) {
+      ASSERT_EQ(tree.MakeDirectory(base + "/" + name + std::to_string(d) + "/item"), 0) << d;
+    }
+  };
+  std::thread shared([&] {
+    ConfinedTree tree(kDirectories);
+    shared_kept = tree.kept_directories();
+    visit(tree, "s");
+    shared_open = open_in_this_table();
+  });
+  shared.join();
+  std::thread own([&] {
+    ASSERT_TRUE(UseOwnDescriptorTable().ok());
+    ConfinedTree tree(kDirectories);
+    own_kept = tree.kept_directories();
+    visit(tree, "o");
+    own_open = open_in_this_table();
+  });
+  own.join();
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_LT(shared_kept, 550u) << "the shared table's half";
+  EXPECT_LT(shared_open, 600) << "no more than the half kept open in the shared table";
+  EXPECT_EQ(own_kept, static_cast<size_t>(kDirectories)) << "every directory asked for, in a table of its own";
+  EXPECT_GE(own_open, kDirectories) << "and every one of them still open after the last";
+}
+
 // A directory removed (or renamed) and made again under its name is the new one: what is made
 // in it lands there, not in the removed directory whose descriptor was kept (mdtest's iterations
 // remake the same tree).

@@ -151,12 +151,14 @@ uint32_t MdtestTree::PhaseOwner(uint32_t rank) const {
   return static_cast<uint32_t>((rank + shifts * phase_.stride()) % tasks);
 }
 
-std::string MdtestTree::ItemDirectoryPath(uint32_t owner, uint64_t n) const {
+uint32_t MdtestTree::ItemTreeRank(uint32_t owner) const {
   // With -u, task t's items live in the tree of task t + N (mdtest's unique_chdir_dir).
-  if (!phase_.unique_dir() || phase_.stride() == 0) return DirectoryPath(owner, n);
+  if (!phase_.unique_dir() || phase_.stride() == 0) return owner;
   const uint64_t tasks = std::max(1u, phase_.task_count());
-  return DirectoryPath(static_cast<uint32_t>((owner + uint64_t{phase_.stride()}) % tasks), n);
+  return static_cast<uint32_t>((owner + uint64_t{phase_.stride()}) % tasks);
 }
+
+std::string MdtestTree::ItemDirectoryPath(uint32_t owner, uint64_t n) const { return DirectoryPath(ItemTreeRank(owner), n); }
 
 std::string MdtestTree::ItemPath(uint32_t rank, uint64_t i, bool file) const {
   // mdtest numbers items as if every directory held them: with -L the first leaf's first item
@@ -197,7 +199,21 @@ std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64
 
 void MdtestPaths::Item(uint32_t rank, uint64_t i, bool file, std::string* out) {
   if (!cached_ || rank != rank_ || file != file_ || i < first_ || i >= end_) {
-    prefix_ = absl::StrCat(tree_.ItemDirectoryPath(rank, tree_.DirectoryOfItem(i)), "/", tree_.ItemPrefix(rank, file));
+    // ItemDirectoryPath(rank, directory) + "/" + ItemPrefix(rank, file), built in prefix_.
+    const uint64_t directory = tree_.DirectoryOfItem(i);
+    const uint32_t tree_rank = tree_.ItemTreeRank(rank);
+    const uint64_t copy = directory / tree_.directory_count();
+    if (!directory_cached_ || tree_rank != directory_rank_ || copy != directory_copy_) {
+      iteration_ = tree_.IterationDirectory(tree_rank, copy);
+      directory_cached_ = true;
+      directory_rank_ = tree_rank;
+      directory_copy_ = copy;
+    }
+    if (!cached_ || rank != rank_ || file != file_) item_prefix_ = tree_.ItemPrefix(rank, file);
+    prefix_.assign(iteration_);
+    tree_.AppendTreeNames(tree_rank, directory, &prefix_);
+    prefix_.push_back('/');
+    prefix_.append(item_prefix_);
     std::tie(first_, end_) = tree_.ItemsBeside(i);
     number_offset_ = tree_.ItemNumber(first_) - first_;  // (modulo 2^64: only the sum is used)
     cached_ = true;

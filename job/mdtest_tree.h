@@ -113,6 +113,8 @@ class MdtestTree {
   // with -u the tree of task owner + N (mdtest creates each task's items in its neighbour's
   // tree), else the shared one.
   std::string ItemDirectoryPath(uint32_t owner, uint64_t n) const;
+  // Whose tree holds `owner`'s items (ItemDirectoryPath is a directory of that task's tree).
+  uint32_t ItemTreeRank(uint32_t owner) const;
   // The directory (of all_directories()) that holds item `i` of a task.
   uint64_t DirectoryOfItem(uint64_t i) const;
   // The items that share item `i`'s directory, [first, end): consecutive numbers, in one copy.
@@ -183,6 +185,9 @@ class MdtestPaths {
   bool file_ = false;
   uint64_t first_ = 0, end_ = 0, number_offset_ = 0;
   std::string prefix_;  // "<item directory>/<item prefix>" of (rank_, first_'s directory, file_)
+  // ItemPrefix(rank_, file_). (A directory's items are named anew in the strings kept here, not
+  // in new ones: with two items per directory, -I 2, a directory change every second step.)
+  std::string item_prefix_;
 };
 
 }  // namespace iofleet
