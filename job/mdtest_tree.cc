@@ -197,20 +197,23 @@ std::pair<std::string, std::string> MdtestTree::RenameStep(uint32_t rank, uint64
   return {path(from), path(to)};
 }
 
+const std::string& MdtestPaths::Iteration(uint32_t rank, uint64_t copy) {
+  if (!directory_cached_ || rank != directory_rank_ || copy != directory_copy_) {
+    iteration_ = tree_.IterationDirectory(rank, copy);
+    directory_cached_ = true;
+    directory_rank_ = rank;
+    directory_copy_ = copy;
+  }
+  return iteration_;
+}
+
 void MdtestPaths::Item(uint32_t rank, uint64_t i, bool file, std::string* out) {
   if (!cached_ || rank != rank_ || file != file_ || i < first_ || i >= end_) {
     // ItemDirectoryPath(rank, directory) + "/" + ItemPrefix(rank, file), built in prefix_.
     const uint64_t directory = tree_.DirectoryOfItem(i);
     const uint32_t tree_rank = tree_.ItemTreeRank(rank);
-    const uint64_t copy = directory / tree_.directory_count();
-    if (!directory_cached_ || tree_rank != directory_rank_ || copy != directory_copy_) {
-      iteration_ = tree_.IterationDirectory(tree_rank, copy);
-      directory_cached_ = true;
-      directory_rank_ = tree_rank;
-      directory_copy_ = copy;
-    }
     if (!cached_ || rank != rank_ || file != file_) item_prefix_ = tree_.ItemPrefix(rank, file);
-    prefix_.assign(iteration_);
+    prefix_.assign(Iteration(tree_rank, directory / tree_.directory_count()));
     tree_.AppendTreeNames(tree_rank, directory, &prefix_);
     prefix_.push_back('/');
     prefix_.append(item_prefix_);
@@ -231,14 +234,7 @@ void MdtestPaths::Operation(uint32_t task, uint64_t n, std::string* out) {
     case Op::TREE_REMOVE:
     case Op::READDIR: {  // a directory per step, named anew in its copy's directory
       const uint64_t directory = tree_.OperationDirectory(n);
-      const uint64_t copy = directory / tree_.directory_count();
-      if (!directory_cached_ || task != directory_rank_ || copy != directory_copy_) {
-        iteration_ = tree_.IterationDirectory(task, copy);
-        directory_cached_ = true;
-        directory_rank_ = task;
-        directory_copy_ = copy;
-      }
-      out->assign(iteration_);
+      out->assign(Iteration(task, directory / tree_.directory_count()));
       tree_.AppendTreeNames(task, directory, out);
       return;
     }

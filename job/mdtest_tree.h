@@ -169,10 +169,13 @@ class MdtestPaths {
 
  private:
   void Name(uint32_t rank, MdtestTree::RenameName name, std::string* out);
+  // MdtestTree::IterationDirectory(rank, copy), kept while the same one is asked for.
+  const std::string& Iteration(uint32_t rank, uint64_t copy);
 
   const MdtestTree& tree_;
   // The iteration directory of (directory_rank_, directory_copy_) when directory_cached_: a tree
-  // phase names a directory per step, and its copy's part is the same from step to step.
+  // phase names a directory per step, an item phase a directory every few steps, and its copy's
+  // part is the same from step to step.
   bool directory_cached_ = false;
   uint32_t directory_rank_ = 0;
   uint64_t directory_copy_ = 0;

@@ -200,6 +200,20 @@ TEST(RunJobThread, PerDirectionAndRangedBlockSizes) {
   EXPECT_LT(write_average, 12500);
 }
 
+// `n` threads that wait at `gate` saying they will meet, each running `body(t, its ticket)` once
+// the gate opens.
+template <typename Body>
+std::vector<std::thread> MeetingTasks(StartGate* gate, int n, Body body) {
+  std::vector<std::thread> tasks;
+  for (int t = 0; t < n; ++t) {
+    tasks.emplace_back([gate, t, body] {
+      StartGate::Ticket ticket(gate);
+      if (ticket.Wait(StartGate::Clock::now(), /*meets=*/true).has_value()) body(t, ticket);
+    });
+  }
+  return tasks;
+}
+
 // mdtest's tasks leave the gate together: after the instant, a task that gets there late holds
 // the others up until it arrives (a barrier, as mdtest's ranks start each phase from), and a
 // stop lets them go without it.
@@ -209,19 +223,14 @@ TEST(StartGate, TasksThatMeetLeaveWithTheLastToArrive) {
   StopSignal stop;
   std::atomic<int64_t> late_arrival_ns{0};
   std::vector<int64_t> left_ns(3, 0);
-  std::vector<std::thread> tasks;
-  for (int t = 0; t < 3; ++t) {
-    tasks.emplace_back([&, t] {
-      StartGate::Ticket ticket(&gate);
-      if (!ticket.Wait(Clock::now(), /*meets=*/true).has_value()) return;
-      if (t == 2) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // held up past the instant
-        late_arrival_ns = Clock::now().time_since_epoch().count();
-      }
-      ticket.Meet(stop);
-      left_ns[t] = Clock::now().time_since_epoch().count();
-    });
-  }
+  std::vector<std::thread> tasks = MeetingTasks(&gate, 3, [&](int t, StartGate::Ticket& ticket) {
+    if (t == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // held up past the instant
+      late_arrival_ns = Clock::now().time_since_epoch().count();
+    }
+    ticket.Meet(stop);
+    left_ns[t] = Clock::now().time_since_epoch().count();
+  });
   // A thread that does not meet (an IO thread of the same run) is not waited for.
   std::thread other([&] {
     StartGate::Ticket ticket(&gate);
@@ -260,25 +269,15 @@ TEST(StartGate, TasksFinishTogetherBeforeTheirUntimedWork) {
   StopSignal stop;
   std::atomic<int64_t> last_timed_end_ns{0};
   std::vector<int64_t> untimed_ns(3, 0);
-  std::vector<std::thread> tasks;
-  for (int t = 0; t < 3; ++t) {
-    tasks.emplace_back([&, t] {
-      StartGate::Ticket ticket(&gate);
-      if (!ticket.Wait(Clock::now(), /*meets=*/true).has_value()) return;
-      ticket.Meet(stop);
-      if (t == 2) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the slow task's timed work
-        last_timed_end_ns = Clock::now().time_since_epoch().count();
-      }
-      ticket.Finish(stop);
-      untimed_ns[t] = Clock::now().time_since_epoch().count();
-    });
-  }
-  // One that meets and then leaves without Finish (its destructor counts it).
-  tasks.emplace_back([&] {
-    StartGate::Ticket ticket(&gate);
-    if (!ticket.Wait(Clock::now(), /*meets=*/true).has_value()) return;
+  std::vector<std::thread> tasks = MeetingTasks(&gate, 4, [&](int t, StartGate::Ticket& ticket) {
     ticket.Meet(stop);
+    if (t == 3) return;  // one that leaves without Finish (its ticket's destructor counts it)
+    if (t == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the slow task's timed work
+      last_timed_end_ns = Clock::now().time_since_epoch().count();
+    }
+    ticket.Finish(stop);
+    untimed_ns[t] = Clock::now().time_since_epoch().count();
   });
   ASSERT_TRUE(gate.WaitArmed(4, std::chrono::seconds(10)));
   gate.Open(Clock::now());
