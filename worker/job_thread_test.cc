@@ -287,24 +287,23 @@ TEST(StartGate, TasksFinishTogetherBeforeTheirUntimedWork) {
   // Stopped: a task waiting at Finish for one still timed leaves.
   StartGate pair;
   std::atomic<bool> release{false};
-  std::thread finishing([&] {
-    StartGate::Ticket ticket(&pair);
-    ASSERT_TRUE(ticket.Wait(Clock::now(), /*meets=*/true).has_value());
+  std::atomic<int> opened{0};
+  std::vector<std::thread> two = MeetingTasks(&pair, 2, [&](int t, StartGate::Ticket& ticket) {
+    ++opened;
     ticket.Meet(stop);
-    ticket.Finish(stop);
-  });
-  std::thread still_timed([&] {
-    StartGate::Ticket ticket(&pair);
-    ASSERT_TRUE(ticket.Wait(Clock::now(), /*meets=*/true).has_value());
-    ticket.Meet(stop);
-    while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (t == 0) {
+      ticket.Finish(stop);
+    } else {  // still timed until released
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   });
   ASSERT_TRUE(pair.WaitArmed(2, std::chrono::seconds(10)));
   pair.Open(Clock::now());
   stop.Stop();
-  finishing.join();  // would hang without the stop
+  two[0].join();  // would hang without the stop
   release = true;
-  still_timed.join();
+  two[1].join();
+  EXPECT_EQ(opened.load(), 2) << "both passed the gate";
 }
 
 }  // namespace
