@@ -202,11 +202,14 @@ void ConfinedTree::Remember(absl::string_view parent, int fd) {
   if (!recency_.empty() && (recency_.size() >= kept_ || static_cast<rlim_t>(fd) >= ceiling_)) {
     const CachedDirectory& oldest = recency_.back();
     ::close(oldest.fd);
+    --kept_by_length_[oldest.path.size()];
     cached_.erase(absl::string_view(oldest.path));
     recency_.pop_back();
   }
   recency_.push_front(CachedDirectory{std::string(parent), fd});
   cached_.emplace(absl::string_view(recency_.front().path), recency_.begin());
+  if (parent.size() >= kept_by_length_.size()) kept_by_length_.resize(parent.size() + 1, 0);
+  ++kept_by_length_[parent.size()];
   last_ = &recency_.front();
 }
 
@@ -227,9 +230,13 @@ int ConfinedTree::RemoveDirectory(const std::string& path) {
 }
 
 void ConfinedTree::Forget(absl::string_view path) {
+  // Most removals and renames name a directory never kept (a tree's leaf, an item): no kept path
+  // of its length says so without hashing it (which cost a tree removal on tmpfs 3-4% of its rate).
+  if (path.size() >= kept_by_length_.size() || kept_by_length_[path.size()] == 0) return;
   auto it = cached_.find(path);
   if (it == cached_.end()) return;
   const Recency::iterator entry = it->second;
+  --kept_by_length_[path.size()];
   cached_.erase(it);
   ::close(entry->fd);
   recency_.erase(entry);

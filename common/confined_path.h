@@ -146,6 +146,7 @@ class ConfinedTree {
   size_t kept_;
   Recency recency_;
   Cache cached_;
+  std::vector<uint32_t> kept_by_length_;  // how many kept paths have each length (Forget)
   const CachedDirectory* last_ = nullptr;  // the front of recency_: the first one looked at
 };
 

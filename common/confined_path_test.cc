@@ -228,14 +228,11 @@ TEST(ConfinedPath, OwnTableKeepsPastHalfTheLimit) {
   EXPECT_GE(own_open, kDirectories) << "and every one of them still open after the last";
 }
 
-// A directory removed (or renamed) and made again under its name is the new one: what is made
-// in it lands there, not in the removed directory whose descriptor was kept (mdtest's iterations
-// remake the same tree).
-TEST(ConfinedPath, ARemadeDirectoryIsTheNewOne) {
-  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/remade";
-  ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
-  ASSERT_TRUE(ConfineOpensBeneath({base}).ok());
-  ConfinedTree tree;
+// Makes, removes and makes again base/tree and base/tree/item (twice), then renames the tree
+// away and makes it again, through one ConfinedTree keeping `kept` directories: what is made in
+// base/tree lands in the directory of that name there is, never in one removed or renamed.
+void RemakeDirectories(const std::string& base, size_t kept) {
+  ConfinedTree tree(kept);
   const std::string dir = base + "/tree", item = dir + "/item";
   struct stat st;
   for (int round = 0; round < 2; ++round) {
@@ -252,6 +249,19 @@ TEST(ConfinedPath, ARemadeDirectoryIsTheNewOne) {
   ASSERT_EQ(tree.MakeDirectory(dir + "/second"), 0);
   EXPECT_EQ(::stat((dir + "/second").c_str(), &st), 0) << "made in the new directory, not the moved one";
   EXPECT_NE(::stat((dir + ".moved/second").c_str(), &st), 0);
+}
+
+// A directory removed (or renamed) and made again under its name is the new one: what is made
+// in it lands there, not in the removed directory whose descriptor was kept (mdtest's iterations
+// remake the same tree). Also with one directory kept, each new parent closing the one before.
+TEST(ConfinedPath, ARemadeDirectoryIsTheNewOne) {
+  for (const size_t kept : {ConfinedTree::kCachedDirectories, size_t{1}}) {
+    SCOPED_TRACE(kept);
+    const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/remade-" + std::to_string(kept);
+    ASSERT_EQ(::mkdir(base.c_str(), 0755), 0);
+    ASSERT_TRUE(ConfineOpensBeneath({base}).ok());
+    RemakeDirectories(base, kept);
+  }
 }
 
 // A thread on a descriptor table of its own (mdtest tasks): the process's other descriptors are

@@ -417,6 +417,37 @@ TEST_F(WorkerRunSequence, PhasesFollowEachOtherOnEveryTask) {
   EXPECT_EQ(EntriesBelow(dir_), 0u) << "the tree removal ran last and removed everything";
 }
 
+// A tree of more directories than a task names before its clock (7,381 a task, the first few
+// thousand named ahead and the rest in the timed loop) is made and removed whole, in mdtest's
+// order: every directory made is there, and the removal leaves nothing behind.
+TEST_F(WorkerRunSequence, TreePhasesPastTheNamesMadeAhead) {
+  constexpr uint64_t kDirectories = 1 + 9 + 81 + 729 + 6561;  // -z 4 -b 9
+  auto request_for = [&](Op::Op op) {
+    v1::PrepareRequest request = SequenceRequest(dir_, {op});
+    v1::MetadataPhase* phase = request.mutable_spec()->mutable_jobs(0)->mutable_metadata();
+    phase->set_depth(4);
+    phase->set_branch(9);
+    return request;
+  };
+  for (const Op::Op op : {Op::TREE_CREATE, Op::TREE_REMOVE}) {
+    SCOPED_TRACE(Op::Op_Name(op));
+    const std::map<uint32_t, v1::IntervalReport> finals = Finals(RunToEnd(request_for(op), *policy_), 1);
+    ASSERT_EQ(finals.size(), 1u);
+    const v1::IntervalReport& final = finals.at(0);
+    EXPECT_EQ(final.error(), "");
+    ASSERT_EQ(final.task_items_size(), 2);
+    EXPECT_EQ(final.task_items(0), kDirectories);
+    EXPECT_EQ(final.task_items(1), kDirectories);
+    if (op == Op::TREE_CREATE) {
+      EXPECT_EQ(EntriesBelow(dir_), 1 + 2 * kDirectories) << "test-dir.0-0 and both tasks' trees";
+      struct stat st;
+      EXPECT_EQ(::stat((dir_ + "/test-dir.0-0/mdtest_tree.1.0/mdtest_tree.1.9/mdtest_tree.1.90/mdtest_tree.1.819/mdtest_tree.1.7380").c_str(), &st), 0)
+          << "the last directory, named in the timed loop";
+    }
+  }
+  EXPECT_EQ(EntriesBelow(dir_), 0u) << "the removal took every directory and the test directory";
+}
+
 // As mdtest stops at its first failure: a phase that fails (a stat of files never made) stops
 // the phases after it, which say so and touch nothing (the tree stays, unremoved).
 TEST_F(WorkerRunSequence, AFailedPhaseStopsTheRest) {
