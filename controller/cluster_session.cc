@@ -515,6 +515,7 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
   if (unresumable) return;  // its OnClosed follows; the keeper tries again until the lease
   ReportSink* sink = nullptr;
   std::vector<v1::IntervalReport> reports;
+  ReleaseStep release;
   // Whether a wait may now be over. Reports and later probe echoes change nothing a wait looks
   // at: the thread running the phase is not woken (and does not rescan every worker) for each of
   // the thousands a second.
@@ -573,11 +574,27 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
       case v1::WorkerMessage::kEnded:
         if (message.ended().run_id() == run_id_) p.ended = true;
         break;
+      case v1::WorkerMessage::kArrived: {
+        const v1::JobArrival& arrival = message.arrived();
+        if (!releasing_ || arrival.run_id() != run_id_ || arrival.job_index() == 0 || arrival.job_index() >= phase_jobs_) break;
+        p.arrived_at = std::max(p.arrived_at, arrival.job_index());
+        if (arrival.not_run()) p.not_run_from = std::min(p.not_run_from, arrival.job_index());
+        release = NextReleaseLocked();
+        changed = resumed;  // (nothing the phase's thread waits for)
+        break;
+      }
       case v1::WorkerMessage::kProblem: {
         const v1::SessionProblem& problem = message.problem();
         const absl::Status status(static_cast<absl::StatusCode>(problem.code()), absl::StrCat("worker ", addresses_[worker], ": ", problem.message()));
         if (problem.run_id() == run_id_ && problem.command() == "prepare") p.prepare_status = status;
         if (problem.run_id() == run_id_ && problem.command() == "start") p.start_status = status;
+        if (problem.run_id() == run_id_ && problem.command() == "release" && releasing_ && !release_stopped_) {
+          // Its tasks would wait at the gate for good: the sequence ends everywhere.
+          release_stopped_ = true;
+          release.what = ReleaseStep::kStop;
+          release.run_id = run_id_;
+          release.reason = absl::StrCat("worker ", addresses_[worker], " refused a release (", problem.message(), "): the phases after it are not run");
+        }
         break;
       }
       case v1::WorkerMessage::kEcho: {
@@ -592,8 +609,82 @@ void ClusterSession::OnMessage(const SessionStream& from, v1::WorkerMessage mess
     }
   }
   if (changed) cv_.notify_all();
+  Act(release);
   // Outside the lock: the aggregator has its own, and a thousand sessions report at once.
   if (sink != nullptr && !reports.empty()) sink->Add(worker, std::move(reports));
+}
+
+ClusterSession::ReleaseStep ClusterSession::NextReleaseLocked() {
+  ReleaseStep step;
+  if (!releasing_ || release_stopped_ || released_ + 1 >= phase_jobs_) return step;
+  const uint32_t next = released_ + 1;
+  // The next job is due once every worker is through the one before: arrived at it, or lost.
+  // It starts if all of them will run it; otherwise it runs nowhere, nor do the ones after it:
+  // as mdtest stops at its first failure (and its ranks do not go on without one of them), a
+  // job that failed on a worker, or a worker lost, ends the sequence — once the job under way
+  // has ended everywhere, as a phase whose task fails on one worker ends on the others.
+  size_t failed_on = SIZE_MAX, lost = SIZE_MAX;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    const Peer& p = peers_[i];
+    if (p.closed && !p.ended) {
+      if (lost == SIZE_MAX) lost = i;
+      continue;
+    }
+    if (p.arrived_at < next) return step;
+    if (p.not_run_from <= next && failed_on == SIZE_MAX) failed_on = i;
+  }
+  step.run_id = run_id_;
+  if (failed_on != SIZE_MAX || lost != SIZE_MAX) {
+    release_stopped_ = true;
+    step.what = ReleaseStep::kStop;
+    step.reason = failed_on != SIZE_MAX ? absl::StrCat("a phase failed on worker ", addresses_[failed_on], ": the phases after it are not run")
+                                        : absl::StrCat("worker ", addresses_[lost], " was lost: the phases after it are not run");
+    return step;
+  }
+  released_ = next;
+  step.what = ReleaseStep::kRelease;
+  step.job = next;
+  step.start_unix_ns = absl::ToUnixNanos(absl::Now() + ReleaseLeadLocked());
+  return step;
+}
+
+void ClusterSession::Act(const ReleaseStep& step) {
+  switch (step.what) {
+    case ReleaseStep::kNothing:
+      return;
+    case ReleaseStep::kRelease: {
+      v1::ControllerMessage release;
+      release.mutable_release()->set_run_id(step.run_id);
+      release.mutable_release()->set_job_index(step.job);
+      release.mutable_release()->set_start_unix_ns(step.start_unix_ns);
+      Broadcast(release);
+      return;
+    }
+    case ReleaseStep::kStop:
+      Log(LogLevel::kWarning, absl::StrCat("run ", step.run_id, ": ", step.reason));
+      StopAll(step.run_id, step.reason);
+      return;
+  }
+}
+
+absl::Duration ClusterSession::ReleaseLeadLocked() const {
+  // Every worker is waiting already, its tasks spinning at the gate: the release only has to
+  // reach them all before its instant. A worker it reaches late starts late, and the phase's
+  // time (from the instant) counts that against iofleet, never for it. Unlike the start's
+  // lead, no prepare comes before it to be waited for.
+  int64_t slowest_round_trip = 0;
+  for (const Peer& p : peers_) slowest_round_trip = std::max(slowest_round_trip, p.round_trip_ns);
+  return std::clamp(2 * absl::Nanoseconds(slowest_round_trip) + absl::Microseconds(50) * static_cast<int64_t>(links_.size()),
+                    absl::Microseconds(300), absl::Seconds(2));
+}
+
+bool ClusterSession::ReleasesJobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Peer& p : peers_) {
+    if (!p.hello.has_value() || IsRelay(p)) return false;
+    if (std::find(p.hello->features().begin(), p.hello->features().end(), "job-release") == p.hello->features().end()) return false;
+  }
+  return !peers_.empty();
 }
 
 void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& status) {
@@ -605,6 +696,7 @@ void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& sta
     link.client.reset();
     link.pending.reset();
   }
+  ReleaseStep release;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Peer& p = peers_[worker];
@@ -637,10 +729,12 @@ void ClusterSession::OnClosed(const SessionStream& from, const absl::Status& sta
       } else if (p.lost.ok()) {
         p.lost = status.ok() ? absl::UnavailableError(absl::StrCat("worker ", addresses_[worker], ": the worker ended the session")) : status;
       }
+      release = NextReleaseLocked();  // the others must not wait for it at the next phase
     }
   }
   cv_.notify_all();
   keeper_cv_.notify_all();
+  Act(release);
 }
 
 void ClusterSession::Send(size_t worker, v1::ControllerMessage message) {
@@ -816,12 +910,18 @@ ClusterSession::PhasePreparation ClusterSession::PreparePhase(const v1::RunSpec&
     run_id_ = run_id;
     global_index_ = &global_index;
     sink_ = sink;
+    releasing_ = phase_spec.jobs_released();
+    release_stopped_ = false;
+    phase_jobs_ = static_cast<uint32_t>(phase_spec.jobs_size());
+    released_ = 0;
     for (size_t i = 0; i < n; ++i) {
       Peer& p = peers_[i];
       p.prepared = p.started = p.ended = false;
       p.prepare_response.reset();
       p.summary.reset();
       p.prepare_status = p.start_status = absl::OkStatus();
+      p.arrived_at = 0;
+      p.not_run_from = UINT32_MAX;
       // A relay's workers take consecutive indices.
       first_index[i] = placement.first_index + total;
       total += Weight(p);
@@ -1017,6 +1117,7 @@ void ClusterSession::EndPhase() {
   std::lock_guard<std::mutex> lock(mu_);
   sink_ = nullptr;
   global_index_ = nullptr;
+  releasing_ = false;
 }
 
 std::vector<ClusterSession::PeerState> ClusterSession::PeerStates() const {

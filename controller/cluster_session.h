@@ -133,6 +133,9 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   absl::Duration StartLead() const;
   // Now + StartLead().
   int64_t StartInstant() const;
+  // Whether every worker can run a sequence of phases released by this controller
+  // (RunSpec.jobs_released: each says "job-release" in its hello, and none is a relay).
+  bool ReleasesJobs() const;
   void StartPhase(const std::string& run_id, int64_t start_unix_ns);
   struct PhaseEnd {
     std::vector<std::string> problems;
@@ -186,6 +189,9 @@ class ClusterSession : private SessionEvents, private DialInHandler {
     std::optional<v1::RelaySummary> summary;  // a relay's account of its workers
     absl::Status prepare_status, start_status;
     int64_t start_lead_ns = 0;
+    // RunSpec.jobs_released: the latest job of the phase's sequence its tasks all arrived at,
+    // and the first that will not run there (a job before it failed; UINT32_MAX: none).
+    uint32_t arrived_at = 0, not_run_from = UINT32_MAX;
   };
   // The sending side of one worker's session: its commands, numbered and kept until the worker
   // acknowledges them, and the stream they go out on. Locked on its own (never with mu_
@@ -222,6 +228,20 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   void Send(size_t worker, v1::ControllerMessage message);
   // Sends `message` to every worker.
   void Broadcast(const v1::ControllerMessage& message);
+  // RunSpec.jobs_released: what the arrivals (and losses) heard so far call for — the next job
+  // released (every worker's tasks arrived at it), the run stopped everywhere (a worker will not
+  // run it, or was lost), or nothing yet. mu_ held; `Act` carries it out, without mu_.
+  struct ReleaseStep {
+    enum { kNothing, kRelease, kStop } what = kNothing;
+    uint32_t job = 0;
+    int64_t start_unix_ns = 0;
+    std::string run_id, reason;
+  };
+  ReleaseStep NextReleaseLocked();
+  void Act(const ReleaseStep& step);
+  // How far ahead of now a release names its instant: the slowest round trip twice, and the
+  // time to send it to every worker (mu_ held).
+  absl::Duration ReleaseLeadLocked() const;
   // Opens a new stream to worker `worker` that resumes its session.
   void Reconnect(size_t worker);
   // A relay (its hello says how many workers it stands for) and how many indices it takes.
@@ -267,6 +287,10 @@ class ClusterSession : private SessionEvents, private DialInHandler {
   std::vector<bool> taken_;            // [worker]: one dialled in as it (by launch rank, or the first free)
   std::vector<Peer> peers_;
   std::string run_id_;  // the current (or latest) phase's run id, what workers know it by
+  // The current phase's sequence is released by this controller (RunSpec.jobs_released): its
+  // jobs, the latest released (0: none yet), and whether the sequence was stopped instead.
+  bool releasing_ = false, release_stopped_ = false;
+  uint32_t phase_jobs_ = 0, released_ = 0;
   const std::vector<size_t>* global_index_ = nullptr;
   ReportSink* sink_ = nullptr;
   std::set<size_t> clock_warned_;  // keys: worker << 32, plus 1 + a relayed worker's index

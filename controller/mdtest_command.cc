@@ -319,7 +319,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   // whose work depends on how the one before went (the stonewall's counts), a pause between
   // iterations (-p), --target-metrics (scraped per phase) and a test directory the worker may
   // make (known once it has prepared: the last tree removal removes it) end a sequence.
-  const bool sequences = (*session)->relayed_workers() == 1 && o.phase.stonewall_ns() == 0 && !*target_metrics;
+  // Several workers run a sequence too when this controller can release its phases to them
+  // (RunSpec.jobs_released: each worker says when its tasks have ended a phase, and all start the
+  // next at one instant the controller names once every worker has — mdtest's barrier between
+  // phases, across hosts, a round trip instead of a prepare and a start).
+  const bool across_workers = (*session)->relayed_workers() > 1;
+  const bool sequences = ((*session)->relayed_workers() == 1 || (*session)->ReleasesJobs()) && o.phase.stonewall_ns() == 0 && !*target_metrics;
   constexpr size_t kMaxPhasesInSequence = 64;
   bool ran_before = false;
   for (int k = 0; k < spec.jobs_size() && !stop;) {
@@ -367,6 +372,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       continue;
     }
     phase_spec.set_jobs_in_sequence(global.size() > 1);
+    phase_spec.set_jobs_released(global.size() > 1 && across_workers);
     // What the step adds at run time (item limits, where each task resumes, the sequence) is
     // held to the same rules as the plan was, here rather than at the worker's prepare.
     if (absl::Status valid = ValidateRunSpec(phase_spec); !valid.ok()) {

@@ -435,6 +435,10 @@ absl::Status RelayBackend::DoPrepare(const v1::PrepareRequest& request, v1::Prep
   const uint32_t share = workers_->relayed_workers();
   if (request.run_id().empty() || request.run_id().size() > 128) return absl::InvalidArgumentError("run id empty or longer than 128 bytes");
   if (request.interval_ns() == 0) return absl::InvalidArgumentError("interval_ns must be positive");
+  if (request.spec().jobs_released()) {
+    // (A relay does not say "job-release" in its hello, so a controller does not ask this.)
+    return absl::InvalidArgumentError("jobs_released: a relay does not pass its workers' arrivals and the releases on");
+  }
   if (static_cast<uint64_t>(request.worker_index()) + share > request.worker_count()) {
     return absl::InvalidArgumentError(absl::StrCat("worker_index ", request.worker_index(), " + the relay's ", share, " workers exceeds worker_count ",
                                                    request.worker_count(), " (a controller older than relays? it needs protocol ", kRelayProtocol, ")"));

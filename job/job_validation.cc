@@ -474,6 +474,9 @@ absl::Status ValidateRunSpec(const v1::RunSpec& spec) {
   if (spec.jobs().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(spec.source(), ": no jobs defined"));
   }
+  if (spec.jobs_released() && !spec.jobs_in_sequence()) {
+    return absl::InvalidArgumentError("jobs_released: only the jobs of a sequence (jobs_in_sequence) are released");
+  }
   uint64_t threads = 0;
   for (const v1::JobSpec& job : spec.jobs()) {
     absl::Status status = ValidateJob(job);

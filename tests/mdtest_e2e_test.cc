@@ -29,6 +29,8 @@ using ::iofleet::testing::Runfile;
 using ::iofleet::testing::DirectoryEntries;
 using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::TempDir;
+using ::iofleet::testing::BytesMovedDuring;
+using ::iofleet::testing::kIdleBytesPerSecond;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
 using ::testing::HasSubstr;
@@ -412,6 +414,104 @@ TEST_F(MdtestEndToEnd, PhasesInSequenceShowTheirProgressAndStopOnCtrlC) {
   EXPECT_LT(created->items(), 6000000u);
   const v1::MdtestPhaseResult* stat = Phase(report, "File stat");
   EXPECT_TRUE(stat == nullptr || stat->items() == 0) << "a phase after the interrupted one ran";
+}
+
+// Several workers run mdtest's phases as one sequence (RunSpec.jobs_released): each says when
+// its tasks have ended a phase, and the controller releases the next on all of them at one
+// instant — one prepare for the phases after the first (whose test directory the workers make),
+// not one per phase; every phase still finds what the one before made, on both workers.
+TEST_F(MdtestEndToEnd, PhasesAcrossWorkersFollowOnTheControllersRelease) {
+  Mdtest run = Run({"-d", dir_, "-n", "40", "-z", "1", "-b", "2", "-u", "-w", "10", "-e", "10", "-i", "2"}, "released");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.report.phases_size(), 20);
+  for (const auto& p : run.report.phases()) {
+    SCOPED_TRACE(absl::StrCat("iteration ", p.iteration(), " ", p.operation()));
+    EXPECT_EQ(p.errors(), 0u);
+    EXPECT_EQ(p.workers_size(), 2);
+    EXPECT_GT(p.rate(), 0);
+    if (!absl::StartsWith(p.operation(), "Tree")) {
+      EXPECT_EQ(p.items(), 4u * run.report.items_per_task());
+    }
+  }
+  EXPECT_EQ(DirectoryEntries(dir_), 0) << "the last tree removal ran after everything else";
+  for (TestWorker* worker : {a_.get(), b_.get()}) {
+    const std::string log = worker->process().Stderr();
+    size_t prepares = 0;
+    for (size_t at = log.find(": prepared "); at != std::string::npos; at = log.find(": prepared ", at + 1)) ++prepares;
+    EXPECT_EQ(prepares, 2u) << "the first phase, then the other nineteen as one sequence:\n" << log;
+  }
+}
+
+// Ctrl-C in the middle of a phase of a sequence across workers stops it on both, and the rest;
+// what ran is reported and the cleanup removes what the run made.
+TEST_F(MdtestEndToEnd, CtrlCInASequenceAcrossWorkersStopsEveryWorker) {
+  const std::string json_path = TempDir() + "/md-released-ctrl-c.json";
+  TestProcess process({Runfile("controller/iofleet"), "mdtest", "-d", dir_, "-n", "3000000", "-F", "-u", "--hosts",
+                       absl::StrCat(a_->address(), ",", b_->address()), "--tasks-per-worker", "1", "--output-format", "json", "--output", json_path},
+                      TempDir() + "/md-released-ctrl-c");
+  ASSERT_TRUE(process.WaitForOutput("(File creation)", std::chrono::seconds(30), /*in_stderr=*/true)) << process.Stderr();
+  process.Signal(SIGINT);
+  ASSERT_EQ(process.Wait(std::chrono::seconds(60)).value_or(-1), 1);
+  const std::string err = process.Stderr();
+  EXPECT_THAT(err, HasSubstr("interrupted by the user"));
+  EXPECT_THAT(err, HasSubstr("cleanup after the interruption removed what the run had created"));
+  EXPECT_EQ(DirectoryEntries(dir_), 0) << "files or directories were left behind";
+  v1::MdtestReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << err;
+  const v1::MdtestPhaseResult* created = Phase(report, "File creation");
+  ASSERT_NE(created, nullptr);
+  EXPECT_GT(created->items(), 0u);
+  EXPECT_LT(created->items(), 6000000u);
+  const v1::MdtestPhaseResult* stat = Phase(report, "File stat");
+  EXPECT_TRUE(stat == nullptr || stat->items() == 0) << "a phase after the interrupted one ran";
+  EXPECT_LT(BytesMovedDuring(a_->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
+  EXPECT_LT(BytesMovedDuring(b_->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
+}
+
+// As mdtest stops at its first failure: a phase that fails on one worker (a read of a file that
+// is a directory there) ends everywhere, and the phases after it run on no worker (the removal
+// among them: what is left is the failure's cleanup's to remove).
+TEST_F(MdtestEndToEnd, APhaseThatFailsOnOneWorkerStopsTheRestOnEvery) {
+  Mdtest made = Run({"-d", dir_, "-n", "10", "-F", "-u", "-C", "-w", "10"}, "fails-made");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  // Task 3 (the second worker's second) finds a directory where its file 7 was.
+  const std::string file = dir_ + "/test-dir.0-0/mdtest_tree.3.0/file.mdtest.3.7";
+  ASSERT_EQ(::unlink(file.c_str()), 0) << file;
+  ASSERT_EQ(::mkdir(file.c_str(), 0755), 0);
+  Mdtest run = Run({"-d", dir_, "-n", "10", "-F", "-u", "-T", "-E", "-e", "10", "-r"}, "fails");
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_THAT(run.err, HasSubstr(absl::StrCat("a phase failed on worker ", b_->address(), ": the phases after it are not run"))) << run.err;
+  const v1::MdtestPhaseResult* read = Phase(run.report, "File read");
+  ASSERT_NE(read, nullptr) << run.err;
+  EXPECT_GT(read->errors(), 0u);
+  const v1::MdtestPhaseResult* removal = Phase(run.report, "File removal");
+  EXPECT_TRUE(removal == nullptr || removal->items() == 0) << "the removal ran after the failed read";
+}
+
+// A worker lost in the middle of a sequence across workers: the other ends the phase under way
+// (as after a loss between phases), and the phases after it run nowhere, as mdtest's ranks do
+// not go on without one of them; the run ends, names the lost worker, and reports what it
+// measured. (Ten iterations of phases of 20,000 items a task: the loss, in the second phase,
+// comes within the first sequence, which runs 63 of the 100 phases.)
+TEST_F(MdtestEndToEnd, AWorkerLostInASequenceEndsItOnTheOthers) {
+  const std::string json_path = TempDir() + "/md-released-lost.json";
+  const std::string lost = b_->address();
+  TestProcess process({Runfile("controller/iofleet"), "mdtest", "-d", dir_, "-n", "20000", "-u", "-i", "10", "--hosts",
+                       absl::StrCat(a_->address(), ",", lost), "--tasks-per-worker", "1", "--output-format", "json", "--output", json_path},
+                      TempDir() + "/md-released-lost");
+  ASSERT_TRUE(process.WaitForOutput("(Directory creation)", std::chrono::seconds(30), /*in_stderr=*/true)) << process.Stderr();
+  b_.reset();  // SIGKILL: the worker vanishes mid-sequence
+  const std::optional<int> exit_code = process.Wait(std::chrono::seconds(60));
+  ASSERT_TRUE(exit_code.has_value()) << "the other worker waits for the lost one: " << process.Stderr();
+  EXPECT_EQ(*exit_code, 1);
+  const std::string err = process.Stderr();
+  EXPECT_THAT(err, HasSubstr(absl::StrCat("worker ", lost, " was lost: the phases after it are not run"))) << err;
+  v1::MdtestReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << err;
+  ASSERT_GT(report.phases_size(), 0) << err;
+  EXPECT_LT(report.phases_size(), 100 * 10) << "every phase ran";
+  EXPECT_GT(report.phases(0).items(), 0u) << "what ran before the loss is reported";
+  EXPECT_LT(BytesMovedDuring(a_->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
 }
 
 TEST_F(MdtestEndToEnd, SharedFilesAndCollectiveCreates) {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <mutex>
 #include <condition_variable>
@@ -77,6 +78,7 @@ class StartGate {
   void Open(Clock::time_point start) {
     std::lock_guard<std::mutex> lock(mu_);
     start_ = start;
+    opened_.store(true, std::memory_order_release);  // (waiters of a released gate spin on it)
     cv_.notify_all();
   }
   // Makes this a barrier (before any thread arrives): it opens itself, at that moment, when
@@ -91,6 +93,21 @@ class StartGate {
     std::lock_guard<std::mutex> lock(mu_);
     opening_threads_ = threads;
     opening_stop_ = stop;
+  }
+  // As OpenWhenArrived, but across workers (RunSpec.jobs_released): when the `threads`-th
+  // thread arrives, `arrived` is called (by that thread, outside the gate's lock) and the gate
+  // stays shut until Open names the instant the controller chose for every worker. The waiters
+  // spin and sleep as OpenWhenArrived's do.
+  void OpenWhenReleased(size_t threads, const StopSignal* stop, std::function<void()> arrived) {
+    std::lock_guard<std::mutex> lock(mu_);
+    opening_threads_ = threads;
+    opening_stop_ = stop;
+    on_arrived_ = std::move(arrived);
+  }
+  // Every thread OpenWhenArrived or OpenWhenReleased counts on has arrived.
+  bool all_arrived() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return opening_threads_ > 0 && arrived_ >= opening_threads_;
   }
   // When it opened (nullopt: not yet).
   std::optional<Clock::time_point> opened_at() {
@@ -161,14 +178,22 @@ class StartGate {
     }
   }
   void Arrive(bool meets = false) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++arrived_;
-    meeting_ += meets;
-    if (opening_threads_ > 0 && arrived_ == opening_threads_) {
-      start_ = Clock::now();
-      opened_.store(true, std::memory_order_release);
+    std::function<void()> arrived;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++arrived_;
+      meeting_ += meets;
+      if (opening_threads_ > 0 && arrived_ == opening_threads_) {
+        if (on_arrived_) {
+          arrived = std::move(on_arrived_);
+        } else {
+          start_ = Clock::now();
+          opened_.store(true, std::memory_order_release);
+        }
+      }
+      cv_.notify_all();
     }
-    cv_.notify_all();
+    if (arrived) arrived();
   }
   std::optional<Clock::time_point> WaitOpen() {
     if (opening_stop_ != nullptr) {  // (set before any thread arrives)
@@ -199,6 +224,7 @@ class StartGate {
   // ordinary gate, opened by Open).
   size_t opening_threads_ = 0;
   const StopSignal* opening_stop_ = nullptr;
+  std::function<void()> on_arrived_;  // OpenWhenReleased's (taken by the last to arrive)
   std::atomic<bool> opened_{false};
 };
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -258,6 +259,50 @@ TEST(StartGate, TasksThatMeetLeaveWithTheLastToArrive) {
   never_meets.join();
   stop.Stop();
   waiting.join();  // would hang without the stop
+}
+
+// Across workers (OpenWhenReleased): the last task to arrive says so, once, and the gate stays
+// shut until the release names an instant, which every waiter gets; a stop lets them go unstarted.
+TEST(StartGate, AReleasedGateOpensAtTheInstantItIsGiven) {
+  using Clock = StartGate::Clock;
+  StopSignal stop;
+  StartGate gate;
+  std::atomic<int> arrivals{0};
+  gate.OpenWhenReleased(3, &stop, [&] { ++arrivals; });
+  std::vector<std::optional<Clock::time_point>> got(3);
+  std::vector<std::thread> tasks;
+  for (int t = 0; t < 3; ++t) {
+    tasks.emplace_back([&, t] {
+      StartGate::Ticket ticket(&gate);
+      got[t] = ticket.Wait(Clock::now(), /*meets=*/true);
+      ticket.Meet(stop);
+    });
+  }
+  ASSERT_TRUE(gate.WaitArmed(3, std::chrono::seconds(10)));
+  EXPECT_TRUE(gate.all_arrived());
+  // Past the 20 ms the waiters spin, and still shut (they sleep, and are woken by the release).
+  const auto shut_until = Clock::now() + std::chrono::milliseconds(60);
+  while (Clock::now() < shut_until && !gate.opened_at().has_value()) std::this_thread::yield();
+  EXPECT_FALSE(gate.opened_at().has_value()) << "opened without a release";
+  EXPECT_EQ(arrivals.load(), 1);
+  const Clock::time_point instant = Clock::now() + std::chrono::milliseconds(5);
+  gate.Open(instant);
+  for (std::thread& t : tasks) t.join();
+  for (int t = 0; t < 3; ++t) EXPECT_EQ(got[t], std::optional<Clock::time_point>(instant)) << "task " << t;
+  EXPECT_EQ(arrivals.load(), 1) << "the arrival is said once";
+
+  StopSignal stopped;
+  StartGate never;
+  never.OpenWhenReleased(1, &stopped, [] {});
+  std::optional<Clock::time_point> left = Clock::now();
+  std::thread waiting([&] {
+    StartGate::Ticket ticket(&never);
+    left = ticket.Wait(Clock::now(), /*meets=*/true);
+  });
+  ASSERT_TRUE(never.WaitArmed(1, std::chrono::seconds(10)));
+  stopped.Stop();
+  waiting.join();  // would hang without the stop
+  EXPECT_FALSE(left.has_value()) << "a stopped waiter does not start";
 }
 
 // What a task does after its clock (count what it made, remove the tree's directories) waits

@@ -220,26 +220,6 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     expected.emplace(phase.data_packet(), phase.buffer_seed(), phase.shared_file() ? rank : owner, phase.read_bytes());
   }
 
-  if (phase.op() == Op::TREE_CREATE && tree.Runs(rank)) {
-    // The iteration directory is set-up, not measured (mdtest makes it before the timer).
-    // (One per copy of the tree with mdtest's directory loops.)
-    for (uint64_t loop = 0; loop < tree.loops(); ++loop) {
-      const std::string iteration = tree.IterationDirectory(rank, loop);
-      int err = fs.MakeDirectory(iteration);
-      // The one directory of the tree that may already exist: it must be a real directory, not
-      // a symlink (every later call refuses to pass one; this says so before the timer starts).
-      // Everything below it is made by this run (mkdir fails on anything already there).
-      struct stat st;
-      if (err == EEXIST && !IsNfsUrl(iteration) && ConfinedTree().Stat(iteration, &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
-      if (err != 0 && err != EEXIST) {
-        const std::string why = err == ENOTDIR ? "it exists and is not a directory: a symlink is refused" : ConfinedPathReason(err);
-        outcome.status = ErrnoStatus(err, absl::StrCat("mkdir ", iteration, why.empty() ? "" : " (" + why + ")"));
-        outcome.end = Clock::now();
-        return outcome;
-      }
-    }
-  }
-
   // The path(s) step `step` of the timed loop below works on (a rename's two names; a
   // cleanup's leftovers are named by their listing instead), written into strings the loop
   // keeps, with the item directory's part kept between steps (MdtestPaths).
@@ -272,6 +252,12 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     for (uint64_t peeked = 0; readied < ready_directories && peeked < kReadyPeek && peek.Next(&step); ++peeked) {
       std::string path, other;
       operation_path(step, &path, &other);
+      if (phase.op() == Op::TREE_CREATE) {
+        // Its first directory's parent, the iteration directory, is made and readied once the
+        // gate opens (below).
+        first_step = step;
+        break;
+      }
       const absl::string_view parent = absl::string_view(path).substr(0, path.rfind('/'));
       if (parent != last_parent) {
         fs.Ready(path);
@@ -279,7 +265,6 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         ++readied;
       }
       if (!first_step.has_value()) first_step = step;
-      if (phase.op() == Op::TREE_CREATE) break;
     }
   }
   // A tree phase names a directory per step from its place in the tree (a division per level
@@ -308,6 +293,35 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     return outcome;
   }
   const Clock::time_point start = *gate_opened;
+  if (phase.op() == Op::TREE_CREATE && tree.Runs(rank)) {
+    // The iteration directory is set-up, not measured (mdtest makes it before the timer), and
+    // made only now that the gate has opened: every task (of every worker, in a sequence the
+    // controller releases) has ended the job before, whose tree removal may have removed a
+    // directory of this name (-f/-l/-s run each task count's iterations under the same names).
+    // Made or opened earlier, it could be removed under this task, which would then make its
+    // tree in a directory already gone. (One per copy of the tree with mdtest's directory loops.)
+    for (uint64_t loop = 0; loop < tree.loops(); ++loop) {
+      const std::string iteration = tree.IterationDirectory(rank, loop);
+      int err = fs.MakeDirectory(iteration);
+      // The one directory of the tree that may already exist: it must be a real directory, not
+      // a symlink (every later call refuses to pass one; this says so before the timer starts).
+      // Everything below it is made by this run (mkdir fails on anything already there).
+      struct stat st;
+      if (err == EEXIST && !IsNfsUrl(iteration) && ConfinedTree().Stat(iteration, &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
+      if (err != 0 && err != EEXIST) {
+        const std::string why = err == ENOTDIR ? "it exists and is not a directory: a symlink is refused" : ConfinedPathReason(err);
+        outcome.status = ErrnoStatus(err, absl::StrCat("mkdir ", iteration, why.empty() ? "" : " (" + why + ")"));
+        armed.Meet(stop);  // (the others meet it there, and go on to find nothing to wait for)
+        outcome.end = Clock::now();
+        return outcome;
+      }
+    }
+    if (first_step.has_value()) {
+      std::string path, other;
+      operation_path(*first_step, &path, &other);
+      fs.Ready(path);
+    }
+  }
   // The last 2 ms before the start instant are not slept: a sleeping thread wakes tens to
   // hundreds of microseconds late (on a 2-vCPU VM with the default timer slack: 80 us most
   // times, 700 us one time in seven), by a different amount on each worker, and a phase of a few

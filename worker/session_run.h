@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "proto/worker_service.pb.h"
 
 namespace iofleet {
@@ -45,6 +47,18 @@ class SessionRun {
   virtual void StopDelivering() = 0;
   // Sent after every report, before the run's end (a relay's account of its workers).
   virtual std::optional<v1::RelaySummary> Summary() { return std::nullopt; }
+
+  // RunSpec.jobs_released: `arrived(job, not_run)` once the run's tasks have all arrived at
+  // job `job`'s gate (called on the last one's thread: it must not wait). Arrivals before the
+  // watcher is set are passed to it at once.
+  using ArrivalWatcher = std::function<void(uint32_t job, bool not_run)>;
+  virtual void WatchArrivals(ArrivalWatcher arrived) { (void)arrived; }
+  // The controller's release of job `job` (every worker arrived): it starts at
+  // `start_unix_ns` (validated as a start instant already).
+  virtual absl::Status Release(uint32_t job, int64_t start_unix_ns) {
+    (void)start_unix_ns;
+    return absl::FailedPreconditionError(absl::StrCat("run ", run_id(), ": job ", job, " cannot be released here (a relay does not pass releases on)"));
+  }
 };
 
 }  // namespace iofleet

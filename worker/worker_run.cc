@@ -120,7 +120,12 @@ void WorkerRun::Arm() {
     for (int j = 0; j < specs.size(); ++j) {
       if (j > 0) {
         sequence_gates_.push_back(std::make_unique<StartGate>());
-        sequence_gates_.back()->OpenWhenArrived(specs[j].numjobs(), job_stops_[j].get());
+        if (request_.spec().jobs_released()) {
+          // Across workers: opened by the controller once every worker has arrived.
+          sequence_gates_.back()->OpenWhenReleased(specs[j].numjobs(), job_stops_[j].get(), [this, j] { Arrived(static_cast<uint32_t>(j)); });
+        } else {
+          sequence_gates_.back()->OpenWhenArrived(specs[j].numjobs(), job_stops_[j].get());
+        }
       }
       jobs_[j].gate = j == 0 ? &start_gate_ : sequence_gates_.back().get();
     }
@@ -199,6 +204,53 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
   // on the CPUs of tasks in their timed loops (mdtest -I 20 -z 2 -b 10 on tmpfs: the tree
   // removal's 300 us lost 25-50 us in most runs).
   if (JobsToClose()) changed_.notify_all();
+}
+
+void WorkerRun::Arrived(uint32_t j) {
+  // A job stopped before it began (one before it failed here, or the run was stopped) will not
+  // run: the controller stops the rest of the sequence on every worker.
+  const bool not_run = job_stops_[j]->stopped();
+  // Called with the lock held: a session that lets go of the run (WatchArrivals(nullptr))
+  // waits for a call under way, and is never called after.
+  std::lock_guard<std::mutex> lock(arrivals_mu_);
+  if (arrival_watcher_) {
+    arrival_watcher_(j, not_run);
+  } else {
+    unwatched_arrivals_.emplace_back(j, not_run);
+  }
+}
+
+void WorkerRun::WatchArrivals(ArrivalWatcher arrived) {
+  std::lock_guard<std::mutex> lock(arrivals_mu_);
+  arrival_watcher_ = std::move(arrived);
+  if (!arrival_watcher_) return;
+  for (const auto& [j, not_run] : unwatched_arrivals_) arrival_watcher_(j, not_run);
+  unwatched_arrivals_.clear();
+}
+
+absl::Status WorkerRun::Release(uint32_t job, int64_t start_unix_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string& id = request_.run_id();
+  if (!request_.spec().jobs_released()) {
+    return absl::FailedPreconditionError(absl::StrCat("run ", id, ": its jobs start on this worker's own barrier, not on a release"));
+  }
+  if (job == 0 || job >= jobs_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("run ", id, ": no job ", job, " to release (jobs 1 to ", jobs_.size() - 1, " are)"));
+  }
+  if (!started_) return absl::FailedPreconditionError(absl::StrCat("run ", id, ": not started, so job ", job, " cannot be released"));
+  StartGate& gate = *sequence_gates_[job - 1];
+  if (!gate.all_arrived()) {
+    return absl::FailedPreconditionError(absl::StrCat("run ", id, ": job ", job, " released before this worker's tasks all arrived at it"));
+  }
+  // The instant on the monotonic clock by the run's own mapping (Start's), so that the job's
+  // time and the run's agree.
+  const Clock::time_point instant = start_ + std::chrono::nanoseconds(start_unix_ns - start_unix_ns_);
+  if (const std::optional<Clock::time_point> opened = gate.opened_at(); opened.has_value()) {
+    if (*opened == instant) return absl::OkStatus();  // the same release again
+    return absl::FailedPreconditionError(absl::StrCat("run ", id, ": job ", job, " was already released for another instant"));
+  }
+  gate.Open(instant);
+  return absl::OkStatus();
 }
 
 bool WorkerRun::JobsToClose() const {

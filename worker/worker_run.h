@@ -77,6 +77,11 @@ class WorkerRun final : public SessionRun {
   Delivered DeliverReports(const std::function<bool(std::vector<v1::IntervalReport>)>& deliver,
                            const std::function<bool()>& stop) override;
   void StopDelivering() override;
+  // SessionRun, RunSpec.jobs_released: the arrivals at jobs 1.. of the sequence, and their
+  // releases (refused for a job whose tasks have not all arrived, or released for another
+  // instant, or in a run that is not released by its controller).
+  void WatchArrivals(ArrivalWatcher arrived) override;
+  absl::Status Release(uint32_t job, int64_t start_unix_ns) override;
 
  private:
   struct JobState {
@@ -167,6 +172,13 @@ class WorkerRun final : public SessionRun {
   std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
   StartGate start_gate_;
   std::vector<std::unique_ptr<StartGate>> sequence_gates_;  // jobs_in_sequence: jobs 1.. each open their own
+  // jobs_released: who hears of the arrivals at those gates, and the arrivals before it was set
+  // (arrivals_mu_: taken by a task's thread, never with mu_ held).
+  std::mutex arrivals_mu_;
+  ArrivalWatcher arrival_watcher_;
+  std::vector<std::pair<uint32_t, bool>> unwatched_arrivals_;
+  // The task that arrived last at job `j` (>= 1) of a released sequence.
+  void Arrived(uint32_t j);
   FlowRegistry flows_;  // fio flow=: shared by the run's job threads
   std::shared_ptr<ZoneRegistry> zones_;  // zonemode=zbd: each file's zones, shared by the job threads
   std::vector<std::thread> io_threads_;

@@ -4,9 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -448,6 +453,79 @@ TEST_F(WorkerRunSequence, TreePhasesPastTheNamesMadeAhead) {
   EXPECT_EQ(EntriesBelow(dir_), 0u) << "the removal took every directory and the test directory";
 }
 
+// Arrivals a run's watcher heard (RunSpec.jobs_released), in order, and a wait for the n-th.
+class Arrivals {
+ public:
+  SessionRun::ArrivalWatcher Watcher() {
+    return [this](uint32_t job, bool not_run) {
+      std::lock_guard<std::mutex> lock(mu_);
+      heard_.emplace_back(job, not_run);
+      cv_.notify_all();
+    };
+  }
+  bool WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return heard_.size() >= n; });
+  }
+  std::vector<std::pair<uint32_t, bool>> heard() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return heard_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<uint32_t, bool>> heard_;
+};
+
+// A task count sweep (-f 1 -l 2) runs each count's iteration under the same directory names,
+// here on two workers of one task each, released by the test as a controller would: the second
+// tree creation begins after the first tree removal removed the iteration directory — also on
+// the worker whose task sat that removal out and arrived at the creation long before (it must
+// not make or open the directory before its gate opens, or it finds the one about to go).
+TEST_F(WorkerRunSequence, ATaskCountSweepRemakesTheIterationDirectory) {
+  const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::TREE_REMOVE, Op::TREE_CREATE, Op::TREE_REMOVE};
+  std::vector<std::unique_ptr<WorkerRun>> workers;
+  std::vector<std::unique_ptr<Arrivals>> arrivals;
+  for (uint32_t w = 0; w < 2; ++w) {
+    v1::PrepareRequest request = SequenceRequest(dir_, ops);
+    request.set_worker_index(w);
+    request.set_worker_count(2);
+    request.mutable_spec()->set_jobs_released(true);
+    for (int j = 0; j < 4; ++j) {
+      v1::JobSpec* job = request.mutable_spec()->mutable_jobs(j);
+      job->set_numjobs(1);
+      job->mutable_metadata()->set_depth(3);  // 1,111 directories: the first removal takes a while
+      job->mutable_metadata()->set_branch(10);
+      job->mutable_metadata()->set_task_count(j < 2 ? 1 : 2);  // task 1 sits the first two out
+    }
+    auto layout = LayOutRunFiles(request, *policy_);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    workers.push_back(std::make_unique<WorkerRun>(request, std::move(*layout)));
+    arrivals.push_back(std::make_unique<Arrivals>());
+    workers.back()->WatchArrivals(arrivals.back()->Watcher());
+  }
+  const int64_t start = WallNowNs() + 5'000'000;
+  for (auto& w : workers) ASSERT_TRUE(w->Start(start).ok());
+  for (uint32_t j = 1; j < ops.size(); ++j) {
+    for (auto& a : arrivals) ASSERT_TRUE(a->WaitFor(j)) << "job " << j;
+    const int64_t instant = WallNowNs() + 1'000'000;
+    for (auto& w : workers) ASSERT_TRUE(w->Release(j, instant).ok()) << "job " << j;
+  }
+  for (uint32_t w = 0; w < 2; ++w) {
+    bool ended = false;
+    const std::map<uint32_t, v1::IntervalReport> finals = Finals(Reports(*workers[w], &ended), 4);
+    ASSERT_TRUE(ended);
+    ASSERT_EQ(finals.size(), 4u);
+    for (const auto& [j, final] : finals) {
+      SCOPED_TRACE(absl::StrCat("worker ", w, ", job ", j));
+      EXPECT_EQ(final.error(), "");
+      EXPECT_EQ(final.task_items(0), w == 1 && j < 2 ? 0u : 1111u);
+    }
+  }
+  EXPECT_EQ(EntriesBelow(dir_), 0u);
+}
+
 // As mdtest stops at its first failure: a phase that fails (a stat of files never made) stops
 // the phases after it, which say so and touch nothing (the tree stays, unremoved).
 TEST_F(WorkerRunSequence, AFailedPhaseStopsTheRest) {
@@ -463,6 +541,98 @@ TEST_F(WorkerRunSequence, AFailedPhaseStopsTheRest) {
     EXPECT_EQ(final.task_items(0) + final.task_items(1), 0u);
   }
   EXPECT_GT(EntriesBelow(dir_), 0u) << "the tree removal did not run";
+}
+
+// Across workers (RunSpec.jobs_released): the worker says when its tasks have all ended a job,
+// and the next starts only at the instant the controller's release names — not when the
+// worker's own tasks are done. Releases that do not fit the run are refused.
+TEST_F(WorkerRunSequence, ReleasedJobsStartAtTheControllersInstant) {
+  const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_CREATE, Op::FILE_REMOVE, Op::TREE_REMOVE};
+  v1::PrepareRequest request = SequenceRequest(dir_, ops);
+  request.mutable_spec()->set_jobs_released(true);
+  auto layout = LayOutRunFiles(request, *policy_);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  WorkerRun run(request, std::move(*layout));
+  Arrivals arrivals;
+  run.WatchArrivals(arrivals.Watcher());
+  EXPECT_EQ(run.Release(1, WallNowNs()).code(), absl::StatusCode::kFailedPrecondition) << "not started";
+  ASSERT_TRUE(run.Start(WallNowNs() + 10'000'000).ok());
+  ASSERT_TRUE(arrivals.WaitFor(1));
+  EXPECT_EQ(arrivals.heard()[0], std::make_pair(1u, false));
+  // Held at job 1 (the file creation) until released: its files do not appear.
+  const size_t tree = EntriesBelow(dir_);
+  EXPECT_GT(tree, 0u) << "the tree creation ran";
+  const auto look_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (std::chrono::steady_clock::now() < look_until && EntriesBelow(dir_) == tree) std::this_thread::yield();
+  EXPECT_EQ(EntriesBelow(dir_), tree) << "the file creation began without a release";
+  EXPECT_EQ(run.Release(0, WallNowNs()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(run.Release(4, WallNowNs()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(run.Release(2, WallNowNs()).code(), absl::StatusCode::kFailedPrecondition) << "its tasks have not arrived";
+  // Released for an instant 50 ms ahead: the job's time runs from it.
+  const int64_t instant = WallNowNs() + 50'000'000;
+  ASSERT_TRUE(run.Release(1, instant).ok());
+  EXPECT_TRUE(run.Release(1, instant).ok()) << "the same release again";
+  EXPECT_EQ(run.Release(1, instant + 1).code(), absl::StatusCode::kFailedPrecondition) << "another instant";
+  for (uint32_t j = 2; j < ops.size(); ++j) {
+    ASSERT_TRUE(arrivals.WaitFor(j));
+    EXPECT_EQ(arrivals.heard()[j - 1], std::make_pair(j, false));
+    EXPECT_GE(WallNowNs(), instant) << "job 1 ended before it was released to start";
+    ASSERT_TRUE(run.Release(j, WallNowNs()).ok());
+  }
+  bool ended = false;
+  const std::map<uint32_t, v1::IntervalReport> finals = Finals(Reports(run, &ended), static_cast<int>(ops.size()));
+  ASSERT_TRUE(ended);
+  ASSERT_EQ(finals.size(), ops.size());
+  for (const auto& [j, final] : finals) {
+    SCOPED_TRACE(absl::StrCat("job ", j));
+    EXPECT_EQ(final.error(), "");
+    EXPECT_EQ(final.stop_reason(), "");
+    if (ops[j] == Op::FILE_CREATE || ops[j] == Op::FILE_REMOVE) {
+      EXPECT_EQ(final.task_items(0) + final.task_items(1), 120u);
+    }
+  }
+  // Job 1's own time is from its instant: its items' time, not the wait before it (> 50 ms).
+  EXPECT_LT(finals.at(1).elapsed_ns(), 5'000'000'000u);
+  EXPECT_EQ(arrivals.heard().size(), ops.size() - 1);
+  EXPECT_EQ(EntriesBelow(dir_), 0u) << "every phase ran, the tree removal last";
+}
+
+// A job that fails stops the ones after it here, as in a sequence on one worker; their arrivals
+// say they will not run (the controller then stops them on every worker), and they need no
+// release to end.
+TEST_F(WorkerRunSequence, ReleasedJobsAfterAFailureArriveAsNotRun) {
+  const std::vector<Op::Op> ops = {Op::TREE_CREATE, Op::FILE_STAT, Op::FILE_REMOVE, Op::TREE_REMOVE};
+  v1::PrepareRequest request = SequenceRequest(dir_, ops);
+  request.mutable_spec()->set_jobs_released(true);
+  auto layout = LayOutRunFiles(request, *policy_);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  WorkerRun run(request, std::move(*layout));
+  ASSERT_TRUE(run.Start(WallNowNs()).ok());
+  Arrivals arrivals;
+  run.WatchArrivals(arrivals.Watcher());  // set late: an arrival before it is passed on at once
+  ASSERT_TRUE(arrivals.WaitFor(1));
+  ASSERT_TRUE(run.Release(1, WallNowNs()).ok());
+  ASSERT_TRUE(arrivals.WaitFor(3));
+  const std::vector<std::pair<uint32_t, bool>> expected = {{1, false}, {2, true}, {3, true}};
+  EXPECT_EQ(arrivals.heard(), expected);
+  bool ended = false;
+  const std::map<uint32_t, v1::IntervalReport> finals = Finals(Reports(run, &ended), static_cast<int>(ops.size()));
+  ASSERT_TRUE(ended);
+  ASSERT_EQ(finals.size(), ops.size());
+  EXPECT_NE(finals.at(1).error(), "") << "the stat of files never made fails";
+  for (uint32_t j : {2u, 3u}) EXPECT_THAT(finals.at(j).notes(), testing::Contains(testing::HasSubstr("failed before it"))) << "job " << j;
+}
+
+// A run whose jobs are not released by a controller refuses a release.
+TEST_F(WorkerRunSequence, AReleaseOfARunNotReleasedIsRefused) {
+  const v1::PrepareRequest request = SequenceRequest(dir_, {Op::TREE_CREATE, Op::TREE_REMOVE});
+  auto layout = LayOutRunFiles(request, *policy_);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  WorkerRun run(request, std::move(*layout));
+  ASSERT_TRUE(run.Start(WallNowNs()).ok());
+  EXPECT_EQ(run.Release(1, WallNowNs()).code(), absl::StatusCode::kFailedPrecondition);
+  bool ended = false;
+  EXPECT_EQ(Finals(Reports(run, &ended), 2).size(), 2u);
 }
 
 // A run stopped before its start instant ends every phase of the sequence, none begun, at once

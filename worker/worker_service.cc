@@ -175,7 +175,7 @@ absl::Status WorkerServiceImpl::DoHello(const v1::HelloRequest& request, v1::Hel
   response->set_pid(static_cast<uint32_t>(::getpid()));
   for (const std::string& name : EngineNames()) response->add_engines(name);
   for (const std::string& root : policy_.roots()) response->add_allowed_roots(root);
-  for (const char* feature : {"interval-histograms", "lease", "timed-start"}) response->add_features(feature);
+  for (const char* feature : {"interval-histograms", "lease", "timed-start", "job-release"}) response->add_features(feature);
   // An incompatible controller gets a clear refusal; the response still says who we are.
   return CheckProtocolCompatible(versions_, "worker", {request.protocol_version(), request.min_compatible_version()},
                                  absl::StrCat("controller on ", request.controller_host()));
@@ -184,6 +184,11 @@ absl::Status WorkerServiceImpl::DoHello(const v1::HelloRequest& request, v1::Hel
 grpc::Status WorkerServiceImpl::Prepare(grpc::ServerContext* context, const v1::PrepareRequest* request,
                                         v1::PrepareResponse* response) {
   if (grpc::Status auth = Authorize(context); !auth.ok()) return auth;
+  if (request->spec().jobs_released()) {
+    // Arrivals and releases travel on a session; a run prepared by this call would wait at its
+    // second job for a release nothing can send.
+    return ToGrpc(absl::InvalidArgumentError("jobs_released: a run whose jobs the controller releases is prepared over a session (Session), not by Prepare"));
+  }
   // A long layout stops when the controller cancels the call (another worker was lost).
   return ToGrpc(DoPrepare(*request, response, [context] { return context->IsCancelled(); }));
 }

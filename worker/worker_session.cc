@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "job/run_limits.h"
 
 namespace iofleet {
 namespace {
@@ -76,8 +77,12 @@ void WorkerSession::Close() {
       *given_up = true;
       backend_->PreparationGivenUp(id);
     }
-    // Their forwarding threads wake now (a run prepared later sees closing_ and is not kept).
-    for (const std::shared_ptr<SessionRun>& run : runs_) run->StopDelivering();
+    // Their forwarding threads wake now (a run prepared later sees closing_ and is not kept),
+    // and their arrivals no longer come here.
+    for (const std::shared_ptr<SessionRun>& run : runs_) {
+      run->StopDelivering();
+      run->WatchArrivals(nullptr);
+    }
     threads.swap(threads_);
   }
   for (std::thread& t : threads) t.join();
@@ -191,6 +196,25 @@ bool WorkerSession::Handle(const v1::ControllerMessage& message) {
       if (absl::Status stopped = backend_->DoStop(message.stop()); !stopped.ok()) Problem(message.stop().run_id(), "stop", stopped);
       return true;
     }
+    case v1::ControllerMessage::kRelease: {
+      const v1::JobRelease& release = message.release();
+      // Every field checked before it is used (the job index by the run it names).
+      absl::Status released = CheckRunId(release.run_id());
+      if (released.ok()) released = CheckStartInstant(release.start_unix_ns(), backend_->NowUnixNs());
+      if (released.ok()) {
+        std::shared_ptr<SessionRun> run;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          for (const std::shared_ptr<SessionRun>& r : runs_) {
+            if (r->run_id() == release.run_id()) run = r;
+          }
+        }
+        released = run != nullptr ? run->Release(release.job_index(), release.start_unix_ns())
+                                  : absl::NotFoundError(absl::StrCat("no run ", release.run_id(), " in this session to release a job of"));
+      }
+      if (!released.ok()) Problem(release.run_id(), "release", released);
+      return true;
+    }
     case v1::ControllerMessage::kRenew:
       return true;  // renewed above
     case v1::ControllerMessage::kProbe: {
@@ -234,6 +258,19 @@ void WorkerSession::PrepareRun(v1::PrepareRequest request, std::shared_ptr<std::
     if (run.ok() && closing_) run = absl::CancelledError("the session ended during the layout");
     if (run.ok()) {
       (*run)->RenewLease();  // the lease counts from here, not from when the layout began
+      if (request.spec().jobs_released()) {
+        // Its tasks' arrivals at each job of the sequence go to the controller, which releases
+        // the job once every worker's have come. (Set with the run kept, under mu_: Close lets
+        // go of it before the session goes.)
+        (*run)->WatchArrivals([this, run_id](uint32_t job, bool not_run) {
+          v1::WorkerMessage message;
+          v1::JobArrival* arrival = message.mutable_arrived();
+          arrival->set_run_id(run_id);
+          arrival->set_job_index(job);
+          arrival->set_not_run(not_run);
+          Emit(std::move(message));
+        });
+      }
       runs_.push_back(*run);
     }
   }
