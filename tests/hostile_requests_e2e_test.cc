@@ -154,6 +154,11 @@ TEST_F(HostileRequests, FieldsThatWedgedTheWorkerAreRefused) {
   v1::PrepareRequest place = ValidPrepare("place");
   place.set_worker_index(5);
   EXPECT_THAT(Prepare(place).error_message(), HasSubstr("not below worker_count"));
+  // Jobs released by a controller (mdtest across workers) would wait for releases that only a
+  // session carries; over the unary call, and without a sequence, refused.
+  v1::PrepareRequest released = ValidPrepare("released");
+  released.mutable_spec()->set_jobs_released(true);
+  EXPECT_THAT(Prepare(released).error_message(), HasSubstr("prepared over a session"));
   ExpectServesAController();
   EXPECT_LT(WorkerRssKiB(), 200u * 1024) << "the worker's memory grew";
 }

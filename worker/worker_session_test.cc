@@ -6,6 +6,8 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -103,6 +105,36 @@ TEST_F(WorkerSessionTest, ProblemsAreAnsweredAndTheSessionGoesOn) {
   ASSERT_TRUE(in.has_problem()) << in.DebugString();
   EXPECT_EQ(in.problem().command(), "start");
   EXPECT_EQ(in.problem().code(), static_cast<int>(absl::StatusCode::kNotFound));
+
+  // Releases (RunSpec.jobs_released) of no run here, of a run whose jobs are not released, for
+  // an instant a day away: each refused, naming why.
+  ASSERT_TRUE(stream->Write(Prepare("r3", 400)));
+  ASSERT_TRUE(stream->Read(&in));
+  ASSERT_TRUE(in.has_prepared()) << in.DebugString();
+  const int64_t day = int64_t{86400} * 1'000'000'000;
+  const std::vector<std::tuple<std::string, int64_t, absl::StatusCode, std::string>> releases = {
+      {"never-prepared", absl::ToUnixNanos(absl::Now()), absl::StatusCode::kNotFound, "no run never-prepared in this session"},
+      {"r3", absl::ToUnixNanos(absl::Now()), absl::StatusCode::kFailedPrecondition, "not on a release"},
+      {"r3", absl::ToUnixNanos(absl::Now()) + day, absl::StatusCode::kInvalidArgument, "ahead of this worker's clock"},
+      {"", absl::ToUnixNanos(absl::Now()), absl::StatusCode::kInvalidArgument, "run_id"}};
+  for (const auto& [run_id, instant, code, why] : releases) {
+    v1::ControllerMessage release;
+    release.mutable_release()->set_run_id(run_id);
+    release.mutable_release()->set_job_index(1);
+    release.mutable_release()->set_start_unix_ns(instant);
+    ASSERT_TRUE(stream->Write(release));
+    ASSERT_TRUE(stream->Read(&in));
+    ASSERT_TRUE(in.has_problem()) << in.DebugString();
+    EXPECT_EQ(in.problem().command(), "release");
+    EXPECT_EQ(in.problem().code(), static_cast<int>(code)) << in.problem().message();
+    EXPECT_THAT(in.problem().message(), HasSubstr(why));
+  }
+  v1::ControllerMessage stop;
+  stop.mutable_stop()->set_run_id("r3");
+  ASSERT_TRUE(stream->Write(stop));
+  while (stream->Read(&in) && !in.has_ended()) {
+  }
+  ASSERT_TRUE(in.has_ended()) << in.DebugString();
 
   v1::ControllerMessage probe;
   const int64_t sent = absl::ToUnixNanos(absl::Now());
