@@ -58,6 +58,32 @@ TEST_F(DialIn, WorkersStartedAfterTheControllerFindItAndRunTheJob) {
   EXPECT_EQ(a->Wait(std::chrono::milliseconds(200)), std::nullopt) << "a worker that dialled in serves the next run too";
 }
 
+// mdtest on workers that dialled in: the phases after the first run as one sequence the
+// controller releases over the workers' own sessions (RunSpec.jobs_released) — each worker's
+// arrivals go out from a thread of the run's, never from a task's, whose descriptor table has
+// none of gRPC's (from there the session's stream broke: "Kick failed: Bad file descriptor").
+TEST_F(DialIn, MdtestPhasesAcrossDialledInWorkersFollowOnTheControllersRelease) {
+  const std::string dir = data_ + "/md";
+  TestProcess controller({Runfile("controller/iofleet"), "mdtest", "-d", dir, "-n", "200", "-z", "1", "-b", "3", "-u", "-w", "64", "-e", "64",
+                          "-i", "2", "--listen", "127.0.0.1:0", "--expect-workers", "2", "--tasks-per-worker", "2", "--results-dir", "none"},
+                         base_ + "/mdtest");
+  port_ = PortOf(controller, 2);
+  ASSERT_FALSE(port_.empty()) << controller.Stderr();
+  auto a = Worker("a"), b = Worker("b");
+  ASSERT_EQ(controller.Wait(std::chrono::seconds(60)).value_or(-1), 0) << controller.Stderr();
+  EXPECT_THAT(controller.Stdout(), HasSubstr("SUMMARY rate (in ops/sec): (of 2 iterations)"));
+  EXPECT_THAT(controller.Stderr(), Not(HasSubstr("dialled in again"))) << "a session's stream broke";
+  for (TestProcess* worker : {a.get(), b.get()}) {
+    const std::string log = worker->Stderr();
+    EXPECT_THAT(log, Not(HasSubstr("Kick failed")));
+    EXPECT_THAT(log, Not(HasSubstr("was cut")));
+    size_t prepares = 0;
+    for (size_t at = log.find(": prepared "); at != std::string::npos; at = log.find(": prepared ", at + 1)) ++prepares;
+    EXPECT_EQ(prepares, 2u) << "the first phase, then the other nineteen as one sequence:\n" << log;
+  }
+  EXPECT_EQ(::iofleet::testing::DirectoryEntries(data_), 0) << "the last tree removal (and the test directory the workers made) went last";
+}
+
 // Workers a launcher numbered (mpirun's OMPI_COMM_WORLD_RANK, srun's SLURM_PROCID) are that
 // worker of the run, whatever order they dial in; a second worker with a rank already taken,
 // or one beyond the workers expected, is refused and told why.

@@ -49,8 +49,9 @@ class SessionRun {
   virtual std::optional<v1::RelaySummary> Summary() { return std::nullopt; }
 
   // RunSpec.jobs_released: `arrived(job, not_run)` once the run's tasks have all arrived at
-  // job `job`'s gate (called on the last one's thread: it must not wait). Arrivals before the
-  // watcher is set are passed to it at once.
+  // job `job`'s gate, in order (called on a thread of the run's that is not a task's: a task
+  // works in a descriptor table of its own, without the process's sockets). Arrivals before the
+  // watcher is set are passed to it once it is; none after it is unset (null).
   using ArrivalWatcher = std::function<void(uint32_t job, bool not_run)>;
   virtual void WatchArrivals(ArrivalWatcher arrived) { (void)arrived; }
   // The controller's release of job `job` (every worker arrived): it starts at

@@ -64,6 +64,12 @@ WorkerRun::~WorkerRun() {
   for (std::thread& t : io_threads_) {
     if (t.joinable()) t.join();
   }
+  {
+    std::lock_guard<std::mutex> lock(arrivals_mu_);
+    arrivals_done_ = true;
+  }
+  arrivals_cv_.notify_all();
+  if (arrivals_thread_.joinable()) arrivals_thread_.join();
 }
 
 bool WorkerRun::LeaseExpired(AwakeClock::time_point now) const {
@@ -112,6 +118,14 @@ void WorkerRun::Arm() {
     } else {
       for (JobState& state : jobs_) state.notes.push_back(absl::StrCat("no CPU profile: ", profiler.status().message()));
     }
+  }
+  if (request_.spec().jobs_released()) {
+    // The arrivals go out from a thread of their own: a task's thread works in a descriptor
+    // table of its own (UseOwnDescriptorTable), where gRPC's descriptors are not.
+    arrivals_thread_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "job-arrivals");
+      PassArrivalsOn();
+    });
   }
   if (request_.spec().jobs_in_sequence()) {
     // mdtest's phases on this worker's own barrier: a thread per task runs every job in turn
@@ -210,22 +224,31 @@ void WorkerRun::Arrived(uint32_t j) {
   // A job stopped before it began (one before it failed here, or the run was stopped) will not
   // run: the controller stops the rest of the sequence on every worker.
   const bool not_run = job_stops_[j]->stopped();
-  // Called with the lock held: a session that lets go of the run (WatchArrivals(nullptr))
-  // waits for a call under way, and is never called after.
-  std::lock_guard<std::mutex> lock(arrivals_mu_);
-  if (arrival_watcher_) {
-    arrival_watcher_(j, not_run);
-  } else {
-    unwatched_arrivals_.emplace_back(j, not_run);
+  {
+    std::lock_guard<std::mutex> lock(arrivals_mu_);
+    arrivals_.emplace_back(j, not_run);
+  }
+  arrivals_cv_.notify_all();
+}
+
+void WorkerRun::PassArrivalsOn() {
+  std::unique_lock<std::mutex> lock(arrivals_mu_);
+  while (true) {
+    arrivals_cv_.wait(lock, [this] { return arrivals_done_ || (arrival_watcher_ && !arrivals_.empty()); });
+    if (arrivals_done_) return;
+    // Called with the lock held: a session that lets go of the run (WatchArrivals(nullptr))
+    // waits for a call under way, and is never called after.
+    for (const auto& [j, not_run] : arrivals_) arrival_watcher_(j, not_run);
+    arrivals_.clear();
   }
 }
 
 void WorkerRun::WatchArrivals(ArrivalWatcher arrived) {
-  std::lock_guard<std::mutex> lock(arrivals_mu_);
-  arrival_watcher_ = std::move(arrived);
-  if (!arrival_watcher_) return;
-  for (const auto& [j, not_run] : unwatched_arrivals_) arrival_watcher_(j, not_run);
-  unwatched_arrivals_.clear();
+  {
+    std::lock_guard<std::mutex> lock(arrivals_mu_);
+    arrival_watcher_ = std::move(arrived);
+  }
+  arrivals_cv_.notify_all();  // (those that came before it go now)
 }
 
 absl::Status WorkerRun::Release(uint32_t job, int64_t start_unix_ns) {

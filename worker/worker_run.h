@@ -172,13 +172,18 @@ class WorkerRun final : public SessionRun {
   std::atomic<bool> all_reports_produced_{false};  // read without the lock (Heartbeat, lease watch)
   StartGate start_gate_;
   std::vector<std::unique_ptr<StartGate>> sequence_gates_;  // jobs_in_sequence: jobs 1.. each open their own
-  // jobs_released: who hears of the arrivals at those gates, and the arrivals before it was set
-  // (arrivals_mu_: taken by a task's thread, never with mu_ held).
+  // jobs_released: the arrivals at those gates not passed on yet, who hears of them, and the
+  // thread that tells it (arrivals_mu_: never taken with mu_ held).
   std::mutex arrivals_mu_;
+  std::condition_variable arrivals_cv_;
+  std::vector<std::pair<uint32_t, bool>> arrivals_;
   ArrivalWatcher arrival_watcher_;
-  std::vector<std::pair<uint32_t, bool>> unwatched_arrivals_;
-  // The task that arrived last at job `j` (>= 1) of a released sequence.
+  bool arrivals_done_ = false;
+  std::thread arrivals_thread_;
+  // The task that arrived last at job `j` (>= 1) of a released sequence: queues the arrival.
   void Arrived(uint32_t j);
+  // arrivals_thread_: passes the arrivals on to the watcher, once there is one.
+  void PassArrivalsOn();
   FlowRegistry flows_;  // fio flow=: shared by the run's job threads
   std::shared_ptr<ZoneRegistry> zones_;  // zonemode=zbd: each file's zones, shared by the job threads
   std::vector<std::thread> io_threads_;
