@@ -77,9 +77,7 @@ TEST_F(DialIn, MdtestPhasesAcrossDialledInWorkersFollowOnTheControllersRelease) 
     const std::string log = worker->Stderr();
     EXPECT_THAT(log, Not(HasSubstr("Kick failed")));
     EXPECT_THAT(log, Not(HasSubstr("was cut")));
-    size_t prepares = 0;
-    for (size_t at = log.find(": prepared "); at != std::string::npos; at = log.find(": prepared ", at + 1)) ++prepares;
-    EXPECT_EQ(prepares, 2u) << "the first phase, then the other nineteen as one sequence:\n" << log;
+    EXPECT_EQ(::iofleet::testing::CountIn(log, ": prepared "), 2u) << "the first phase, then the other nineteen as one sequence:\n" << log;
   }
   EXPECT_EQ(::iofleet::testing::DirectoryEntries(data_), 0) << "the last tree removal (and the test directory the workers made) went last";
 }

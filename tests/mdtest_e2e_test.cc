@@ -30,6 +30,7 @@ using ::iofleet::testing::DirectoryEntries;
 using ::iofleet::testing::DirectoryNames;
 using ::iofleet::testing::TempDir;
 using ::iofleet::testing::BytesMovedDuring;
+using ::iofleet::testing::CountIn;
 using ::iofleet::testing::kIdleBytesPerSecond;
 using ::iofleet::testing::TestProcess;
 using ::iofleet::testing::TestWorker;
@@ -48,6 +49,19 @@ const v1::MdtestPhaseResult* Phase(const v1::MdtestReport& report, const std::st
     if (p.operation() == operation) return &p;
   }
   return nullptr;
+}
+
+// The report (JSON at `json_path`) of a run of -F -n 3000000 interrupted in its file creation:
+// what ran is reported (some files made, not all), what did not, not.
+void ExpectCreationInterrupted(const std::string& json_path, const std::string& err) {
+  v1::MdtestReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << err;
+  const v1::MdtestPhaseResult* created = Phase(report, "File creation");
+  ASSERT_NE(created, nullptr);
+  EXPECT_GT(created->items(), 0u);
+  EXPECT_LT(created->items(), 6000000u);
+  const v1::MdtestPhaseResult* stat = Phase(report, "File stat");
+  EXPECT_TRUE(stat == nullptr || stat->items() == 0) << "a phase after the interrupted one ran";
 }
 
 class MdtestEndToEnd : public ::testing::Test {
@@ -405,15 +419,7 @@ TEST_F(MdtestEndToEnd, PhasesInSequenceShowTheirProgressAndStopOnCtrlC) {
     EXPECT_THAT(std::string(line), Not(HasSubstr("Tree removal"))) << "the last phase, never begun";
   }
   EXPECT_GE(progress_lines, 2) << err;
-  // What ran is reported; what did not, not.
-  v1::MdtestReport report;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << err;
-  const v1::MdtestPhaseResult* created = Phase(report, "File creation");
-  ASSERT_NE(created, nullptr);
-  EXPECT_GT(created->items(), 0u);
-  EXPECT_LT(created->items(), 6000000u);
-  const v1::MdtestPhaseResult* stat = Phase(report, "File stat");
-  EXPECT_TRUE(stat == nullptr || stat->items() == 0) << "a phase after the interrupted one ran";
+  ExpectCreationInterrupted(json_path, err);
 }
 
 // Several workers run mdtest's phases as one sequence (RunSpec.jobs_released): each says when
@@ -436,9 +442,7 @@ TEST_F(MdtestEndToEnd, PhasesAcrossWorkersFollowOnTheControllersRelease) {
   EXPECT_EQ(DirectoryEntries(dir_), 0) << "the last tree removal ran after everything else";
   for (TestWorker* worker : {a_.get(), b_.get()}) {
     const std::string log = worker->process().Stderr();
-    size_t prepares = 0;
-    for (size_t at = log.find(": prepared "); at != std::string::npos; at = log.find(": prepared ", at + 1)) ++prepares;
-    EXPECT_EQ(prepares, 2u) << "the first phase, then the other nineteen as one sequence:\n" << log;
+    EXPECT_EQ(CountIn(log, ": prepared "), 2u) << "the first phase, then the other nineteen as one sequence:\n" << log;
   }
 }
 
@@ -456,14 +460,7 @@ TEST_F(MdtestEndToEnd, CtrlCInASequenceAcrossWorkersStopsEveryWorker) {
   EXPECT_THAT(err, HasSubstr("interrupted by the user"));
   EXPECT_THAT(err, HasSubstr("cleanup after the interruption removed what the run had created"));
   EXPECT_EQ(DirectoryEntries(dir_), 0) << "files or directories were left behind";
-  v1::MdtestReport report;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(json_path), &report).ok()) << err;
-  const v1::MdtestPhaseResult* created = Phase(report, "File creation");
-  ASSERT_NE(created, nullptr);
-  EXPECT_GT(created->items(), 0u);
-  EXPECT_LT(created->items(), 6000000u);
-  const v1::MdtestPhaseResult* stat = Phase(report, "File stat");
-  EXPECT_TRUE(stat == nullptr || stat->items() == 0) << "a phase after the interrupted one ran";
+  ExpectCreationInterrupted(json_path, err);
   EXPECT_LT(BytesMovedDuring(a_->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
   EXPECT_LT(BytesMovedDuring(b_->process().pid(), std::chrono::seconds(1)), kIdleBytesPerSecond) << "orphan load";
 }

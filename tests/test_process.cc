@@ -162,11 +162,12 @@ bool PathExists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-size_t CountInFile(const std::string& path, const std::string& text) {
-  const std::string content = ReadFile(path);
+size_t CountIn(const std::string& content, const std::string& text) {
   size_t count = 0;
   for (size_t at = content.find(text); !text.empty() && at != std::string::npos; at = content.find(text, at + text.size())) ++count;
   return count;
 }
+
+size_t CountInFile(const std::string& path, const std::string& text) { return CountIn(ReadFile(path), text); }
 
 }  // namespace iofleet::testing

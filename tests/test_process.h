@@ -68,7 +68,8 @@ bool WaitFor(Condition condition, std::chrono::milliseconds timeout) {
   return true;
 }
 
-// How often `text` occurs in the file at `path` (0 when it cannot be read).
+// How often `text` occurs in `content`, and in the file at `path` (0 when it cannot be read).
+size_t CountIn(const std::string& content, const std::string& text);
 size_t CountInFile(const std::string& path, const std::string& text);
 
 // A TCP connection to an IPv4 HOST:PORT (tests talk to 127.0.0.1 only), or -1.
