@@ -239,6 +239,11 @@ struct JobThreadPlan {
   std::chrono::steady_clock::time_point start;  // the run's common start instant (when no gate)
   // When set, the start instant comes through it (the thread arms first, then waits).
   StartGate* start_gate = nullptr;
+  // mdtest's tree creation in a sequence (RunSpec.jobs_in_sequence) after a tree removal of the
+  // same iteration directories (a task count sweep, -f/-l/-s, runs each count's iterations under
+  // the same names): it makes them once its gate has opened, when that removal has ended in
+  // every task (of every worker, in a sequence the controller releases).
+  bool iteration_directories_after_gate = false;
   // The run's flows on this worker (fio flow=); none when the job has no flow weight.
   FlowRegistry* flows = nullptr;
   // The run's emulated zones on this worker (zonemode=zbd), shared by the jobs of one file.

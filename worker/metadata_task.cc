@@ -285,21 +285,15 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       bytes += named_ahead.back().size();
     }
   }
-  // The first samples' histogram pages, committed now rather than by the first timed operation.
-  stats->directions[kMetaIndex].Prefault(100, 1'000'000'000);
-  const std::optional<Clock::time_point> gate_opened = armed.Wait(plan.start, /*meets=*/true);
-  if (!gate_opened.has_value()) {  // stopped before it started
-    outcome.end = Clock::now();
-    return outcome;
-  }
-  const Clock::time_point start = *gate_opened;
-  if (phase.op() == Op::TREE_CREATE && tree.Runs(rank)) {
-    // The iteration directory is set-up, not measured (mdtest makes it before the timer), and
-    // made only now that the gate has opened: every task (of every worker, in a sequence the
-    // controller releases) has ended the job before, whose tree removal may have removed a
-    // directory of this name (-f/-l/-s run each task count's iterations under the same names).
-    // Made or opened earlier, it could be removed under this task, which would then make its
-    // tree in a directory already gone. (One per copy of the tree with mdtest's directory loops.)
+  // Tree creation's iteration directory is set-up, not measured (mdtest makes it before the
+  // timer), and its first directory's parent is readied with it: now, before the gate (on ext4
+  // a first mkdir took milliseconds, and made after the gate, a worker began its phase that late),
+  // or, after a tree removal of the same directories in the sequence (a task count sweep), once
+  // the gate has opened and that removal has ended in every task: made or opened before, the
+  // directory could be removed under this task, which would then make its tree in a directory
+  // already gone (1 run in 20 of -f 1 -l 2). (One per copy of the tree with directory loops.)
+  auto make_iteration_directories = [&]() -> absl::Status {
+    if (phase.op() != Op::TREE_CREATE || !tree.Runs(rank)) return absl::OkStatus();
     for (uint64_t loop = 0; loop < tree.loops(); ++loop) {
       const std::string iteration = tree.IterationDirectory(rank, loop);
       int err = fs.MakeDirectory(iteration);
@@ -310,16 +304,37 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       if (err == EEXIST && !IsNfsUrl(iteration) && ConfinedTree().Stat(iteration, &st) == 0 && !S_ISDIR(st.st_mode)) err = ENOTDIR;
       if (err != 0 && err != EEXIST) {
         const std::string why = err == ENOTDIR ? "it exists and is not a directory: a symlink is refused" : ConfinedPathReason(err);
-        outcome.status = ErrnoStatus(err, absl::StrCat("mkdir ", iteration, why.empty() ? "" : " (" + why + ")"));
-        armed.Meet(stop);  // (the others meet it there, and go on to find nothing to wait for)
-        outcome.end = Clock::now();
-        return outcome;
+        return ErrnoStatus(err, absl::StrCat("mkdir ", iteration, why.empty() ? "" : " (" + why + ")"));
       }
     }
     if (first_step.has_value()) {
       std::string path, other;
       operation_path(*first_step, &path, &other);
       fs.Ready(path);
+    }
+    return absl::OkStatus();
+  };
+  if (!plan.iteration_directories_after_gate) {
+    if (absl::Status made = make_iteration_directories(); !made.ok()) {
+      outcome.status = made;
+      outcome.end = Clock::now();
+      return outcome;
+    }
+  }
+  // The first samples' histogram pages, committed now rather than by the first timed operation.
+  stats->directions[kMetaIndex].Prefault(100, 1'000'000'000);
+  const std::optional<Clock::time_point> gate_opened = armed.Wait(plan.start, /*meets=*/true);
+  if (!gate_opened.has_value()) {  // stopped before it started
+    outcome.end = Clock::now();
+    return outcome;
+  }
+  const Clock::time_point start = *gate_opened;
+  if (plan.iteration_directories_after_gate) {
+    if (absl::Status made = make_iteration_directories(); !made.ok()) {
+      outcome.status = made;
+      armed.Meet(stop);  // (the others meet it there, and go on to find nothing to wait for)
+      outcome.end = Clock::now();
+      return outcome;
     }
   }
   // The last 2 ms before the start instant are not slept: a sleeping thread wakes tens to

@@ -176,6 +176,7 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
                      .worker_index = request_.worker_index(),
                      .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
                      .start_gate = jobs_[j].gate,
+                     .iteration_directories_after_gate = RemakesIterationDirectories(j),
                      .flows = &flows_,
                      .zones = zones_.get()};
   ThreadStats* stats = jobs_[j].threads[t].get();
@@ -287,6 +288,20 @@ bool WorkerRun::JobsToClose() const {
     }
   }
   return any;
+}
+
+bool WorkerRun::RemakesIterationDirectories(size_t j) const {
+  const auto& jobs = request_.spec().jobs();
+  const v1::MetadataPhase& creation = jobs[static_cast<int>(j)].metadata();
+  if (!request_.spec().jobs_in_sequence() || creation.op() != v1::MetadataPhase::TREE_CREATE) return false;
+  for (size_t k = 0; k < j; ++k) {
+    const v1::MetadataPhase& removal = jobs[static_cast<int>(k)].metadata();
+    if (removal.op() != v1::MetadataPhase::TREE_REMOVE || removal.iteration() != creation.iteration()) continue;
+    for (const std::string& dir : removal.test_dirs()) {
+      if (std::find(creation.test_dirs().begin(), creation.test_dirs().end(), dir) != creation.test_dirs().end()) return true;
+    }
+  }
+  return false;
 }
 
 uint32_t WorkerRun::TaskRank(size_t j, uint32_t t) const {

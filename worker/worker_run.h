@@ -110,6 +110,9 @@ class WorkerRun final : public SessionRun {
   void Arm();
   // Thread `t` of job `j`: runs it and records how it went.
   void RunThread(size_t j, uint32_t t);
+  // Job `j` is a tree creation of a sequence after a tree removal of the same iteration
+  // directories (JobThreadPlan::iteration_directories_after_gate).
+  bool RemakesIterationDirectories(size_t j) const;
   // Thread `t` of job `j`'s number among the job's threads on every worker (mdtest's rank; the
   // CPU a task of a sequence is held on follows it).
   uint32_t TaskRank(size_t j, uint32_t t) const;
