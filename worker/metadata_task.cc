@@ -253,8 +253,8 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       std::string path, other;
       operation_path(step, &path, &other);
       if (phase.op() == Op::TREE_CREATE) {
-        // Its first directory's parent, the iteration directory, is made and readied once the
-        // gate opens (below).
+        // Its first directory's parent, the iteration directory, is made and readied together
+        // (make_iteration_directories, below).
         first_step = step;
         break;
       }
