@@ -88,23 +88,17 @@ class StartGate {
   // milliseconds, and a thread put to sleep wakes tens of microseconds late and cold), for
   // kSpinAtMost, and sleep after that (a thousand tasks waiting on a long phase's last one
   // must not take its CPU). `stop` (outliving the gate) makes the waiters leave, not started.
+  // Given `arrived` (across workers, RunSpec.jobs_released), the `threads`-th thread calls it
+  // instead (outside the gate's lock), and the gate stays shut until Open names the instant the
+  // controller chose for every worker.
   static constexpr std::chrono::milliseconds kSpinAtMost{20};
-  void OpenWhenArrived(size_t threads, const StopSignal* stop) {
-    std::lock_guard<std::mutex> lock(mu_);
-    opening_threads_ = threads;
-    opening_stop_ = stop;
-  }
-  // As OpenWhenArrived, but across workers (RunSpec.jobs_released): when the `threads`-th
-  // thread arrives, `arrived` is called (by that thread, outside the gate's lock) and the gate
-  // stays shut until Open names the instant the controller chose for every worker. The waiters
-  // spin and sleep as OpenWhenArrived's do.
-  void OpenWhenReleased(size_t threads, const StopSignal* stop, std::function<void()> arrived) {
+  void OpenWhenArrived(size_t threads, const StopSignal* stop, std::function<void()> arrived = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     opening_threads_ = threads;
     opening_stop_ = stop;
     on_arrived_ = std::move(arrived);
   }
-  // Every thread OpenWhenArrived or OpenWhenReleased counts on has arrived.
+  // Every thread OpenWhenArrived counts on has arrived.
   bool all_arrived() {
     std::lock_guard<std::mutex> lock(mu_);
     return opening_threads_ > 0 && arrived_ >= opening_threads_;
@@ -224,7 +218,7 @@ class StartGate {
   // ordinary gate, opened by Open).
   size_t opening_threads_ = 0;
   const StopSignal* opening_stop_ = nullptr;
-  std::function<void()> on_arrived_;  // OpenWhenReleased's (taken by the last to arrive)
+  std::function<void()> on_arrived_;  // OpenWhenArrived's, if given (taken by the last to arrive)
   std::atomic<bool> opened_{false};
 };
 

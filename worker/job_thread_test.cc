@@ -261,14 +261,14 @@ TEST(StartGate, TasksThatMeetLeaveWithTheLastToArrive) {
   waiting.join();  // would hang without the stop
 }
 
-// Across workers (OpenWhenReleased): the last task to arrive says so, once, and the gate stays
+// Across workers (OpenWhenArrived with a callback): the last task to arrive says so, once, and the gate stays
 // shut until the release names an instant, which every waiter gets; a stop lets them go unstarted.
 TEST(StartGate, AReleasedGateOpensAtTheInstantItIsGiven) {
   using Clock = StartGate::Clock;
   StopSignal stop;
   StartGate gate;
   std::atomic<int> arrivals{0};
-  gate.OpenWhenReleased(3, &stop, [&] { ++arrivals; });
+  gate.OpenWhenArrived(3, &stop, [&] { ++arrivals; });
   std::vector<std::optional<Clock::time_point>> got(3);
   std::vector<std::thread> tasks;
   for (int t = 0; t < 3; ++t) {
@@ -293,7 +293,7 @@ TEST(StartGate, AReleasedGateOpensAtTheInstantItIsGiven) {
 
   StopSignal stopped;
   StartGate never;
-  never.OpenWhenReleased(1, &stopped, [] {});
+  never.OpenWhenArrived(1, &stopped, [] {});
   std::optional<Clock::time_point> left = Clock::now();
   std::thread waiting([&] {
     StartGate::Ticket ticket(&never);

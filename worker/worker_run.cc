@@ -134,14 +134,13 @@ void WorkerRun::Arm() {
     for (int j = 0; j < specs.size(); ++j) {
       if (j > 0) {
         sequence_gates_.push_back(std::make_unique<StartGate>());
-        if (request_.spec().jobs_released()) {
-          // Across workers: opened by the controller once every worker has arrived.
-          sequence_gates_.back()->OpenWhenReleased(specs[j].numjobs(), job_stops_[j].get(), [this, j] { Arrived(static_cast<uint32_t>(j)); });
-        } else {
-          sequence_gates_.back()->OpenWhenArrived(specs[j].numjobs(), job_stops_[j].get());
-        }
+        // Across workers: opened by the controller once every worker has arrived.
+        std::function<void()> released;
+        if (request_.spec().jobs_released()) released = [this, j] { Arrived(static_cast<uint32_t>(j)); };
+        sequence_gates_.back()->OpenWhenArrived(specs[j].numjobs(), job_stops_[j].get(), std::move(released));
       }
       jobs_[j].gate = j == 0 ? &start_gate_ : sequence_gates_.back().get();
+      jobs_[j].iteration_directories_after_gate = RemakesIterationDirectories(static_cast<size_t>(j));
     }
     for (uint32_t t = 0; t < specs[0].numjobs(); ++t) {
       io_threads_.emplace_back([this, t, jobs = specs.size(), rank = TaskRank(0, t)] {
@@ -176,7 +175,7 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
                      .worker_index = request_.worker_index(),
                      .seed = (uint64_t{request_.worker_index()} << 40) ^ (uint64_t(j) << 20) ^ t ^ 0x10f1ee7,
                      .start_gate = jobs_[j].gate,
-                     .iteration_directories_after_gate = RemakesIterationDirectories(j),
+                     .iteration_directories_after_gate = jobs_[j].iteration_directories_after_gate,
                      .flows = &flows_,
                      .zones = zones_.get()};
   ThreadStats* stats = jobs_[j].threads[t].get();
@@ -293,7 +292,7 @@ bool WorkerRun::JobsToClose() const {
 bool WorkerRun::RemakesIterationDirectories(size_t j) const {
   const auto& jobs = request_.spec().jobs();
   const v1::MetadataPhase& creation = jobs[static_cast<int>(j)].metadata();
-  if (!request_.spec().jobs_in_sequence() || creation.op() != v1::MetadataPhase::TREE_CREATE) return false;
+  if (creation.op() != v1::MetadataPhase::TREE_CREATE) return false;
   for (size_t k = 0; k < j; ++k) {
     const v1::MetadataPhase& removal = jobs[static_cast<int>(k)].metadata();
     if (removal.op() != v1::MetadataPhase::TREE_REMOVE || removal.iteration() != creation.iteration()) continue;

@@ -102,6 +102,7 @@ class WorkerRun final : public SessionRun {
     int64_t earliest_start_late_ns = INT64_MAX;  // the first thread's
     bool final_sent = false;
     StartGate* gate = nullptr;  // where its threads wait to start (a sequence's later jobs: their own)
+    bool iteration_directories_after_gate = false;  // JobThreadPlan's (a sequence's: RemakesIterationDirectories)
     // Every thread of the job has ended.
     bool ended() const { return threads_finished == threads.size(); }
   };
@@ -110,8 +111,8 @@ class WorkerRun final : public SessionRun {
   void Arm();
   // Thread `t` of job `j`: runs it and records how it went.
   void RunThread(size_t j, uint32_t t);
-  // Job `j` is a tree creation of a sequence after a tree removal of the same iteration
-  // directories (JobThreadPlan::iteration_directories_after_gate).
+  // Job `j` of a sequence is a tree creation after a tree removal of the same iteration
+  // directories (JobThreadPlan::iteration_directories_after_gate). From Arm.
   bool RemakesIterationDirectories(size_t j) const;
   // Thread `t` of job `j`'s number among the job's threads on every worker (mdtest's rank; the
   // CPU a task of a sequence is held on follows it).
