@@ -668,8 +668,8 @@ void ClusterSession::Act(const ReleaseStep& step) {
 }
 
 absl::Duration ClusterSession::ReleaseLeadLocked() const {
-  // Every worker is waiting already, its tasks spinning at the gate: the release only has to
-  // reach them all before its instant. A worker it reaches late starts late, and the phase's
+  // Every worker is waiting already, its tasks asleep at the gate (StartGate::OpenWhenArrived):
+  // the release only has to reach them all, and wake them, before its instant. A worker it reaches late starts late, and the phase's
   // time (from the instant) counts that against iofleet, never for it. Unlike the start's
   // lead, no prepare comes before it to be waited for.
   int64_t slowest_round_trip = 0;

@@ -90,12 +90,19 @@ class StartGate {
   // must not take its CPU). `stop` (outliving the gate) makes the waiters leave, not started.
   // Given `arrived` (across workers, RunSpec.jobs_released), the `threads`-th thread calls it
   // instead (outside the gate's lock), and the gate stays shut until Open names the instant the
-  // controller chose for every worker.
+  // controller chose for every worker. Its waiters sleep until then: what opens it is this
+  // host's control plane (the arrival sent, the release received: gRPC's threads, the
+  // session's), and tasks spinning on their CPUs kept those threads off them, so that with a
+  // worker per CPU the release reached a worker after its instant (a 2-vCPU VM, two workers:
+  // one worker's task began a tree removal 110-470 us after the other's, in 2 runs of 6). The
+  // release names an instant ahead of its sending (ControllerMessage.release), time enough to
+  // wake; from there they spin to it (RunMetadataTask).
   static constexpr std::chrono::milliseconds kSpinAtMost{20};
   void OpenWhenArrived(size_t threads, const StopSignal* stop, std::function<void()> arrived = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     opening_threads_ = threads;
     opening_stop_ = stop;
+    released_ = arrived != nullptr;
     on_arrived_ = std::move(arrived);
   }
   // Every thread OpenWhenArrived counts on has arrived.
@@ -192,7 +199,7 @@ class StartGate {
   std::optional<Clock::time_point> WaitOpen() {
     if (opening_stop_ != nullptr) {  // (set before any thread arrives)
       const auto opened = [this] { return opened_.load(std::memory_order_acquire); };
-      if (!SpinUntil(opened, *opening_stop_, kSpinAtMost)) {
+      if (released_ || !SpinUntil(opened, *opening_stop_, kSpinAtMost)) {
         // Asleep from now: woken by the opening, or looking at the stop every 10 ms.
         std::unique_lock<std::mutex> lock(mu_);
         while (!start_.has_value() && !opening_stop_->stopped()) {
@@ -219,6 +226,7 @@ class StartGate {
   size_t opening_threads_ = 0;
   const StopSignal* opening_stop_ = nullptr;
   std::function<void()> on_arrived_;  // OpenWhenArrived's, if given (taken by the last to arrive)
+  bool released_ = false;             // it was given: opened by Open (set before any thread arrives)
   std::atomic<bool> opened_{false};
 };
 

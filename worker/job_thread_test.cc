@@ -5,10 +5,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <set>
@@ -261,8 +263,16 @@ TEST(StartGate, TasksThatMeetLeaveWithTheLastToArrive) {
   waiting.join();  // would hang without the stop
 }
 
+// The CPU time the calling thread has used.
+std::chrono::nanoseconds ThreadCpuTime() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
 // Across workers (OpenWhenArrived with a callback): the last task to arrive says so, once, and the gate stays
-// shut until the release names an instant, which every waiter gets; a stop lets them go unstarted.
+// shut until the release names an instant, which every waiter gets; a stop lets them go unstarted. The
+// waiters sleep meanwhile, leaving the CPUs to the threads that bring the release.
 TEST(StartGate, AReleasedGateOpensAtTheInstantItIsGiven) {
   using Clock = StartGate::Clock;
   StopSignal stop;
@@ -270,17 +280,20 @@ TEST(StartGate, AReleasedGateOpensAtTheInstantItIsGiven) {
   std::atomic<int> arrivals{0};
   gate.OpenWhenArrived(3, &stop, [&] { ++arrivals; });
   std::vector<std::optional<Clock::time_point>> got(3);
+  std::vector<std::chrono::nanoseconds> waited_on_cpu(3);
   std::vector<std::thread> tasks;
   for (int t = 0; t < 3; ++t) {
     tasks.emplace_back([&, t] {
       StartGate::Ticket ticket(&gate);
+      const std::chrono::nanoseconds before = ThreadCpuTime();
       got[t] = ticket.Wait(Clock::now(), /*meets=*/true);
+      waited_on_cpu[t] = ThreadCpuTime() - before;
       ticket.Meet(stop);
     });
   }
   ASSERT_TRUE(gate.WaitArmed(3, std::chrono::seconds(10)));
   EXPECT_TRUE(gate.all_arrived());
-  // Past the 20 ms the waiters spin, and still shut (they sleep, and are woken by the release).
+  // Still shut 60 ms on (past the 20 ms an unreleased gate's waiters spin).
   const auto shut_until = Clock::now() + std::chrono::milliseconds(60);
   while (Clock::now() < shut_until && !gate.opened_at().has_value()) std::this_thread::yield();
   EXPECT_FALSE(gate.opened_at().has_value()) << "opened without a release";
@@ -288,7 +301,11 @@ TEST(StartGate, AReleasedGateOpensAtTheInstantItIsGiven) {
   const Clock::time_point instant = Clock::now() + std::chrono::milliseconds(5);
   gate.Open(instant);
   for (std::thread& t : tasks) t.join();
-  for (int t = 0; t < 3; ++t) EXPECT_EQ(got[t], std::optional<Clock::time_point>(instant)) << "task " << t;
+  for (int t = 0; t < 3; ++t) {
+    EXPECT_EQ(got[t], std::optional<Clock::time_point>(instant)) << "task " << t;
+    // (Spinning, each took 13-20 ms of CPU of the 60 ms.)
+    EXPECT_LT(waited_on_cpu[t], std::chrono::milliseconds(5)) << "task " << t << " spun while the release was awaited";
+  }
   EXPECT_EQ(arrivals.load(), 1) << "the arrival is said once";
 
   StopSignal stopped;

@@ -378,10 +378,17 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     constexpr int kRehearsals = 128;
     constexpr auto kRehearsalPace = std::chrono::microseconds(20);
     constexpr auto kCheap = std::chrono::microseconds(20);
+    // Until kYieldBefore the instant, the spin gives its CPU to any thread waiting for it at
+    // each turn: the instant's messages travel by threads of this host (a release to the other
+    // workers, the controller's when it runs here, this worker's gRPC threads), and one woken
+    // on this CPU would otherwise wait behind the spin (a 2-vCPU VM, a worker per task: one
+    // worker's release came 2.1 ms after the other's, its phase starting that late).
+    constexpr auto kYieldBefore = std::chrono::microseconds(30);
     Clock::duration rehearsal{0};
     Clock::time_point rehearsed{};
     int rehearsals = 0;
     for (Clock::time_point now = Clock::now(); now < start && !stop.stopped(); now = Clock::now()) {
+      if (start - now > kYieldBefore) std::this_thread::yield();
       if (!first_step.has_value() || now + 2 * rehearsal >= start) continue;  // one more might run past the instant
       if (rehearsals >= kRehearsals || (!local && rehearsals >= 2 && rehearsal > kCheap)) continue;
       if (rehearsals > 0 && now - rehearsed < kRehearsalPace) continue;
