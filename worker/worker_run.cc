@@ -216,8 +216,12 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
   // others, or a phase that ends with the next one starting, wakes nobody: on a host whose CPUs
   // the tasks fill, the woken threads (the collector and the report readers, 10-15 us each) ran
   // on the CPUs of tasks in their timed loops (mdtest -I 20 -z 2 -b 10 on tmpfs: the tree
-  // removal's 300 us lost 25-50 us in most runs).
-  if (JobsToClose()) changed_.notify_all();
+  // removal's 300 us lost 25-50 us in most runs). The collector then runs on this CPU, which
+  // this thread is leaving (CpuHandOff), not on one whose thread works on.
+  if (JobsToClose()) {
+    collector_cpu_.SteerHere();
+    changed_.notify_all();
+  }
 }
 
 void WorkerRun::Arrived(uint32_t j) {
@@ -464,6 +468,7 @@ absl::StatusOr<int64_t> WorkerRun::Start(int64_t start_unix_ns) {
   collector_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "interval-cut");  // (for top -H, perf and ps)
     ScheduleThisThreadForWork();  // its cuts are due at the intervals' boundaries
+    collector_cpu_.Register();
     CollectorLoop();
   });
   return lead;
@@ -577,6 +582,7 @@ void WorkerRun::CollectorLoop() {
     // (nor the controller's merge, on a one-host run) takes the CPUs the next phase's tasks
     // have just started on.
     changed_.wait_until(lock, boundary, [this] { return JobsToClose(); });
+    collector_cpu_.Release();
     const Clock::time_point now = Clock::now();
     bool all_final = true;
     std::vector<DueReport> due;

@@ -21,6 +21,7 @@
 #include "proto/worker_service.pb.h"
 #include "worker/awake_clock.h"
 #include "worker/block_stage_tracer.h"
+#include "worker/control_threads.h"
 #include "worker/cpu_profile.h"
 #include "worker/file_layout.h"
 #include "worker/interval_cut.h"
@@ -192,6 +193,7 @@ class WorkerRun final : public SessionRun {
   std::shared_ptr<ZoneRegistry> zones_;  // zonemode=zbd: each file's zones, shared by the job threads
   std::vector<std::thread> io_threads_;
   std::thread collector_;
+  CpuHandOff collector_cpu_;  // a job's last thread wakes the collector onto its own CPU
   // --block-stages: the tracer of the devices under the run's targets (null: not asked for, or
   // not possible here), its snapshot at the last cut, and per device the jobs on it.
   std::unique_ptr<BlockStageTracer> block_tracer_;
