@@ -669,9 +669,11 @@ void ClusterSession::Act(const ReleaseStep& step) {
 
 absl::Duration ClusterSession::ReleaseLeadLocked() const {
   // Every worker is waiting already, its tasks asleep at the gate (StartGate::OpenWhenArrived):
-  // the release only has to reach them all, and wake them, before its instant. A worker it reaches late starts late, and the phase's
-  // time (from the instant) counts that against iofleet, never for it. Unlike the start's
-  // lead, no prepare comes before it to be waited for.
+  // the release only has to reach them all, and wake them, before its instant. A worker it
+  // reaches late starts late, and the phase's time (from the instant) counts that against
+  // iofleet, never for it. Unlike the start's lead, no prepare comes before it to be waited for.
+  // (A lead of at least 1 ms instead of 0.3 changed nothing: two workers on a 2-vCPU VM, 20
+  // alternations, the later worker's start 0-263 us after the other's against 0-1,629 us.)
   int64_t slowest_round_trip = 0;
   for (const Peer& p : peers_) slowest_round_trip = std::max(slowest_round_trip, p.round_trip_ns);
   return std::clamp(2 * absl::Nanoseconds(slowest_round_trip) + absl::Microseconds(50) * static_cast<int64_t>(links_.size()),
