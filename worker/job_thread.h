@@ -102,7 +102,6 @@ class StartGate {
     std::lock_guard<std::mutex> lock(mu_);
     opening_threads_ = threads;
     opening_stop_ = stop;
-    released_ = arrived != nullptr;
     on_arrived_ = std::move(arrived);
   }
   // Every thread OpenWhenArrived counts on has arrived.
@@ -186,7 +185,7 @@ class StartGate {
       meeting_ += meets;
       if (opening_threads_ > 0 && arrived_ == opening_threads_) {
         if (on_arrived_) {
-          arrived = std::move(on_arrived_);
+          arrived = on_arrived_;  // (a copy: WaitOpen goes on asking whether it was given)
         } else {
           start_ = Clock::now();
           opened_.store(true, std::memory_order_release);
@@ -199,7 +198,7 @@ class StartGate {
   std::optional<Clock::time_point> WaitOpen() {
     if (opening_stop_ != nullptr) {  // (set before any thread arrives)
       const auto opened = [this] { return opened_.load(std::memory_order_acquire); };
-      if (released_ || !SpinUntil(opened, *opening_stop_, kSpinAtMost)) {
+      if (on_arrived_ || !SpinUntil(opened, *opening_stop_, kSpinAtMost)) {  // (released: asleep at once)
         // Asleep from now: woken by the opening, or looking at the stop every 10 ms.
         std::unique_lock<std::mutex> lock(mu_);
         while (!start_.has_value() && !opening_stop_->stopped()) {
@@ -225,8 +224,7 @@ class StartGate {
   // ordinary gate, opened by Open).
   size_t opening_threads_ = 0;
   const StopSignal* opening_stop_ = nullptr;
-  std::function<void()> on_arrived_;  // OpenWhenArrived's, if given (taken by the last to arrive)
-  bool released_ = false;             // it was given: opened by Open (set before any thread arrives)
+  std::function<void()> on_arrived_;  // OpenWhenArrived's, if given: a released gate (called by the last to arrive)
   std::atomic<bool> opened_{false};
 };
 
