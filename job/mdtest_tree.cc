@@ -80,23 +80,25 @@ uint64_t MdtestTree::OperationDirectory(uint64_t n) const {
   return n / per_copy * directories_ + first_item_dir_ + n % per_copy;
 }
 
-uint64_t MdtestTree::TreeStepDirectory(uint64_t n) const {
+uint64_t MdtestTree::RecursionDirectory(uint64_t k, bool children_first) const {
   // Directories are numbered level by level (node k's children are b*k+1 .. b*k+b); the walk
   // goes down from the root, one level per step, choosing the child whose subtree holds the
-  // step's place in the recursion's order.
+  // k-th place in the recursion's order.
   // A subtree of `size` directories is its root and b subtrees of (size - 1) / b each.
   const uint64_t b = std::max(1u, phase_.branch());
-  const bool removal = phase_.op() == v1::MetadataPhase::TREE_REMOVE;
-  uint64_t k = n % directories_;
   uint64_t node = 0;
   for (uint64_t size = directories_; size > 1; size = (size - 1) / b) {
-    if (removal ? k + 1 == size : k == 0) break;  // this subtree's root itself
-    if (!removal) --k;                            // (its root came first)
+    if (children_first ? k + 1 == size : k == 0) break;  // this subtree's root itself
+    if (!children_first) --k;                            // (its root came first)
     const uint64_t child_size = (size - 1) / b;
     node = b * node + 1 + k / child_size;
     k %= child_size;
   }
-  return n / directories_ * directories_ + node;
+  return node;
+}
+
+uint64_t MdtestTree::TreeStepDirectory(uint64_t n) const {
+  return n / directories_ * directories_ + RecursionDirectory(n % directories_, phase_.op() == v1::MetadataPhase::TREE_REMOVE);
 }
 
 MdtestTree::ItemSlot MdtestTree::SlotOfItem(uint64_t i) const {
@@ -124,9 +126,36 @@ bool MdtestTree::FirstItemsOfEachCopy() const {
          (phase_.op() == Op::DIR_STAT || phase_.op() == Op::FILE_STAT || phase_.op() == Op::FILE_READ || phase_.op() == Op::DIR_RENAME);
 }
 
+bool MdtestTree::ItemsInRecursionOrder() const {
+  using Op = v1::MetadataPhase;
+  const Op::Op op = phase_.op();
+  if (op != Op::DIR_CREATE && op != Op::FILE_CREATE && op != Op::DIR_REMOVE && op != Op::FILE_REMOVE) return false;
+  // With items only in the leaves (-L), or fewer than three levels, the recursion meets the
+  // item directories in the order of their numbers. A stonewalled creation (and the phases
+  // after it) covers the first items by number: mdtest's own tree after a stonewall is not
+  // that of a whole pass in any order (its helper makes one more item in every directory
+  // left), and the phases after it must find what was made.
+  if (first_item_dir_ != 0 || phase_.depth() < 2 || phase_.branch() < 2 || items_per_dir_ == 0) return false;
+  return phase_.item_limit() == 0 && phase_.stonewall_ns() == 0 && phase_.task_first_step_size() == 0 &&
+         loop_items_ == items_per_dir_ * directories_;
+}
+
+MdtestTree::StepRun MdtestTree::RunOfStep(uint64_t step) const {
+  if (FirstItemsOfEachCopy()) {
+    const uint64_t first = step - step % items_per_dir_;
+    return {.first = first, .end = first + items_per_dir_, .first_item = first / items_per_dir_ * loop_items_};
+  }
+  if (!ItemsInRecursionOrder()) return {.first = 0, .end = UINT64_MAX, .first_item = 0};
+  // A directory's items at a time: the copy, then the directory's place in the recursion.
+  const uint64_t first = step - step % items_per_dir_;
+  const uint64_t copy = first / loop_items_;
+  const uint64_t directory = RecursionDirectory((first - copy * loop_items_) / items_per_dir_, false);
+  return {.first = first, .end = first + items_per_dir_, .first_item = copy * loop_items_ + directory * items_per_dir_};
+}
+
 uint64_t MdtestTree::ItemOfStep(uint64_t step) const {
-  if (!FirstItemsOfEachCopy()) return step;
-  return step / items_per_dir_ * loop_items_ + step % items_per_dir_;
+  const StepRun run = RunOfStep(step);
+  return run.first_item + (step - run.first);
 }
 
 std::string MdtestTree::ItemPrefix(uint32_t rank, bool file) const {

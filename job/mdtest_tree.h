@@ -62,10 +62,24 @@ class MdtestTree {
   uint64_t FirstStep(uint32_t rank) const;
   // How many items of each task the phase covers: -n, or fewer after a stonewalled creation.
   uint64_t ItemCount() const;
-  // The item (its number across the copies) a task's step `step` of an item phase works on:
-  // the step itself, except that stat, read and rename cover only the first -I items of each
-  // copy when the tree has directory loops.
+  // The item (its number across the copies) a task's step `step` of an item phase works on, in
+  // mdtest's order. Creation and removal go directory by directory as mdtest's recursion
+  // (create_remove_items) visits them, depth first: a directory's items, then its first child's
+  // and that child's subtree's, then its second child's (-z 2 -b 2: directories 0, 1, 3, 4, 2,
+  // 5, 6). Stat, read and rename go by item number (mdtest computes each item's directory from
+  // its number: 0, 1, 2, 3, ...), and with directory loops cover only the first -I items of
+  // each copy. After a stonewall (a limited or resumed phase, whose items are the first by
+  // number) creation and removal go by item number too.
   uint64_t ItemOfStep(uint64_t step) const;
+  // The steps around `step` whose items are consecutive, [first, end), and the item of `first`:
+  // a task's loop finds an item by an addition within the run it is in (ItemOfStep walks the
+  // tree from its root).
+  struct StepRun {
+    uint64_t first = 0;
+    uint64_t end = 0;
+    uint64_t first_item = 0;
+  };
+  StepRun RunOfStep(uint64_t step) const;
   // The phase's operations on all tasks (what "100%" of it is).
   uint64_t PhaseSteps() const;
 
@@ -138,6 +152,12 @@ class MdtestTree {
   // Whether the phase covers only the first -I items of each copy (stat, read, rename with
   // directory loops: mdtest's stop_items).
   bool FirstItemsOfEachCopy() const;
+  // Whether creation and removal visit item directories in mdtest's recursion order rather
+  // than by number (they differ with items in directories of three levels or more).
+  bool ItemsInRecursionOrder() const;
+  // The directory (of one copy) that is the k-th of mdtest's recursion over the tree: a
+  // directory before its children (creation), or after them (`children_first`: removal).
+  uint64_t RecursionDirectory(uint64_t k, bool children_first) const;
   // Where item `i` lies: its copy of the tree, and which of that copy's item directories (0 ..
   // item_directory_count() - 1) holds it (DirectoryOfItem and ItemsBeside divide alike).
   struct ItemSlot {

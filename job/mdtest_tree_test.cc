@@ -256,6 +256,96 @@ TEST(MdtestTree, TreePhasesWalkTheTreeAsMdtestsRecursion) {
   }
 }
 
+// Item phases go as mdtest's go. Creation and removal: its create_remove_items recursion,
+// replayed here as mdtest.c writes it (at depth 0 the root's items, then for each child in
+// turn that directory's items and its subtree; item numbers currDir * -I + i): -z 2 -b 2 visits
+// directories 0, 1, 3, 4, 2, 5, 6. Stat, read and rename go by item number (mdtest_stat and
+// mdtest_read compute each item's directory from its number). With -L, or fewer than three
+// levels, the two orders are one; after a stonewall (item_limit) creation and removal go by
+// number, so that every later phase finds the items made.
+TEST(MdtestTree, ItemPhasesGoInMdtestsOrder) {
+  using Op = v1::MetadataPhase;
+  int checked = 0;
+  for (const auto& [depth, branch] : std::vector<std::pair<uint32_t, uint32_t>>{{0, 3}, {1, 4}, {2, 2}, {3, 1}, {2, 4}, {3, 3}}) {
+    for (const bool leaf_only : {false, true}) {
+      for (const bool loops : {false, true}) {
+        const uint64_t per_dir = 3;
+        v1::MetadataPhase phase;
+        phase.add_test_dirs("/m");
+        phase.set_depth(depth);
+        phase.set_branch(branch);
+        phase.set_leaf_only(leaf_only);
+        phase.set_items_per_dir(per_dir);
+        const uint64_t directories = MdtestTree::DirectoryCount(depth, branch);
+        uint64_t leaves = 1;
+        for (uint32_t level = 0; level < depth; ++level) leaves *= std::max(1u, branch);
+        const uint64_t item_directories = leaf_only && depth > 0 ? leaves : directories;
+        // Directory loops: -n of two -I's without -u, two copies of the tree (mdtest's
+        // directory_loops = items / items_per_dir).
+        if (loops) phase.set_items_per_task(2 * per_dir);
+        phase.set_unique_dir(!loops);
+        // mdtest's recursion, one copy: the item numbers in the order it makes them.
+        std::vector<uint64_t> recursion;
+        std::function<void(uint32_t, uint64_t)> items = [&](uint32_t level, uint64_t dir) {
+          if (!leaf_only || level == depth) {
+            const uint64_t first = (leaf_only && depth > 0 ? dir - (directories - leaves) : dir) * per_dir;
+            for (uint64_t i = 0; i < per_dir; ++i) recursion.push_back(first + i);
+          }
+          if (level < depth) {
+            for (uint32_t c = 0; c < branch; ++c) items(level + 1, uint64_t{branch} * dir + 1 + c);
+          }
+        };
+        items(0, 0);
+        ASSERT_EQ(recursion.size(), per_dir * item_directories);
+        for (const Op::Op op : {Op::DIR_CREATE, Op::FILE_CREATE, Op::DIR_REMOVE, Op::FILE_REMOVE, Op::DIR_STAT, Op::FILE_STAT, Op::FILE_READ}) {
+          phase.set_op(op);
+          const MdtestTree tree(phase);
+          const bool by_recursion = op == Op::DIR_CREATE || op == Op::FILE_CREATE || op == Op::DIR_REMOVE || op == Op::FILE_REMOVE;
+          std::vector<uint64_t> expected;
+          for (uint64_t copy = 0; copy < (loops ? 2 : 1); ++copy) {
+            for (uint64_t k = 0; k < recursion.size(); ++k) {
+              // (With loops, stat and read cover the first -I items of each copy.)
+              if (!by_recursion && loops && k >= per_dir) break;
+              expected.push_back(copy * recursion.size() + (by_recursion ? recursion[k] : k));
+            }
+          }
+          std::vector<uint64_t> walked;
+          for (uint64_t n = 0; n < tree.TaskSteps(0); ++n) walked.push_back(tree.ItemOfStep(n));
+          EXPECT_EQ(walked, expected) << "-z " << depth << " -b " << branch << (leaf_only ? " -L" : "") << (loops ? " loops " : " ")
+                                      << Op::Op_Name(op);
+          // Each run of steps (what the worker's loop keeps) gives the same items.
+          for (uint64_t n = 0; n < tree.TaskSteps(0); ++n) {
+            const MdtestTree::StepRun run = tree.RunOfStep(n);
+            ASSERT_TRUE(run.first <= n && n < run.end);
+            ASSERT_EQ(run.first_item + (n - run.first), walked[n]) << Op::Op_Name(op) << " step " << n;
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 6 * 2 * 2 * 7);
+
+  // -z 2 -b 2 -I 3, written out (as strace shows mdtest 4 making them): the third directory
+  // made is mdtest_tree.3, under mdtest_tree.1, before mdtest_tree.2.
+  v1::MetadataPhase phase;
+  phase.add_test_dirs("/m");
+  phase.set_op(Op::FILE_CREATE);
+  phase.set_depth(2);
+  phase.set_branch(2);
+  phase.set_items_per_dir(3);
+  phase.set_unique_dir(true);
+  const MdtestTree create(phase);
+  EXPECT_EQ(create.OperationPath(0, create.ItemOfStep(6)), "/m/test-dir.0-0/mdtest_tree.0.0/mdtest_tree.0.1/mdtest_tree.0.3/file.mdtest.0.9");
+  EXPECT_EQ(create.OperationPath(0, create.ItemOfStep(12)), "/m/test-dir.0-0/mdtest_tree.0.0/mdtest_tree.0.2/file.mdtest.0.6");
+  // After a stonewalled creation every phase covers the first items by number.
+  phase.set_item_limit(10);
+  phase.set_op(Op::FILE_REMOVE);
+  const MdtestTree limited(phase);
+  ASSERT_EQ(limited.TaskSteps(0), 10u);
+  for (uint64_t n = 0; n < 10; ++n) EXPECT_EQ(limited.ItemOfStep(n), n);
+}
+
 // Counted, never walked level by level: a request's -z of 4 billion with -b 1 (or 0) is a chain
 // of 4 billion and one directories, and saying so takes no time (the worker then refuses it).
 TEST(MdtestTree, DirectoryCountOfDeepChainsAndWideTrees) {

@@ -202,9 +202,14 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // Step -> (whose item, which item): the phase owner's (this task's own when creating); -c
   // covers every task's items in turn.
   // (With mdtest's directory loops, stat, read and rename cover the first items of each copy.)
+  // (The run of steps the last one was in is kept: a step's item is then an addition, where
+  // ItemOfStep would walk the tree from its root, dividing at every level, on every step.)
+  MdtestTree::StepRun run{.first = 1, .end = 0};
   auto item_of = [&](uint64_t step) -> std::pair<uint32_t, uint64_t> {
-    if (collective) return {static_cast<uint32_t>(step / tree.ItemCount()), step % tree.ItemCount()};
-    return {owner, tree.ItemOfStep(step)};
+    const uint32_t whose = collective ? static_cast<uint32_t>(step / tree.ItemCount()) : owner;
+    if (collective) step %= tree.ItemCount();
+    if (step < run.first || step >= run.end) run = tree.RunOfStep(step);
+    return {whose, run.first_item + (step - run.first)};
   };
   // (Tree phases walk the tree in mdtest's order: MdtestTree::TreeStepDirectory.)
   StepOrder order(tree.TotalSteps(rank), first, phase.random_order() && (phase.op() == Op::DIR_STAT || phase.op() == Op::FILE_STAT),

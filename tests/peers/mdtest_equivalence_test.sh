@@ -16,7 +16,9 @@
 #     of the three per-iteration values its Max, Min and Mean imply;
 #   - the same order: the tree directories made and removed, one task, as strace sees each
 #     tool's calls (mdtest's recursion: a directory before its children when made, after them
-#     when removed; copy by copy with directory loops).
+#     when removed; copy by copy with directory loops); and every call on an item (made,
+#     stat'ed, renamed, opened to read, removed), in the same order (creation and removal
+#     directory by directory as mdtest's recursion goes, the others by item number).
 # mpirun listens on every address: it runs in a network namespace of its own (loopback only).
 # Everything it mounts and creates goes at exit, pass or fail.
 set -euo pipefail
@@ -216,4 +218,65 @@ $(head -20 "$tmp/out/calls.diff")"
   ordered=$((ordered + 1))
 done
 
-echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); and on the order of the tree phases' calls in $ordered runs"
+# The order of every call on an item (dir.mdtest.*, file.mdtest.*), whole paths as above: a
+# creation is an open with O_CREAT, a read an open without it.
+item_calls() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+trace, base = sys.argv[1], sys.argv[2].rstrip("/") + "/"
+at = r'(?:AT_FDCWD(?:<[^>]*>)?|\d+<([^>]*)>)'
+patterns = [
+    ("mkdir", re.compile(r'mkdir\("([^"]*)"()'), r" = 0$"),
+    ("mkdir", re.compile(r'mkdirat\(' + at + r', "([^"]*)"'), r" = 0$"),
+    ("rmdir", re.compile(r'rmdir\("([^"]*)"()'), r" = 0$"),
+    ("rmdir", re.compile(r'unlinkat\(' + at + r', "([^"]*)", AT_REMOVEDIR\)'), r" = 0$"),
+    ("unlink", re.compile(r'unlinkat\(' + at + r', "([^"]*)", 0\)'), r" = 0$"),
+    ("unlink", re.compile(r'unlink\("([^"]*)"()'), r" = 0$"),
+    ("stat", re.compile(r'(?:newfstatat|statx)\(' + at + r', "([^"]*)"'), r" = 0$"),
+    ("stat", re.compile(r'l?stat\("([^"]*)"()'), r" = 0$"),
+    ("open", re.compile(r'openat\(' + at + r', "([^"]*)", ([A-Z_|]+)'), r" = \d+"),
+    ("open", re.compile(r'open\("([^"]*)"(), ([A-Z_|]+)'), r" = \d+"),
+    ("rename", re.compile(r'renameat2?\(' + at + r', "([^"]*)", ' + at + r', "([^"]*)"'), r" = 0$"),
+    ("rename", re.compile(r'rename\("([^"]*)"(), "([^"]*)"()'), r" = 0$"),
+]
+item = re.compile(r'(^|/)(dir|file)\.mdtest\.\d+\.\d+(-XX)?$')
+def whole(directory, leaf):
+    path = leaf if directory is None or leaf.startswith("/") or not directory else directory + "/" + leaf
+    if not path.startswith("/"): return path
+    path = re.sub(r'/+', '/', path)
+    return path[len(base):] if path.startswith(base) else path
+for line in open(trace):
+    line = re.sub(r'^\d+ +', '', line.rstrip("\n"))
+    for kind, pattern, ok in patterns:
+        m = pattern.match(line)
+        if not m or not re.search(ok, line): continue
+        g = m.groups()
+        if kind == "rename":
+            a, b = (whole(g[0], g[1]), whole(g[2], g[3])) if len(g) == 4 and pattern.pattern.startswith("renameat") else (whole(None, g[0]), whole(None, g[2]))
+            if item.search(a): print("rename", a, b)
+        else:
+            path = whole(g[0], g[1]) if len(g) >= 2 and g[1] != "" else whole(None, g[0])
+            if kind == "open": kind = "create" if "O_CREAT" in g[-1] else "open"
+            if item.search(path): print(kind, path)
+        break
+PY
+}
+for set in "-I 2 -z 2 -b 2 -u -w 8 -e 8" "-n 16 -I 2 -z 2 -b 2" "-I 2 -z 3 -b 2 -L -u -F" "-n 28 -z 2 -b 2 -D -u"; do
+  # shellcheck disable=SC2206
+  opts=($set)
+  dir="$tmp/tmpfs/t"
+  timeout 120 unshare -n bash -c 'ip link set lo up; exec mpirun -np 1 strace -f -y -qq -e trace=mkdir,rmdir,open,openat,unlink,stat,lstat,newfstatat,statx,rename -o "$1" "${@:2}"' _ \
+    "$tmp/out/m.strace" "$mdtest" "${opts[@]}" -d "$dir" > "$tmp/out/m.order" 2>&1 || fail "$set: mdtest under strace: exit $?"
+  rm -rf "$dir"
+  timeout 120 strace -f -y -qq -e trace=mkdirat,unlinkat,openat,newfstatat,statx,renameat,renameat2 -o "$tmp/out/i.strace" "$iofleet" mdtest "${opts[@]}" \
+    -d "$dir" --local-workers 1 --quiet --results-dir none > "$tmp/out/i.order" 2>&1 || fail "$set: iofleet mdtest under strace: exit $?"
+  rm -rf "$dir"
+  item_calls "$tmp/out/m.strace" "$dir" > "$tmp/out/m.calls"
+  item_calls "$tmp/out/i.strace" "$dir" > "$tmp/out/i.calls"
+  [ "$(grep -c '^unlink\|^rmdir' "$tmp/out/m.calls")" -gt 0 ] || fail "$set: no item removed in mdtest's trace"
+  diff "$tmp/out/m.calls" "$tmp/out/i.calls" > "$tmp/out/calls.diff" || fail "$set: the item phases' order differs (< mdtest, > iofleet):
+$(head -20 "$tmp/out/calls.diff")"
+  ordered=$((ordered + 1))
+done
+
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); and on the order of the tree phases' and the item phases' calls in $ordered runs"
