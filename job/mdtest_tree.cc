@@ -141,13 +141,12 @@ bool MdtestTree::ItemsInRecursionOrder() const {
 }
 
 MdtestTree::StepRun MdtestTree::RunOfStep(uint64_t step) const {
-  if (FirstItemsOfEachCopy()) {
-    const uint64_t first = step - step % items_per_dir_;
-    return {.first = first, .end = first + items_per_dir_, .first_item = first / items_per_dir_ * loop_items_};
-  }
-  if (!ItemsInRecursionOrder()) return {.first = 0, .end = UINT64_MAX, .first_item = 0};
-  // A directory's items at a time: the copy, then the directory's place in the recursion.
+  const bool first_items = FirstItemsOfEachCopy();
+  if (!first_items && !ItemsInRecursionOrder()) return {.first = 0, .end = UINT64_MAX, .first_item = 0};
+  // A directory's items at a time: with loops, the first -I of each copy; in the recursion, the
+  // copy, then the directory's place in it.
   const uint64_t first = step - step % items_per_dir_;
+  if (first_items) return {.first = first, .end = first + items_per_dir_, .first_item = first / items_per_dir_ * loop_items_};
   const uint64_t copy = first / loop_items_;
   const uint64_t directory = RecursionDirectory((first - copy * loop_items_) / items_per_dir_, false);
   return {.first = first, .end = first + items_per_dir_, .first_item = copy * loop_items_ + directory * items_per_dir_};
