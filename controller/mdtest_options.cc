@@ -21,6 +21,36 @@
 namespace iofleet {
 namespace {
 
+// mdtest's own options (hpc/ior 4.1, mdtest.c's option table) that iofleet mdtest does not
+// take, with what they do: a refusal names them as mdtest's, where an option mdtest lacks too is
+// unknown. (-g is Lustre's, built into mdtest with lustreapi only.)
+struct UnimplementedMdtestOption {
+  absl::string_view name;  // a letter, or a --long name without its dashes
+  absl::string_view what;
+};
+constexpr UnimplementedMdtestOption kUnimplementedMdtestOptions[] = {
+    {"g", "a global default directory layout for test subdirectories, Lustre's"},
+    {"print-all-procs", "each process's rate in every phase"},
+    {"run-cmd-before-phase", "an external command before each phase"},
+    {"run-cmd-after-phase", "an external command after each phase"},
+    {"saveRankPerformanceDetails", "a CSV file of each rank's rates"},
+    {"savePerOpDataCSV", "a CSV file per rank of every operation's time"},
+    {"allocateBufferOnGPU", "I/O buffers on a GPU"},
+    {"GPUid", "the GPU to use"},
+    {"gpuDirect", "GPUDirect storage"},
+};
+
+// The error for an option iofleet mdtest does not take: `spelt` as given ("-q", "--foo").
+absl::Status RefusedOption(absl::string_view name, absl::string_view spelt) {
+  for (const UnimplementedMdtestOption& option : kUnimplementedMdtestOptions) {
+    if (option.name == name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("mdtest option ", spelt, " (", option.what, ") is not implemented by iofleet mdtest"));
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown option ", spelt, ": neither mdtest nor iofleet mdtest has it"));
+}
+
 absl::StatusOr<uint64_t> Number(absl::string_view text, char option) {
   uint64_t v;
   if (!absl::SimpleAtoi(text, &v)) return absl::InvalidArgumentError(absl::StrCat("option -", std::string(1, option), ": '", text, "' is not a whole number"));
@@ -60,6 +90,10 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
       const size_t eq = arg.find('=');
       const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       const auto spec = std::find_if(MdtestLongOptions().begin(), MdtestLongOptions().end(), [&](const OptionSpec& s) { return s.name == name; });
+      // (An unknown name is left to the option table's error, which suggests the nearest.)
+      for (const UnimplementedMdtestOption& option : kUnimplementedMdtestOptions) {
+        if (option.name == name && option.name.size() > 1) return RefusedOption(name, absl::StrCat("--", name));
+      }
       if (spec != MdtestLongOptions().end() && spec->takes_value && arg.find('=') == std::string::npos && i + 1 < args.size()) {
         long_args.push_back(args[++i]);
       }
@@ -145,10 +179,8 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
             "-B (no barriers between phases): mdtest 4 refuses every run with it (\"stone wall timer does only work with a branch "
             "factor <= 1 and with barriers\"), and iofleet's tasks start every phase together: leave -B out");
       }
-      if (kFlags.find(letter) == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("mdtest option -", std::string(1, letter),
-                                                       " is not implemented by iofleet mdtest (see iofleet mdtest --help)"));
-      }
+      if (letter == 'h') return absl::CancelledError("help");  // mdtest -h: the help, as --help
+      if (kFlags.find(letter) == std::string::npos) return RefusedOption(std::string(1, letter), absl::StrCat("-", std::string(1, letter)));
       switch (letter) {
         case 'L': o->phase.set_leaf_only(true); break;
         case 'u': o->phase.set_unique_dir(true); break;

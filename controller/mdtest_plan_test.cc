@@ -68,6 +68,32 @@ TEST(MdtestPlan, DirectoryLoopsAndTheirRefusals) {
   EXPECT_NE(no_barriers.message().find("mdtest 4 refuses every run with it"), std::string::npos) << no_barriers;
 }
 
+// An option iofleet mdtest does not take is refused as mdtest's own (named, with what it does)
+// or as one mdtest lacks too; -h is the help, as in mdtest.
+TEST(MdtestPlan, RefusedOptionsSayWhetherMdtestHasThem) {
+  auto refusal = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"-d", "/tmp/x", "-n", "10"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    MdtestOptions o;
+    return ParseMdtestArgs(args, &o);
+  };
+  const absl::Status q = refusal({"-q"});
+  EXPECT_TRUE(absl::IsInvalidArgument(q)) << q;
+  EXPECT_EQ(q.message(), "unknown option -q: neither mdtest nor iofleet mdtest has it");
+  const absl::Status g = refusal({"-uFg"});
+  EXPECT_NE(g.message().find("mdtest option -g (a global default directory layout for test subdirectories, Lustre's) is not implemented"),
+            std::string::npos)
+      << g;
+  const absl::Status procs = refusal({"--print-all-procs"});
+  EXPECT_NE(procs.message().find("mdtest option --print-all-procs (each process's rate in every phase) is not implemented"), std::string::npos)
+      << procs;
+  const absl::Status before = refusal({"--run-cmd-before-phase=sync"});
+  EXPECT_NE(before.message().find("mdtest option --run-cmd-before-phase (an external command before each phase)"), std::string::npos) << before;
+  const absl::Status typo = refusal({"--showRankStatistic"});
+  EXPECT_NE(typo.message().find("unknown option --showRankStatistic (did you mean --showRankStatistics?)"), std::string::npos) << typo;
+  EXPECT_TRUE(absl::IsCancelled(refusal({"-h"})));
+}
+
 // -F -C -r: files only, created then removed; -i 2 repeats the whole iteration.
 TEST(MdtestPlan, SelectedPhasesAndIterations) {
   const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-F", "-C", "-r", "-i", "2"}));

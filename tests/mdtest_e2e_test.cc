@@ -342,7 +342,10 @@ TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   EXPECT_THAT(option.err, HasSubstr("-B (no barriers between phases): mdtest 4 refuses every run with it"));
   Mdtest unknown = Run({"-d", dir_, "-n", "10", "-q"}, "unknown-option", false);
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_THAT(unknown.err, HasSubstr("mdtest option -q is not implemented"));
+  EXPECT_THAT(unknown.err, HasSubstr("unknown option -q: neither mdtest nor iofleet mdtest has it"));
+  Mdtest lustre = Run({"-d", dir_, "-n", "10", "-g"}, "unimplemented-option", false);
+  EXPECT_EQ(lustre.exit_code, 2);
+  EXPECT_THAT(lustre.err, HasSubstr("mdtest option -g (a global default directory layout for test subdirectories, Lustre's) is not implemented"));
   // mdtest's directory loops with an option they are not supported with: refused by name.
   Mdtest loops = Run({"-d", dir_, "-n", "10", "-I", "5", "-R"}, "loops-random", false);
   EXPECT_EQ(loops.exit_code, 2);
