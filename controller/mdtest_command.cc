@@ -140,6 +140,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   report.set_print_rate(o.print_rate_and_time || !o.print_time);
   report.set_print_time(o.print_rate_and_time || o.print_time);
   report.set_show_rank_statistics(o.show_rank_statistics);
+  report.set_print_all_procs(o.print_all_procs);
   if (o.read && o.phase.read_bytes() == 0) report.add_warnings("Read bytes is 0, thus, a read test will actually just open/close");
   if (!o.given_test_dirs.empty()) report.set_test_path(o.given_test_dirs[0]);  // as mdtest prints it
   // -x without creation: the items per task a stonewalled creation left (mdtest's status file).

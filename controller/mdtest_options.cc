@@ -30,7 +30,6 @@ struct UnimplementedMdtestOption {
 };
 constexpr UnimplementedMdtestOption kUnimplementedMdtestOptions[] = {
     {"g", "a global default directory layout for test subdirectories, Lustre's"},
-    {"print-all-procs", "each process's rate in every phase"},
     {"run-cmd-before-phase", "an external command before each phase"},
     {"run-cmd-after-phase", "an external command after each phase"},
     {"saveRankPerformanceDetails", "a CSV file of each rank's rates"},
@@ -71,6 +70,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"random-seed", true, false, "N", "the seed of -R's random order"},
       {"warningAsErrors", false, false, "", "a warning (as mdtest's) is an error: the run does not start"},
       {"showRankStatistics", false, false, "", "the SUMMARY tables also have each task's own rate (max, min, mean), as mdtest's"},
+      {"print-all-procs", false, false, "", "each task's own rate (time with -Z) in every phase, before the SUMMARY table, as mdtest's"},
       {"output-format", true, false, "normal|json", "the report's format (default normal)"},
       {"help", false, false, "", "show the help"},
   });
@@ -220,6 +220,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (long_options->Has("verify-write")) o->phase.set_verify_write(true);
   o->warnings_are_errors = long_options->Has("warningAsErrors");
   o->show_rank_statistics = long_options->Has("showRankStatistics");
+  o->print_all_procs = long_options->Has("print-all-procs");
   if (long_options->Has("dataPacketType")) {
     // As mdtest's parsePacketType: the first letter decides.
     const std::string type = long_options->Get("dataPacketType");

@@ -84,9 +84,10 @@ TEST(MdtestPlan, RefusedOptionsSayWhetherMdtestHasThem) {
   EXPECT_NE(g.message().find("mdtest option -g (a global default directory layout for test subdirectories, Lustre's) is not implemented"),
             std::string::npos)
       << g;
-  const absl::Status procs = refusal({"--print-all-procs"});
-  EXPECT_NE(procs.message().find("mdtest option --print-all-procs (each process's rate in every phase) is not implemented"), std::string::npos)
-      << procs;
+  const absl::Status csv = refusal({"--savePerOpDataCSV", "/tmp/ops"});
+  EXPECT_NE(csv.message().find("mdtest option --savePerOpDataCSV (a CSV file per rank of every operation's time) is not implemented"),
+            std::string::npos)
+      << csv;
   const absl::Status before = refusal({"--run-cmd-before-phase=sync"});
   EXPECT_NE(before.message().find("mdtest option --run-cmd-before-phase (an external command before each phase)"), std::string::npos) << before;
   const absl::Status typo = refusal({"--showRankStatistic"});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -63,6 +64,37 @@ void AppendSummaryTable(const v1::MdtestReport& report, bool time, uint32_t task
     if (ranks) absl::StrAppendFormat(out, "%14.3f %14.3f %14.3f     ", row.rank_max(), row.rank_min(), row.rank_mean());
     if (!tree) out->append("    ");
     absl::StrAppendFormat(out, "%14.3f %14.3f %14.3f %14.3f\n", row.max(), row.min(), row.mean(), row.stddev());
+  }
+}
+
+// mdtest 4's --print-all-procs (summarize_results_rank0), before each table: per iteration, every
+// operation in mdtest's own numbering with each task's figure ("%e", comma-separated), from the
+// file operations on with -F alone. mdtest's "Directory read" is a phase of no calls (it times
+// nothing, printing inf or a huge rate) that iofleet does not run: 0 here, as any phase not run.
+constexpr const char* kPerProcessOperations[] = {"Directory creation", "Directory stat", "Directory read", "Directory rename",
+                                                 "Directory removal",  "File creation",  "File stat",      "File read",
+                                                 "File removal",       "Tree creation",  "Tree removal"};
+constexpr size_t kFirstFileOperation = 5;
+void AppendPerProcess(const v1::MdtestReport& report, bool time, uint32_t tasks, std::string* out) {
+  absl::StrAppendFormat(out, "\nPer process result (%s):\n", time ? "time" : "rate");
+  for (uint32_t i = 0; i < std::max(1u, report.iterations()); ++i) {
+    absl::StrAppendFormat(out, "iteration: %d\n", i);
+    for (size_t k = report.dirs() ? 0 : kFirstFileOperation; k < std::size(kPerProcessOperations); ++k) {
+      const v1::MdtestPhaseResult* ran = nullptr;  // (as SummaryRows picks an iteration's phase)
+      for (const auto& p : report.phases()) {
+        if (p.operation() == kPerProcessOperations[k] && p.iteration() == i && (p.tasks() == 0 || p.tasks() == tasks)) ran = &p;
+      }
+      absl::StrAppend(out, "Test ", kPerProcessOperations[k]);
+      for (uint32_t t = 0; t < tasks; ++t) {
+        double figure = 0;
+        if (ran != nullptr) {
+          const auto& figures = time ? ran->task_seconds() : ran->task_rates();
+          if (static_cast<int>(t) < figures.size()) figure = figures[static_cast<int>(t)];
+        }
+        absl::StrAppendFormat(out, "%c%e", t == 0 ? ' ' : ',', figure);
+      }
+      out->append("\n");
+    }
   }
 }
 
@@ -160,8 +192,11 @@ std::string RenderText(const v1::MdtestReport& report) {
     } else {
       absl::StrAppendFormat(&out, "%d tasks, %d %s\n", tasks, uint64_t{tasks} * report.items_all_per_task(), report.items_kind());
     }
-    if (report.print_rate()) AppendSummaryTable(report, false, tasks, &out);
-    if (report.print_time()) AppendSummaryTable(report, true, tasks, &out);
+    for (const bool time : {false, true}) {
+      if (!(time ? report.print_time() : report.print_rate())) continue;
+      if (report.print_all_procs()) AppendPerProcess(report, time, tasks, &out);
+      AppendSummaryTable(report, time, tasks, &out);
+    }
   }
   if (report.verification_errors() > 0) {
     absl::StrAppendFormat(&out, "\nERROR: verifying the data on read (%d errors)! Take the performance values with care!\n\n",

@@ -156,6 +156,33 @@ TEST_F(MdtestEndToEnd, TreeWithUniqueDirectoriesEveryPhaseAndCount) {
   EXPECT_EQ(DirectoryEntries(dir_), 0);
 }
 
+// --print-all-procs: mdtest's per-process section before the table, a figure per task (two
+// workers of two tasks), the same figures the JSON has; from the file operations on with -F.
+TEST_F(MdtestEndToEnd, PrintAllProcsGivesEveryTasksOwnRate) {
+  Mdtest run = Run({"-d", dir_, "-n", "40", "-F", "-u", "--print-all-procs"}, "all-procs", false);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const size_t section = run.out.find("\nPer process result (rate):\niteration: 0\nTest File creation ");
+  ASSERT_NE(section, std::string::npos) << run.out;
+  EXPECT_LT(section, run.out.find("SUMMARY rate")) << "before the table, as mdtest";
+  EXPECT_EQ(run.out.find("Test Directory creation"), std::string::npos) << "-F: mdtest starts at the file operations";
+  for (const char* op : {"File creation", "File stat", "File read", "File removal", "Tree creation", "Tree removal"}) {
+    const size_t line = run.out.find(absl::StrCat("\nTest ", op, " "));
+    ASSERT_NE(line, std::string::npos) << op;
+    const size_t begin = line + std::string("\nTest ").size() + std::string(op).size() + 1;
+    const std::vector<std::string> figures = absl::StrSplit(run.out.substr(begin, run.out.find('\n', begin) - begin), ',');
+    ASSERT_EQ(figures.size(), 4u) << op;
+    for (const std::string& figure : figures) {
+      double rate = 0;
+      EXPECT_TRUE(absl::SimpleAtod(figure, &rate)) << op << ": " << figure;
+      EXPECT_GT(rate, 0) << op << ": every task made its own items and tree (-u)";
+      EXPECT_THAT(figure, ::testing::MatchesRegex("[0-9]\\.[0-9]{6}e[+-][0-9]{2}")) << "C's %e";
+    }
+  }
+  Mdtest plain = Run({"-d", dir_, "-n", "4", "-F", "-u"}, "no-procs", false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("Per process result"), std::string::npos);
+}
+
 TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
   Mdtest run = Run({"-d", dir_, "-n", "200", "-F", "-w", "4096", "-e", "4096"}, "files");
   ASSERT_EQ(run.exit_code, 0) << run.err;

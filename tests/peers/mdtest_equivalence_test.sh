@@ -68,6 +68,7 @@ umask 002
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
 # mknod (-k), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
 # runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics,
+# --print-all-procs,
 # and mdtest's directory loops (-n with -I, no -u: -n/-I copies of the tree).
 sets=(
   "-n 120 -u -w 4096 -e 4096 -G 4242"
@@ -85,8 +86,8 @@ sets=(
   "-F -n 20 -w 8200 -e 4096 -G 11 --dataPacketType=i -X --verify-write"
   "-F -n 20 -u -w 8200 -e 8200 -G 12 --dataPacketType=o -X -Y"
   "-F -n 30 -u -f 1 -l 2"
-  "-D -n 12 -z 1 -b 2 -f 1 -l 2 -s 1 -P"
-  "-n 30 -u -i 2 --showRankStatistics -P"
+  "-D -n 12 -z 1 -b 2 -f 1 -l 2 -s 1 -P --print-all-procs"
+  "-n 30 -u -i 2 --showRankStatistics -P --print-all-procs"
   "-n 20 -I 5 -z 1 -b 2"
   "-F -n 30 -I 10 -w 64 -e 64 -G 8"
   "-D -n 12 -I 3 -z 2 -b 2 -L"
@@ -144,7 +145,9 @@ def mdtest_part(lines):
     return lines[:end + 1]
 
 # A number with the blanks before it: widths differ with the figures (columns are checked below).
-NUM = re.compile(r"\s*-?\d+(\.\d+)?")
+# --print-all-procs prints C's %e, and mdtest's "Directory read" (a phase of no calls, timed as
+# nothing) can be inf.
+NUM = re.compile(r"\s*(-?\d+(\.\d+)?(e[+-]\d+)?|\binf\b)")
 def masked(line):
     if line.startswith("Command line used:"): return "Command line used: ..."
     line = re.sub(r"^(mdtest|iofleet-mdtest)-\S+ was launched", "TOOL was launched", line)
