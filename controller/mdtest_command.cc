@@ -117,10 +117,17 @@ int RunMdtest(const std::vector<std::string>& args) {
   v1::MdtestReport report;
   bool ran = false;
   v1::RunSpec resolved;
-  const int code = ExecuteMdtest(o, command_line, &report, &ran, outputs->metrics(), &resolved);
+  int code = ExecuteMdtest(o, command_line, &report, &ran, outputs->metrics(), &resolved);
   if (!ran) {
     outputs->Discard();
     return code;
+  }
+  if (!o.rank_details_csv.empty()) {
+    // What was measured, however the run ended (an interrupted one: the phases it ran).
+    if (absl::Status saved = WriteFileAtomically(o.rank_details_csv, RenderRankDetailsCsv(report)); !saved.ok()) {
+      report.add_problems(absl::StrCat("--saveRankPerformanceDetails: ", saved.message()));
+      if (code == 0) code = 1;
+    }
   }
   return outputs->Finish(o.output_format == "json" ? MdtestJson(report) : RenderText(report), RenderMdtestHtmlReport(report),
                          MdtestResultFiles(command_line, resolved, report), {report.problems().begin(), report.problems().end()}, code);

@@ -32,7 +32,6 @@ constexpr UnimplementedMdtestOption kUnimplementedMdtestOptions[] = {
     {"g", "a global default directory layout for test subdirectories, Lustre's"},
     {"run-cmd-before-phase", "an external command before each phase"},
     {"run-cmd-after-phase", "an external command after each phase"},
-    {"saveRankPerformanceDetails", "a CSV file of each rank's rates"},
     {"savePerOpDataCSV", "a CSV file per rank of every operation's time"},
     {"allocateBufferOnGPU", "I/O buffers on a GPU"},
     {"GPUid", "the GPU to use"},
@@ -71,6 +70,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"warningAsErrors", false, false, "", "a warning (as mdtest's) is an error: the run does not start"},
       {"showRankStatistics", false, false, "", "the SUMMARY tables also have each task's own rate (max, min, mean), as mdtest's"},
       {"print-all-procs", false, false, "", "each task's own rate (time with -Z) in every phase, before the SUMMARY table, as mdtest's"},
+      {"saveRankPerformanceDetails", true, false, "FILE", "a CSV file of each phase's rate and time, and each task's own, as mdtest's"},
       {"output-format", true, false, "normal|json", "the report's format (default normal)"},
       {"help", false, false, "", "show the help"},
   });
@@ -221,6 +221,18 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   o->warnings_are_errors = long_options->Has("warningAsErrors");
   o->show_rank_statistics = long_options->Has("showRankStatistics");
   o->print_all_procs = long_options->Has("print-all-procs");
+  if (long_options->Has("saveRankPerformanceDetails")) {
+    // Written when the run ends (atomically); its directory must be there now, as mdtest opens
+    // the file before it starts.
+    o->rank_details_csv = long_options->Get("saveRankPerformanceDetails");
+    const std::filesystem::path parent = std::filesystem::absolute(o->rank_details_csv).parent_path();
+    std::error_code error;
+    if (o->rank_details_csv.empty() || o->rank_details_csv.back() == '/' || !std::filesystem::is_directory(parent, error)) {
+      return absl::InvalidArgumentError(absl::StrCat("--saveRankPerformanceDetails ", o->rank_details_csv, ": ",
+                                                     o->rank_details_csv.empty() || o->rank_details_csv.back() == '/' ? "not a file name"
+                                                                                                                      : "no directory " + parent.string()));
+    }
+  }
   if (long_options->Has("dataPacketType")) {
     // As mdtest's parsePacketType: the first letter decides.
     const std::string type = long_options->Get("dataPacketType");

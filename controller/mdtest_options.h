@@ -32,6 +32,7 @@ struct MdtestOptions {
   bool warnings_are_errors = false;   // --warningAsErrors
   bool show_rank_statistics = false;  // --showRankStatistics
   bool print_all_procs = false;       // --print-all-procs
+  std::string rank_details_csv;       // --saveRankPerformanceDetails
   std::string stonewall_status_file;  // -x: the evened creation count, written with -W, read without -C  // --stonewall-every-phase: -W on every phase, not creation only
   uint32_t tasks_per_worker = 1;
   std::string output_format = "normal";  // normal | json

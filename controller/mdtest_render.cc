@@ -75,24 +75,33 @@ constexpr const char* kPerProcessOperations[] = {"Directory creation", "Director
                                                  "Directory removal",  "File creation",  "File stat",      "File read",
                                                  "File removal",       "Tree creation",  "Tree removal"};
 constexpr size_t kFirstFileOperation = 5;
+constexpr size_t kFirstTreeOperation = 9;
+
+// The phase `operation` of iteration `iteration` run with `tasks` tasks (null: not run), as
+// SummaryRows picks it.
+const v1::MdtestPhaseResult* PhaseOf(const v1::MdtestReport& report, absl::string_view operation, uint32_t iteration, uint32_t tasks) {
+  const v1::MdtestPhaseResult* ran = nullptr;
+  for (const auto& p : report.phases()) {
+    if (p.operation() == operation && p.iteration() == iteration && (p.tasks() == 0 || p.tasks() == tasks)) ran = &p;
+  }
+  return ran;
+}
+
+// Task `t`'s own rate or time in phase `p` (0 when it did not run).
+double TaskFigure(const v1::MdtestPhaseResult* p, uint32_t t, bool time) {
+  if (p == nullptr) return 0;
+  const auto& figures = time ? p->task_seconds() : p->task_rates();
+  return static_cast<int>(t) < figures.size() ? figures[static_cast<int>(t)] : 0;
+}
+
 void AppendPerProcess(const v1::MdtestReport& report, bool time, uint32_t tasks, std::string* out) {
   absl::StrAppendFormat(out, "\nPer process result (%s):\n", time ? "time" : "rate");
   for (uint32_t i = 0; i < std::max(1u, report.iterations()); ++i) {
     absl::StrAppendFormat(out, "iteration: %d\n", i);
     for (size_t k = report.dirs() ? 0 : kFirstFileOperation; k < std::size(kPerProcessOperations); ++k) {
-      const v1::MdtestPhaseResult* ran = nullptr;  // (as SummaryRows picks an iteration's phase)
-      for (const auto& p : report.phases()) {
-        if (p.operation() == kPerProcessOperations[k] && p.iteration() == i && (p.tasks() == 0 || p.tasks() == tasks)) ran = &p;
-      }
+      const v1::MdtestPhaseResult* ran = PhaseOf(report, kPerProcessOperations[k], i, tasks);
       absl::StrAppend(out, "Test ", kPerProcessOperations[k]);
-      for (uint32_t t = 0; t < tasks; ++t) {
-        double figure = 0;
-        if (ran != nullptr) {
-          const auto& figures = time ? ran->task_seconds() : ran->task_rates();
-          if (static_cast<int>(t) < figures.size()) figure = figures[static_cast<int>(t)];
-        }
-        absl::StrAppendFormat(out, "%c%e", t == 0 ? ' ' : ',', figure);
-      }
+      for (uint32_t t = 0; t < tasks; ++t) absl::StrAppendFormat(out, "%c%e", t == 0 ? ' ' : ',', TaskFigure(ran, t, time));
       out->append("\n");
     }
   }
@@ -157,6 +166,44 @@ void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::Re
       row->set_stddev(values.size() > 1 ? std::sqrt(var / static_cast<double>(values.size() - 1)) : 0.0);
     }
   }
+}
+
+std::string RenderRankDetailsCsv(const v1::MdtestReport& report) {
+  // mdtest 4's --saveRankPerformanceDetails (its header at the start, then StoreRankInformation
+  // after each task count's test): a line "all" of the first iteration's phases (every task's
+  // items over the phase's time; its items column is the items per task), then each
+  // iteration's line per task of the item phases (its items column empty). A phase not run has
+  // two empty cells, as one of no items in mdtest (and "Directory read", a phase of no calls
+  // iofleet does not run).
+  std::string csv = "rank,items";
+  for (const char* operation : kPerProcessOperations) absl::StrAppend(&csv, ",rate-", operation, ",time-", operation);
+  csv.append("\n");
+  auto cells = [&csv](double rate, double seconds) {
+    if (rate > 0) {
+      absl::StrAppendFormat(&csv, ",%.10e,%.10e", rate, seconds);
+    } else {
+      csv.append(",,");
+    }
+  };
+  for (uint32_t tasks : TaskCounts(report)) {
+    absl::StrAppend(&csv, "all,", report.items_per_task());
+    for (const char* operation : kPerProcessOperations) {
+      const v1::MdtestPhaseResult* p = PhaseOf(report, operation, 0, tasks);
+      cells(p != nullptr && p->items() > 0 ? p->rate() : 0, p != nullptr ? p->seconds() : 0);
+    }
+    csv.append("\n");
+    for (uint32_t i = 0; i < std::max(1u, report.iterations()); ++i) {
+      for (uint32_t t = 0; t < tasks; ++t) {
+        absl::StrAppend(&csv, t, ",");
+        for (size_t k = 0; k < kFirstTreeOperation; ++k) {
+          const v1::MdtestPhaseResult* p = PhaseOf(report, kPerProcessOperations[k], i, tasks);
+          cells(TaskFigure(p, t, false), TaskFigure(p, t, true));
+        }
+        csv.append("\n");
+      }
+    }
+  }
+  return csv;
 }
 
 std::string RenderText(const v1::MdtestReport& report) {

@@ -18,6 +18,8 @@ namespace iofleet {
 // iteration it did not run in): over the iterations' phase seconds (`time`) or rates.
 void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows);
 std::string RenderText(const v1::MdtestReport& report);
+// mdtest's --saveRankPerformanceDetails CSV of the run.
+std::string RenderRankDetailsCsv(const v1::MdtestReport& report);
 // mdtest's JSON document (the --output-format json output and the results' result.json).
 std::string MdtestJson(const google::protobuf::Message& message);
 

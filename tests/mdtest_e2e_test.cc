@@ -183,6 +183,60 @@ TEST_F(MdtestEndToEnd, PrintAllProcsGivesEveryTasksOwnRate) {
   EXPECT_EQ(plain.out.find("Per process result"), std::string::npos);
 }
 
+// --saveRankPerformanceDetails: mdtest's CSV, with the figures of the JSON report: the first
+// iteration's phases on the "all" line, then each task's own per iteration (item phases only).
+TEST_F(MdtestEndToEnd, RankPerformanceDetailsCsvHasEveryTasksFigures) {
+  const std::string csv_path = TempDir() + "/ranks.csv";
+  Mdtest run = Run({"-d", dir_, "-n", "20", "-u", "-i", "2", "--saveRankPerformanceDetails", csv_path}, "rank-csv");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::vector<std::string> lines = absl::StrSplit(ReadFile(csv_path), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 1u + 1 + 2 * 4) << "header, all, 2 iterations x 4 tasks";
+  std::string header = "rank,items";
+  for (const char* op : {"Directory creation", "Directory stat", "Directory read", "Directory rename", "Directory removal", "File creation",
+                         "File stat", "File read", "File removal", "Tree creation", "Tree removal"}) {
+    absl::StrAppend(&header, ",rate-", op, ",time-", op);
+  }
+  EXPECT_EQ(lines[0], header);
+  const std::vector<std::string> all = absl::StrSplit(lines[1], ',');
+  ASSERT_EQ(all.size(), 2u + 2 * 11);
+  EXPECT_EQ(all[0], "all");
+  EXPECT_EQ(all[1], "20");
+  EXPECT_EQ(all[6], "") << "Directory read: not a phase iofleet runs";
+  auto number = [](const std::string& cell) {
+    double v = -1;
+    EXPECT_TRUE(absl::SimpleAtod(cell, &v)) << cell;
+    return v;
+  };
+  const v1::MdtestPhaseResult* creation = nullptr;
+  for (const auto& p : run.report.phases()) {
+    if (p.operation() == "File creation" && p.iteration() == 0) creation = &p;
+  }
+  ASSERT_NE(creation, nullptr);
+  EXPECT_NEAR(number(all[12]), creation->rate(), creation->rate() * 1e-9) << "rate-File creation of the first iteration";
+  EXPECT_NEAR(number(all[13]), creation->seconds(), 1e-12);
+  for (size_t line = 2; line < lines.size(); ++line) {
+    const std::vector<std::string> cells = absl::StrSplit(lines[line], ',');
+    ASSERT_EQ(cells.size(), 2u + 2 * 9) << lines[line];
+    const int task = static_cast<int>((line - 2) % 4);
+    const uint32_t iteration = static_cast<uint32_t>((line - 2) / 4);
+    EXPECT_EQ(cells[0], absl::StrCat(task));
+    EXPECT_EQ(cells[1], "");
+    const v1::MdtestPhaseResult* stat = nullptr;
+    for (const auto& p : run.report.phases()) {
+      if (p.operation() == "File stat" && p.iteration() == iteration) stat = &p;
+    }
+    ASSERT_NE(stat, nullptr);
+    ASSERT_GT(stat->task_rates_size(), task);
+    EXPECT_NEAR(number(cells[14]), stat->task_rates(task), stat->task_rates(task) * 1e-9) << "rate-File stat, task " << task;
+    EXPECT_GT(number(cells[14]), 0);
+  }
+  // Its directory must be there before the run starts: refused, nothing made.
+  Mdtest refused = Run({"-d", dir_ + "/refused", "-n", "4", "--saveRankPerformanceDetails", TempDir() + "/no/such/ranks.csv"}, "rank-csv-bad", false);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("--saveRankPerformanceDetails " + TempDir() + "/no/such/ranks.csv: no directory"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/refused"));
+}
+
 TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
   Mdtest run = Run({"-d", dir_, "-n", "200", "-F", "-w", "4096", "-e", "4096"}, "files");
   ASSERT_EQ(run.exit_code, 0) << run.err;

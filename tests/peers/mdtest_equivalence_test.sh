@@ -14,6 +14,9 @@
 #     phases run or skipped);
 #   - the same statistics: with -i 3, each tool's Std Dev is the sample standard deviation (n-1)
 #     of the three per-iteration values its Max, Min and Mean imply;
+#   - the same --saveRankPerformanceDetails CSV: header, lines (the "all" line, a line per task
+#     and iteration, per task count), and which cells are empty, but for mdtest's "Directory
+#     read" (a phase of no calls iofleet does not run) and its tree figures (nonsense in mdtest);
 #   - the same order: the tree directories made and removed, one task, as strace sees each
 #     tool's calls (mdtest's recursion: a directory before its children when made, after them
 #     when removed; copy by copy with directory loops); and every call on an item (made,
@@ -192,6 +195,32 @@ PY
     done
   done
 done
+# --saveRankPerformanceDetails: the CSV's shape, with phases run and skipped (-C -T, -F, -D) and
+# over task counts.
+csvs=0
+for set in "-n 20 -u -i 2" "-F -n 20 -u -C -T" "-D -n 12 -z 1 -b 2 -f 1 -l 2"; do
+  # shellcheck disable=SC2206
+  opts=($set)
+  dir="$tmp/tmpfs/t"
+  run_mdtest 2 "$tmp/out/m.csvrun" "${opts[@]}" -d "$dir" --saveRankPerformanceDetails="$tmp/out/m.csv"; rm -rf "$dir"
+  run_iofleet 2 "$tmp/out/i.csvrun" "${opts[@]}" -d "$dir" --saveRankPerformanceDetails="$tmp/out/i.csv"; rm -rf "$dir"
+  python3 - "$tmp/out/m.csv" "$tmp/out/i.csv" "$set" <<'PY' || exit 1
+import sys
+m, i, tag = [l.rstrip("\n").split(",") for l in open(sys.argv[1])], [l.rstrip("\n").split(",") for l in open(sys.argv[2])], sys.argv[3]
+def fail(why):
+    print(f"mdtest_equivalence: FAIL: --saveRankPerformanceDetails {tag}: {why}", file=sys.stderr); sys.exit(1)
+if m[0] != i[0]: fail(f"headers differ: {m[0]} / {i[0]}")
+if len(m) != len(i): fail(f"{len(m)} lines in mdtest's, {len(i)} in iofleet's")
+ignored = {k for k, name in enumerate(m[0]) if name.endswith(("-Directory read", "-Tree creation", "-Tree removal"))}
+for n, (a, b) in enumerate(zip(m[1:], i[1:]), 2):
+    if len(a) != len(b) or a[:2] != b[:2]:
+        fail(f"line {n}: mdtest {a[:2]} ({len(a)} cells), iofleet {b[:2]} ({len(b)} cells)")
+    for k in range(2, len(a)):
+        if k not in ignored and (a[k] == "") != (b[k] == ""):
+            fail(f"line {n}, {m[0][k]}: mdtest {a[k]!r}, iofleet {b[k]!r}")
+PY
+  csvs=$((csvs + 1))
+done
 # The order of the tree phases' calls. strace -y names each directory descriptor's path, so
 # iofleet's mkdirat/unlinkat (a name beside an open directory) read as the whole path, as
 # mdtest's mkdir/rmdir give it; only tree directories count (mdtest_tree.*, not iofleet's
@@ -272,4 +301,4 @@ for set in "-I 1 -z 2 -b 3 -u" "-D -n 16 -I 2 -z 2 -b 2" "-I 1 -z 3 -b 1 -u" \
   ordered=$((ordered + 1))
 done
 
-echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); and on the order of the tree phases' and the item phases' calls in $ordered runs"
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; and on the order of the tree phases' and the item phases' calls in $ordered runs"
