@@ -30,8 +30,9 @@ struct UnimplementedMdtestOption {
 };
 constexpr UnimplementedMdtestOption kUnimplementedMdtestOptions[] = {
     {"g", "a global default directory layout for test subdirectories, Lustre's"},
-    {"run-cmd-before-phase", "an external command before each phase"},
-    {"run-cmd-after-phase", "an external command after each phase"},
+    // (mdtest's every rank runs it, on its own host: a worker runs no command a controller sends.)
+    {"run-cmd-before-phase", "an external command every task runs before each phase; iofleet's workers run no command they are sent"},
+    {"run-cmd-after-phase", "an external command every task runs after each phase; iofleet's workers run no command they are sent"},
     {"savePerOpDataCSV", "a CSV file per rank of every operation's time"},
     {"allocateBufferOnGPU", "I/O buffers on a GPU"},
     {"GPUid", "the GPU to use"},

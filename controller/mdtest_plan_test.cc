@@ -89,7 +89,8 @@ TEST(MdtestPlan, RefusedOptionsSayWhetherMdtestHasThem) {
             std::string::npos)
       << csv;
   const absl::Status before = refusal({"--run-cmd-before-phase=sync"});
-  EXPECT_NE(before.message().find("mdtest option --run-cmd-before-phase (an external command before each phase)"), std::string::npos) << before;
+  EXPECT_NE(before.message().find("mdtest option --run-cmd-before-phase (an external command every task runs before each phase; iofleet's workers run no command "
+                                 "they are sent)"), std::string::npos) << before;
   const absl::Status typo = refusal({"--showRankStatistic"});
   EXPECT_NE(typo.message().find("unknown option --showRankStatistic (did you mean --showRankStatistics?)"), std::string::npos) << typo;
   EXPECT_TRUE(absl::IsCancelled(refusal({"-h"})));
