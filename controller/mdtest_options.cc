@@ -39,13 +39,17 @@ constexpr UnimplementedMdtestOption kUnimplementedMdtestOptions[] = {
     {"gpuDirect", "GPUDirect storage"},
 };
 
+const UnimplementedMdtestOption* FindUnimplemented(absl::string_view name) {
+  for (const UnimplementedMdtestOption& option : kUnimplementedMdtestOptions) {
+    if (option.name == name) return &option;
+  }
+  return nullptr;
+}
+
 // The error for an option iofleet mdtest does not take: `spelt` as given ("-q", "--foo").
 absl::Status RefusedOption(absl::string_view name, absl::string_view spelt) {
-  for (const UnimplementedMdtestOption& option : kUnimplementedMdtestOptions) {
-    if (option.name == name) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("mdtest option ", spelt, " (", option.what, ") is not implemented by iofleet mdtest"));
-    }
+  if (const UnimplementedMdtestOption* option = FindUnimplemented(name); option != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("mdtest option ", spelt, " (", option->what, ") is not implemented by iofleet mdtest"));
   }
   return absl::InvalidArgumentError(absl::StrCat("unknown option ", spelt, ": neither mdtest nor iofleet mdtest has it"));
 }
@@ -92,9 +96,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
       const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
       const auto spec = std::find_if(MdtestLongOptions().begin(), MdtestLongOptions().end(), [&](const OptionSpec& s) { return s.name == name; });
       // (An unknown name is left to the option table's error, which suggests the nearest.)
-      for (const UnimplementedMdtestOption& option : kUnimplementedMdtestOptions) {
-        if (option.name == name && option.name.size() > 1) return RefusedOption(name, absl::StrCat("--", name));
-      }
+      if (name.size() > 1 && FindUnimplemented(name) != nullptr) return RefusedOption(name, absl::StrCat("--", name));
       if (spec != MdtestLongOptions().end() && spec->takes_value && arg.find('=') == std::string::npos && i + 1 < args.size()) {
         long_args.push_back(args[++i]);
       }
@@ -227,11 +229,11 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     // the file before it starts.
     o->rank_details_csv = long_options->Get("saveRankPerformanceDetails");
     const std::filesystem::path parent = std::filesystem::absolute(o->rank_details_csv).parent_path();
+    const bool named = !o->rank_details_csv.empty() && o->rank_details_csv.back() != '/';
     std::error_code error;
-    if (o->rank_details_csv.empty() || o->rank_details_csv.back() == '/' || !std::filesystem::is_directory(parent, error)) {
+    if (!named || !std::filesystem::is_directory(parent, error)) {
       return absl::InvalidArgumentError(absl::StrCat("--saveRankPerformanceDetails ", o->rank_details_csv, ": ",
-                                                     o->rank_details_csv.empty() || o->rank_details_csv.back() == '/' ? "not a file name"
-                                                                                                                      : "no directory " + parent.string()));
+                                                     named ? "no directory " + parent.string() : "not a file name"));
     }
   }
   if (long_options->Has("dataPacketType")) {

@@ -77,8 +77,7 @@ constexpr const char* kPerProcessOperations[] = {"Directory creation", "Director
 constexpr size_t kFirstFileOperation = 5;
 constexpr size_t kFirstTreeOperation = 9;
 
-// The phase `operation` of iteration `iteration` run with `tasks` tasks (null: not run), as
-// SummaryRows picks it.
+// The phase `operation` of iteration `iteration` run with `tasks` tasks (null: not run).
 const v1::MdtestPhaseResult* PhaseOf(const v1::MdtestReport& report, absl::string_view operation, uint32_t iteration, uint32_t tasks) {
   const v1::MdtestPhaseResult* ran = nullptr;
   for (const auto& p : report.phases()) {
@@ -118,16 +117,13 @@ void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::Re
   for (uint32_t tasks : TaskCounts(report)) {
     for (const char* operation : order) {
       const bool tree = IsTreeRow(operation);
-      // The phase of each iteration (none: it did not run, and counts 0 as in mdtest's zeroed
-      // table).
-      std::vector<const v1::MdtestPhaseResult*> ran(iterations, nullptr);
-      for (const auto& p : report.phases()) {
-        if (p.operation() == operation && p.iteration() < iterations && (p.tasks() == 0 || p.tasks() == tasks)) ran[p.iteration()] = &p;
-      }
       std::vector<double> values(iterations, 0.0);  // one per iteration
       std::vector<double> own;                      // --showRankStatistics: per task and iteration
       for (uint32_t i = 0; i < iterations; ++i) {
-        if (const v1::MdtestPhaseResult* p = ran[i]; p != nullptr) {
+        // The phase of the iteration (none: it did not run, and counts 0 as in mdtest's zeroed
+        // table).
+        const v1::MdtestPhaseResult* p = PhaseOf(report, operation, i, tasks);
+        if (p != nullptr) {
           // A creation the stonewall cut short counts as mdtest counts it: every item, the
           // evening out included, over the time both took (the per-phase section has the rate
           // until the stonewall).
@@ -137,14 +133,7 @@ void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::Re
         }
         // mdtest's per-rank columns: every task's own figure (a phase not run: 0 for each); the
         // tree's are task 0's, which are the iterations' own.
-        for (uint32_t t = 0; t < tasks && !tree; ++t) {
-          double figure = 0;
-          if (ran[i] != nullptr) {
-            const auto& figures = time ? ran[i]->task_seconds() : ran[i]->task_rates();
-            if (static_cast<int>(t) < figures.size()) figure = figures[static_cast<int>(t)];
-          }
-          own.push_back(figure);
-        }
+        for (uint32_t t = 0; t < tasks && !tree; ++t) own.push_back(TaskFigure(p, t, time));
       }
       if (tree) own = values;
       v1::MdtestSummaryRow* row = rows->Add();
