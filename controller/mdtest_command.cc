@@ -166,6 +166,17 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
 
   absl::StatusOr<SessionOptions> session_options = SessionOptionsFrom(o.session, metrics);
   if (!session_options.ok()) return Usage(session_options.status().message());
+  // --savePerOpDataCSV: workers this run starts write their tasks' files in the prefix's
+  // directory, which they are given as an allowed root; on this host it must be there before
+  // anything is made.
+  const std::string per_op_directory = o.phase.per_op_csv().substr(0, std::max<size_t>(1, o.phase.per_op_csv().rfind('/')));
+  if (!o.phase.per_op_csv().empty() && o.session.local()) {
+    std::error_code error;
+    if (!std::filesystem::is_directory(per_op_directory, error)) {
+      std::cerr << "iofleet mdtest: --savePerOpDataCSV " << o.phase.per_op_csv() << ": no directory " << per_op_directory << "\n";
+      return 2;
+    }
+  }
   // mdtest makes a missing test directory (not its parents) and removes it at the end when the
   // run removed what it made. Local workers need it before they start (it is their root).
   std::vector<std::string> created_test_dirs;
@@ -184,6 +195,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   }
   if (o.session.starts_workers()) {
     for (const std::string& d : o.phase.test_dirs()) session_options->local_roots.push_back(d);
+    if (!o.phase.per_op_csv().empty()) session_options->local_roots.push_back(per_op_directory);
   }
   // Removes the test directories this run made (on every way out before the test ran, and after
   // a run that removed what it made); what could not be removed, if anything.
@@ -319,6 +331,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   uint64_t dir_limit = 0, file_limit = 0;
   bool stonewalled_before = false;        // the stonewall cut the previous phase short
   std::vector<uint64_t> stonewall_steps;  // its steps per task, in rank order
+  uint64_t stonewall_pass_ns = 0;         // and how long it lasted
   // Phases follow each other on the worker's own barrier (RunSpec.jobs_in_sequence) when one
   // worker runs every task (mpirun on one node), as mdtest's ranks go from one phase to the
   // next within microseconds: a phase of a few milliseconds after a pause of a few (the
@@ -365,6 +378,9 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         // Only after a pass the stonewall cut short: each task skips the steps it did.
         if (!stonewalled_before) continue;
         for (uint64_t done : stonewall_steps) job.mutable_metadata()->add_task_first_step(done);
+        // --savePerOpDataCSV: mdtest's wear-out is part of the phase, its operations in the same
+        // file, timed from the phase's start; here it follows the pass, in a run of its own.
+        if (!job.metadata().per_op_csv().empty()) job.mutable_metadata()->set_per_op_time_offset_ns(stonewall_pass_ns);
       }
       if (job.metadata().item_limit() > 0 || step.wear_out) live.SetPhaseSteps(next, MdtestTree(job.metadata()).PhaseSteps());
       if (next == last_tree_removal && o.remove) {
@@ -476,6 +492,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           p->set_rate(p->seconds() > 0 ? counted / p->seconds() : 0);
           stonewalled_before = p->stonewalled();
           stonewall_steps = per_task;
+          stonewall_pass_ns = result.elapsed_ns();
           if (p->stonewalled() && (op == Op::DIR_CREATE || op == Op::FILE_CREATE)) {
             // Creation evened out to the largest count: what later phases of this kind cover.
             const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());

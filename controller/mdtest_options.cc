@@ -33,7 +33,6 @@ constexpr UnimplementedMdtestOption kUnimplementedMdtestOptions[] = {
     // (mdtest's every rank runs it, on its own host: a worker runs no command a controller sends.)
     {"run-cmd-before-phase", "an external command every task runs before each phase; iofleet's workers run no command they are sent"},
     {"run-cmd-after-phase", "an external command every task runs after each phase; iofleet's workers run no command they are sent"},
-    {"savePerOpDataCSV", "a CSV file per rank of every operation's time"},
     {"allocateBufferOnGPU", "I/O buffers on a GPU"},
     {"GPUid", "the GPU to use"},
     {"gpuDirect", "GPUDirect storage"},
@@ -76,6 +75,8 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"showRankStatistics", false, false, "", "the SUMMARY tables also have each task's own rate (max, min, mean), as mdtest's"},
       {"print-all-procs", false, false, "", "each task's own rate (time with -Z) in every phase, before the SUMMARY table, as mdtest's"},
       {"saveRankPerformanceDetails", true, false, "FILE", "a CSV file of each phase's rate and time, and each task's own, as mdtest's"},
+      {"savePerOpDataCSV", true, false, "PREFIX",
+       "each task writes every file operation's start and duration to PREFIX-<phase>-<task>.csv on its worker's host, as mdtest's"},
       {"output-format", true, false, "normal|json", "the report's format (default normal)"},
       {"help", false, false, "", "show the help"},
   });
@@ -236,6 +237,21 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
                                                      named ? "no directory " + parent.string() : "not a file name"));
     }
   }
+  if (long_options->Has("savePerOpDataCSV")) {
+    // Written by each task on its worker's host, as mdtest's ranks write theirs on their nodes;
+    // a relative prefix is where mdtest's would be, under the directory mpirun was started from
+    // (here the controller's). Its directory must exist there (checked by each worker, and here
+    // for local workers, which are given it as an allowed root).
+    const std::string given = long_options->Get("savePerOpDataCSV");
+    std::error_code error;
+    std::filesystem::path prefix = std::filesystem::absolute(given, error);
+    if (given.empty() || error) {
+      return absl::InvalidArgumentError(absl::StrCat("--savePerOpDataCSV '", given, "': ", given.empty() ? "give a file name prefix" : error.message()));
+    }
+    std::string normal = prefix.lexically_normal().string();
+    if (given.back() == '/' && normal.back() != '/') normal.push_back('/');  // ("dir/": files "dir/-File stat-00000.csv")
+    o->phase.set_per_op_csv(normal);
+  }
   if (long_options->Has("dataPacketType")) {
     // As mdtest's parsePacketType: the first letter decides.
     const std::string type = long_options->Get("dataPacketType");
@@ -269,6 +285,13 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     if (o->phase.collective_creates()) return absl::InvalidArgumentError("-c is not compatible with -S");
     o->dirs = false;  // shared file access: files only
     o->files = true;
+  }
+  if (o->phase.collective_creates() && !o->phase.per_op_csv().empty()) {
+    // mdtest's task 0 makes every file and then each task writes its own (each task's file has
+    // those writes); iofleet's task 0 makes and writes them all: no task has mdtest's record.
+    return absl::InvalidArgumentError(
+        "--savePerOpDataCSV is not supported with -c in iofleet mdtest (mdtest's tasks each write their own files after task 0 made "
+        "them all, and record those writes; iofleet's task 0 makes and writes every file)");
   }
   if (o->phase.collective_creates() && o->phase.stonewall_ns() > 0) {
     return absl::InvalidArgumentError("-W is not compatible with -c in iofleet mdtest (task 0's creation of every task's items cannot be evened out after the stonewall)");

@@ -1,5 +1,6 @@
 #include "controller/mdtest_plan.h"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -84,16 +85,30 @@ TEST(MdtestPlan, RefusedOptionsSayWhetherMdtestHasThem) {
   EXPECT_NE(g.message().find("mdtest option -g (a global default directory layout for test subdirectories, Lustre's) is not implemented"),
             std::string::npos)
       << g;
-  const absl::Status csv = refusal({"--savePerOpDataCSV", "/tmp/ops"});
-  EXPECT_NE(csv.message().find("mdtest option --savePerOpDataCSV (a CSV file per rank of every operation's time) is not implemented"),
-            std::string::npos)
-      << csv;
   const absl::Status before = refusal({"--run-cmd-before-phase=sync"});
   EXPECT_NE(before.message().find("mdtest option --run-cmd-before-phase (an external command every task runs before each phase; iofleet's workers run no command "
                                  "they are sent)"), std::string::npos) << before;
   const absl::Status typo = refusal({"--showRankStatistic"});
   EXPECT_NE(typo.message().find("unknown option --showRankStatistic (did you mean --showRankStatistics?)"), std::string::npos) << typo;
   EXPECT_TRUE(absl::IsCancelled(refusal({"-h"})));
+}
+
+// --savePerOpDataCSV: a relative prefix is taken from the directory the controller runs in (as
+// mdtest's ranks take it from the one mpirun started them in); every phase carries it (the
+// workers' file phases write their files), and "dir/" stays a directory's prefix.
+TEST(MdtestPlan, PerOpDataCsvPrefixIsAbsoluteInEveryPhase) {
+  const std::string cwd = std::filesystem::current_path().string();
+  const MdtestPlan plan = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "--savePerOpDataCSV", "out/../ops"}));
+  ASSERT_GT(plan.spec.jobs_size(), 0);
+  for (const auto& job : plan.spec.jobs()) EXPECT_EQ(job.metadata().per_op_csv(), cwd + "/ops") << job.name();
+  EXPECT_EQ(Parsed({"-d", "/tmp/x", "-n", "10", "--savePerOpDataCSV=/tmp/csv/"}).phase.per_op_csv(), "/tmp/csv/");
+  MdtestOptions o;
+  const absl::Status empty = ParseMdtestArgs({"-d", "/tmp/x", "-n", "10", "--savePerOpDataCSV="}, &o);
+  EXPECT_EQ(empty.message(), "--savePerOpDataCSV '': give a file name prefix");
+  // mdtest's tasks record their own writes of the files task 0 made for them (-c); iofleet's
+  // task 0 does both: refused rather than written differently.
+  const absl::Status collective = ParseMdtestArgs({"-d", "/tmp/x", "-n", "10", "-c", "--savePerOpDataCSV", "/tmp/ops"}, &o);
+  EXPECT_NE(collective.message().find("--savePerOpDataCSV is not supported with -c in iofleet mdtest"), std::string::npos) << collective;
 }
 
 // -F -C -r: files only, created then removed; -i 2 repeats the whole iteration.

@@ -100,6 +100,14 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
       return bad(absl::StrCat("test directory '", dir, "' must be an absolute path or an nfs:// URL"));
     }
   }
+  if (!phase.per_op_csv().empty()) {
+    // Room for "-File creation-00000.csv" after it (the longest phase name, a rank of 10 digits).
+    constexpr size_t kSuffix = 40;
+    if (absl::Status s = CheckPath(phase.per_op_csv(), "the per-operation CSV prefix (--savePerOpDataCSV)"); !s.ok()) return bad(s.message());
+    if (phase.per_op_csv()[0] != '/') return bad(absl::StrCat("the per-operation CSV prefix '", phase.per_op_csv(), "' must be an absolute path"));
+    if (phase.per_op_csv().size() + kSuffix > kMaxPathLength) return bad("the per-operation CSV prefix leaves no room for the file names");
+  }
+  if (absl::Status s = CheckDuration(phase.per_op_time_offset_ns(), "the per-operation CSV's time offset"); !s.ok()) return bad(s.message());
   if (phase.remove_test_dirs_size() > phase.test_dirs_size()) return bad("more test directories to remove than there are");
   for (const uint32_t index : phase.remove_test_dirs()) {
     if (index >= static_cast<uint32_t>(phase.test_dirs_size())) return bad(absl::StrCat("test directory to remove #", index, " does not exist"));

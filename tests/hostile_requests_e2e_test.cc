@@ -256,6 +256,15 @@ TEST_F(HostileRequests, ValuesThatCrashedTheWorkerAreRefused) {
          phase->set_items_per_task(uint64_t{1} << 39);
          phase->set_items_per_dir(1);
        }, "items in every tree directory"},
+      // --savePerOpDataCSV: the files a worker writes go by an absolute path it checks.
+      {"mdtest-per-op-relative", [](v1::JobSpec* j) {
+         MetadataJob(j, v1::MetadataPhase::FILE_STAT)->set_items_per_task(1);
+         j->mutable_metadata()->set_per_op_csv("../../etc/ops");
+       }, "must be an absolute path"},
+      {"mdtest-per-op-nul", [](v1::JobSpec* j) {
+         MetadataJob(j, v1::MetadataPhase::FILE_STAT)->set_items_per_task(1);
+         j->mutable_metadata()->set_per_op_csv(std::string("/tmp/ops\0/etc/passwd", 20));
+       }, "holds a NUL byte"},
   };
   for (const Case& c : cases) {
     v1::PrepareRequest request = ValidPrepare("crash-" + c.name);

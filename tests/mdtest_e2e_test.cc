@@ -3,13 +3,19 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
@@ -237,6 +243,51 @@ TEST_F(MdtestEndToEnd, RankPerformanceDetailsCsvHasEveryTasksFigures) {
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/refused"));
 }
 
+// --savePerOpDataCSV: each task writes, on its worker's host, mdtest's file per file phase of
+// every operation's start, duration and bytes per second (the last iteration's: each one
+// empties the files).
+TEST_F(MdtestEndToEnd, PerOpDataCsvHasEveryTasksFileOperations) {
+  const std::string prefix = TempDir() + "/perop/ops";
+  ::mkdir((TempDir() + "/perop").c_str(), 0755);
+  Mdtest run = Run({"-d", dir_, "-n", "20", "-u", "-w", "100", "-e", "100", "-i", "2", "--savePerOpDataCSV", prefix}, "per-op-csv");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(DirectoryNames(TempDir() + "/perop").size(), 4u * 4) << "a file per task and file phase, none for directories or trees";
+  const std::regex line_form(R"(\d\.\d{8}e[-+]\d{2},\d\.\d{8}e[-+]\d{2},\d\.\d{6}e[-+]\d{2})");
+  for (const auto& [operation, bytes] : std::vector<std::pair<std::string, double>>{
+           {"File creation", 100}, {"File stat", 1}, {"File read", 100}, {"File removal", 100}}) {
+    const v1::MdtestPhaseResult* phase = nullptr;
+    for (const auto& p : run.report.phases()) {
+      if (p.operation() == operation && p.iteration() == 1) phase = &p;
+    }
+    ASSERT_NE(phase, nullptr) << operation;
+    for (int task = 0; task < 4; ++task) {
+      const std::string path = absl::StrFormat("%s-%s-%05d.csv", prefix, operation, task);
+      const std::vector<std::string> lines = absl::StrSplit(ReadFile(path), '\n', absl::SkipEmpty());
+      ASSERT_EQ(lines.size(), 1u + 20) << path;
+      EXPECT_EQ(lines[0], "time,runtime,tp");
+      double last_start = 0;
+      for (size_t i = 1; i < lines.size(); ++i) {
+        ASSERT_TRUE(std::regex_match(lines[i], line_form)) << path << ": " << lines[i];
+        const std::vector<std::string> cells = absl::StrSplit(lines[i], ',');
+        double start = 0, duration = 0, throughput = 0;
+        ASSERT_TRUE(absl::SimpleAtod(cells[0], &start) && absl::SimpleAtod(cells[1], &duration) && absl::SimpleAtod(cells[2], &throughput));
+        EXPECT_GE(start, last_start) << path << ": operations out of order";
+        EXPECT_GT(duration, 0);
+        EXPECT_NEAR(throughput, bytes / duration, bytes / duration * 1e-5) << path;
+        // Within the phase's time (taken from the same start, to the last task's end).
+        EXPECT_LE(start + duration, phase->seconds() + 1e-6) << path << " line " << i + 1;
+        last_start = start;
+      }
+    }
+  }
+  // A directory the workers may not write in is refused by each, naming its roots, before any
+  // test directory is made.
+  Mdtest outside = Run({"-d", dir_ + "/refused", "-n", "4", "--savePerOpDataCSV", "/per-op"}, "per-op-csv-outside", false);
+  EXPECT_NE(outside.exit_code, 0);
+  EXPECT_THAT(outside.err, HasSubstr("--savePerOpDataCSV /per-op: directory '/' (/) is outside this worker's allowed roots"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/refused"));
+}
+
 TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
   Mdtest run = Run({"-d", dir_, "-n", "200", "-F", "-w", "4096", "-e", "4096"}, "files");
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -272,7 +323,11 @@ TEST_F(MdtestEndToEnd, FilesOnlyInASharedDirectoryWithData) {
 TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
   const auto started = std::chrono::steady_clock::now();
   const std::string results = TempDir() + "/stonewall-results";
-  Mdtest run = Run({"-d", dir_, "-n", "2000000", "-F", "-W", "1", "--stonewall-every-phase", "--results-dir", results}, "stonewall");
+  const std::string per_op = TempDir() + "/stonewall-ops";
+  ::mkdir(per_op.c_str(), 0755);
+  Mdtest run = Run({"-d", dir_, "-n", "2000000", "-F", "-W", "1", "--stonewall-every-phase", "--results-dir", results, "--savePerOpDataCSV",
+                    per_op + "/ops"},
+                   "stonewall");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto* create = Phase(run.report, "File creation");
   ASSERT_NE(create, nullptr);
@@ -296,6 +351,24 @@ TEST_F(MdtestEndToEnd, StonewallStopsEveryPhaseAndLeavesNothingBehind) {
   }
   const auto* removal = Phase(run.report, "File removal");
   EXPECT_EQ(removal->items() + removal->wear_out_items(), evened) << "removal finished what the stonewall cut";
+  // --savePerOpDataCSV: as in mdtest, whose wear-out is part of the phase, each task's file holds
+  // its stonewalled pass and then its wear-out: a line per item it ended up with, one header,
+  // the wear-out's times counted on from the pass's start.
+  for (const char* phase : {"File creation", "File removal"}) {
+    for (int task = 0; task < 4; ++task) {
+      const std::string path = absl::StrFormat("%s/ops-%s-%05d.csv", per_op, phase, task);
+      const std::vector<std::string> lines = absl::StrSplit(ReadFile(path), '\n', absl::SkipEmpty());
+      EXPECT_EQ(lines.size(), 1 + create->task_items_max()) << path;
+      EXPECT_EQ(std::count(lines.begin(), lines.end(), "time,runtime,tp"), 1) << path;
+      double last_start = 0;
+      for (size_t i = 1; i < lines.size(); ++i) {
+        double start = 0;
+        ASSERT_TRUE(absl::SimpleAtod(std::vector<std::string>(absl::StrSplit(lines[i], ','))[0], &start)) << path << ": " << lines[i];
+        ASSERT_GE(start, last_start) << path << " line " << i + 1 << ": the wear-out's times start over";
+        last_start = start;
+      }
+    }
+  }
   EXPECT_EQ(DirectoryEntries(dir_), 0) << "the test removed every file and its tree";
   // As sent to the workers: the stonewall on every phase, never on a wear-out.
   const std::vector<std::string> saved = DirectoryNames(results);

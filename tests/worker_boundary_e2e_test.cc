@@ -99,6 +99,40 @@ TEST_F(WorkerBoundary, MdtestTreeSwappedDuringAPhaseIsRefused) {
   EXPECT_GT(DirectoryEntries(tree + ".moved"), 200);
 }
 
+// --savePerOpDataCSV: the files a task writes stay beneath the roots too. A directory that is a
+// symlink out of them is refused before anything is made; one swapped for such a symlink while
+// a run goes on is refused for the next phase (when the worker lays it out, or when its task
+// opens its file there, beneath the root), and the outside files of the same names are left as
+// they were.
+TEST_F(WorkerBoundary, PerOpCsvThroughASymlinkOutOfTheRootsIsRefused) {
+  TestWorker worker("boundary-perop-worker", {"--allow-root", root_});
+  ASSERT_FALSE(worker.address().empty());
+  const std::vector<std::string> planted = {"ops-File creation-00000.csv", "ops-File stat-00000.csv"};
+  PlantOutside(planted);
+  ASSERT_EQ(::symlink(outside_.c_str(), (root_ + "/linked").c_str()), 0);
+  TestProcess linked(Controller({"mdtest", "-d", root_ + "/md", "-n", "5", "-F", "--savePerOpDataCSV", root_ + "/linked/ops", "--hosts",
+                                 worker.address()}),
+                     base_ + "/linked");
+  Outcome refused = Wait(linked);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("outside this worker's allowed roots")) << refused.err;
+  EXPECT_FALSE(PathExists(root_ + "/md")) << "a test directory was made for a refused run";
+
+  ASSERT_EQ(::mkdir((root_ + "/csv").c_str(), 0755), 0);
+  TestProcess run(Controller({"mdtest", "-d", root_ + "/md", "-n", "400000", "-F", "-C", "-T", "-W", "3", "--savePerOpDataCSV",
+                              root_ + "/csv/ops", "--hosts", worker.address()}),
+                  base_ + "/swapped");
+  const std::string tree = root_ + "/md/test-dir.0-0/mdtest_tree.0";
+  ASSERT_TRUE(WaitFor([&] { return DirectoryEntries(tree) > 200; }, std::chrono::seconds(30))) << "creation never got going";
+  SwapForSymlink(root_ + "/csv");
+  Outcome outcome = Wait(run);
+  EXPECT_NE(outcome.exit_code, 0) << "the stat phase wrote its file through the symlink";
+  EXPECT_THAT(outcome.err, HasSubstr("--savePerOpDataCSV")) << outcome.err;
+  EXPECT_THAT(outcome.err, HasSubstr(root_ + "/csv/ops")) << outcome.err;
+  ExpectOutsideUntouched(planted);
+  EXPECT_TRUE(PathExists(root_ + "/csv.moved/ops-File creation-00000.csv")) << "the creation's file is where it was opened";
+}
+
 // fio unlink=1: the job's directory is swapped for a symlink while the job runs; the end-of-job
 // unlink must not delete the outside file of the same name, and the run must say why it failed.
 TEST_F(WorkerBoundary, UnlinkAfterTheDirectoryWasSwappedIsRefused) {

@@ -48,6 +48,19 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
     };
     auto& job_paths = layout.paths.emplace_back();
     if (job.has_metadata()) {
+      // --savePerOpDataCSV: the tasks write their files beside the prefix's name, in a directory
+      // of this host that exists beneath the roots (resolved first, before a test directory is
+      // made; each task opens its files beneath the root at the phase, so a directory swapped
+      // since for a way out is refused).
+      if (std::string* prefix = job.mutable_metadata()->mutable_per_op_csv(); !prefix->empty()) {
+        const size_t slash = prefix->rfind('/');
+        auto resolved = slash == std::string::npos ? absl::InvalidArgumentError("not an absolute path")
+                                                   : policy.ResolveExistingDirectory(slash == 0 ? "/" : prefix->substr(0, slash));
+        if (!resolved.ok()) {
+          return in_job(absl::Status(resolved.status().code(), absl::StrCat("--savePerOpDataCSV ", *prefix, ": ", resolved.status().message())));
+        }
+        *prefix = absl::StrCat(*resolved == "/" ? "" : *resolved, prefix->substr(slash));
+      }
       // A metadata phase works in its test directories, which must lie under the roots.
       // The tasks work on the resolved directories, so every symlink on the way is behind them
       // and any met later is refused (a tree changed under the run).

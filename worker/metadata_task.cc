@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
@@ -24,6 +26,7 @@
 #include "worker/block_permutation.h"
 #include "worker/file_system.h"
 #include "worker/job_thread.h"
+#include "worker/per_op_csv.h"
 #include "worker/thread_placement.h"
 
 namespace iofleet {
@@ -87,6 +90,18 @@ class StepOrder {
   uint64_t total_, next_ = 0;
   std::optional<BlockPermutation> permutation_;
 };
+
+// mdtest's name of a file phase, as its --savePerOpDataCSV files are named; empty for the
+// phases mdtest writes none for.
+absl::string_view PerOpPhaseName(v1::MetadataPhase::Op op) {
+  switch (op) {
+    case v1::MetadataPhase::FILE_CREATE: return "File creation";
+    case v1::MetadataPhase::FILE_STAT: return "File stat";
+    case v1::MetadataPhase::FILE_READ: return "File read";
+    case v1::MetadataPhase::FILE_REMOVE: return "File removal";
+    default: return "";
+  }
+}
 
 // The operation `op` would do on `path`, done on a name beside it, so that the timed one
 // finds the code, the system call's path in the kernel and the directory warm: a thread that
@@ -326,6 +341,25 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       return outcome;
     }
   }
+  // --savePerOpDataCSV: each task of a file phase writes its own file, made before its clock
+  // starts (mdtest opens it before its timer). (Not with -c: the controller refuses the two.)
+  std::unique_ptr<PerOperationCsv> per_op;
+  if (!phase.per_op_csv().empty() && !phase.cleanup() && tree.Runs(rank)) {
+    if (const absl::string_view name = PerOpPhaseName(phase.op()); !name.empty()) {
+      const double bytes = phase.op() == Op::FILE_STAT ? 1
+                           : phase.op() == Op::FILE_READ ? std::max<uint64_t>(1, phase.read_bytes())
+                                                         : std::max<uint64_t>(1, phase.write_bytes());
+      // (A wear-out adds its lines to its stonewalled pass's.)
+      auto csv = PerOperationCsv::Create(absl::StrFormat("%s-%s-%05u.csv", phase.per_op_csv(), name, rank), bytes,
+                                         /*append=*/phase.task_first_step_size() > 0);
+      if (!csv.ok()) {
+        outcome.status = csv.status();
+        outcome.end = Clock::now();
+        return outcome;
+      }
+      per_op = *std::move(csv);
+    }
+  }
   // The first samples' histogram pages, committed now rather than by the first timed operation.
   stats->directions[kMetaIndex].Prefault(100, 1'000'000'000);
   const std::optional<Clock::time_point> gate_opened = armed.Wait(plan.start, /*meets=*/true);
@@ -498,6 +532,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     // Cleaning up after an interruption: what is already gone is fine.
     if (phase.cleanup() && error == ENOENT) error = 0;
     const uint64_t end = NowNs();
+    if (per_op != nullptr) {
+      per_op->Add(static_cast<double>(begin - start_ns + phase.per_op_time_offset_ns()) * 1e-9, static_cast<double>(end - begin) * 1e-9);
+    }
     // The slowest operations are named by task and item (the collector rebuilds the path).
     // A verification mismatch is counted among the phase's errors (mdtest counts it and goes on).
     stats->directions[kMetaIndex].Record(begin, begin, end, false, error ? 0 : bytes, error != 0 || mismatch,
@@ -520,6 +557,13 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   outcome.end = Clock::now();
   pin.reset();
   outcome.items = done;
+  // What is left of the per-operation file is written after the clock (mdtest's task 0 writes
+  // its rest before its timer stops, the other tasks after). A file that could not be written
+  // whole fails the phase, as one whose header could not be written does (mdtest fails on that
+  // one and says nothing of later write errors): the run stops with it named.
+  if (per_op != nullptr) {
+    if (absl::Status closed = per_op->Close(); !closed.ok() && outcome.status.ok()) outcome.status = closed;
+  }
   // What follows waits for the worker's other tasks to end the phase (StartGate::Finish).
   armed.Finish(stop);
 

@@ -58,6 +58,22 @@ bool PathPolicy::IsAllowed(const std::string& resolved) const {
   return false;
 }
 
+absl::StatusOr<std::string> PathPolicy::ResolveExistingDirectory(const std::string& directory) const {
+  if (directory.empty() || directory[0] != '/') {
+    return absl::InvalidArgumentError(absl::StrCat("directory '", directory, "' must be an absolute path"));
+  }
+  struct stat st;
+  if (::stat(directory.c_str(), &st) != 0) return ErrnoStatus(errno, absl::StrCat("directory '", directory, "'"));
+  if (!S_ISDIR(st.st_mode)) return absl::FailedPreconditionError(absl::StrCat("'", directory, "' is not a directory"));
+  auto resolved = RealPath(directory);
+  if (!resolved.ok()) return resolved.status();
+  if (!IsAllowed(*resolved)) {
+    return absl::PermissionDeniedError(absl::StrCat("directory '", directory, "' (", *resolved, ") is outside this worker's allowed roots: ",
+                                                    absl::StrJoin(roots_, ", ")));
+  }
+  return *resolved;
+}
+
 absl::StatusOr<std::string> PathPolicy::ResolveNfsDirectory(const std::string& directory, bool parents) const {
   auto url = ParseNfsUrl(directory);
   if (!url.ok()) return url.status();

@@ -30,6 +30,9 @@ class PathPolicy {
   absl::StatusOr<std::string> ResolveTestDirectory(const std::string& directory, bool* made) const {
     return Resolve(directory, false, made);
   }
+  // A local directory that must already exist (where a run writes its own files: mdtest's
+  // --savePerOpDataCSV), resolved and checked as above; nothing is made. kNotFound if missing.
+  absl::StatusOr<std::string> ResolveExistingDirectory(const std::string& directory) const;
 
  private:
   bool IsAllowed(const std::string& resolved) const;

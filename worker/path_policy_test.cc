@@ -76,6 +76,25 @@ TEST_F(PathPolicyTest, RefusesPathsOutsideEvenThroughLinksAndDotDot) {
   EXPECT_EQ(policy->ResolveDirectory("relative/dir").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Where a run writes its own files (--savePerOpDataCSV): an existing directory under a root,
+// through links that stay inside; nothing is made, and a way out is refused.
+TEST_F(PathPolicyTest, ExistingDirectoryIsNeverMadeAndStaysUnderARoot) {
+  auto policy = PathPolicy::Create({base_ + "/allowed"});
+  ASSERT_TRUE(policy.ok());
+  auto dir = policy->ResolveExistingDirectory(base_ + "/allowed/./");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_EQ(*dir, policy->roots()[0]);
+  auto missing = policy->ResolveExistingDirectory(base_ + "/allowed/missing");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound) << missing.status();
+  struct stat st;
+  EXPECT_NE(::stat((base_ + "/allowed/missing").c_str(), &st), 0) << "made";
+  for (const std::string& out : {base_ + "/other", base_ + "/allowed/escape", base_ + "/allowed/../other", std::string("/")}) {
+    auto refused = policy->ResolveExistingDirectory(out);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << out << ": " << refused.status();
+  }
+  EXPECT_EQ(policy->ResolveExistingDirectory("allowed").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(PathPolicyTest, NeedsExistingRoots) {
   EXPECT_FALSE(PathPolicy::Create({}).ok());
   EXPECT_FALSE(PathPolicy::Create({base_ + "/does-not-exist"}).ok());

@@ -17,6 +17,7 @@
 #   - the same --saveRankPerformanceDetails CSV: header, lines (the "all" line, a line per task
 #     and iteration, per task count), and which cells are empty, but for mdtest's "Directory
 #     read" (a phase of no calls iofleet does not run) and its tree figures (nonsense in mdtest);
+#   - the same --savePerOpDataCSV files: names, header, a line per operation in mdtest's format;
 #   - the same order: the tree directories made and removed, one task, as strace sees each
 #     tool's calls (mdtest's recursion: a directory before its children when made, after them
 #     when removed; copy by copy with directory loops); and every call on an item (made,
@@ -221,6 +222,36 @@ for n, (a, b) in enumerate(zip(m[1:], i[1:]), 2):
 PY
   csvs=$((csvs + 1))
 done
+# --savePerOpDataCSV: the same files (a task's per file phase, by the same names), each with the
+# same header and as many lines, every line in mdtest's format; with one file for every task
+# (-S: but for the removal, which task 0 alone makes, where mdtest's other tasks record a line
+# for each call they skip); over task counts, the last count's.
+perops=0
+for set in "-n 20 -u -i 2 -w 100 -e 100" "-F -n 15 -S" "-F -n 8 -u -f 1 -l 2"; do
+  # shellcheck disable=SC2206
+  opts=($set)
+  dir="$tmp/tmpfs/t"
+  rm -rf "$tmp/out/m-perop" "$tmp/out/i-perop"; mkdir -p "$tmp/out/m-perop" "$tmp/out/i-perop"
+  run_mdtest 2 "$tmp/out/m.peroprun" "${opts[@]}" -d "$dir" --savePerOpDataCSV="$tmp/out/m-perop/ops"; rm -rf "$dir"
+  run_iofleet 2 "$tmp/out/i.peroprun" "${opts[@]}" -d "$dir" --savePerOpDataCSV="$tmp/out/i-perop/ops"; rm -rf "$dir"
+  python3 - "$tmp/out/m-perop" "$tmp/out/i-perop" "$set" <<'PY' || exit 1
+import os, re, sys
+m, i, tag = sys.argv[1], sys.argv[2], sys.argv[3]
+def fail(why):
+    print(f"mdtest_equivalence: FAIL: --savePerOpDataCSV {tag}: {why}", file=sys.stderr); sys.exit(1)
+if sorted(os.listdir(m)) != sorted(os.listdir(i)): fail(f"files differ: mdtest {sorted(os.listdir(m))}, iofleet {sorted(os.listdir(i))}")
+line = re.compile(r"\d\.\d{8}e[-+]\d{2},\d\.\d{8}e[-+]\d{2},(\d\.\d{6}e[-+]\d{2}|inf)")
+for f in sorted(os.listdir(m)):
+    a, b = open(f"{m}/{f}").read().splitlines(), open(f"{i}/{f}").read().splitlines()
+    if "-S" in tag.split() and f.startswith("ops-File removal-") and not f.endswith("-00000.csv"):
+        if b != ["time,runtime,tp"]: fail(f"{f}: iofleet recorded {len(b) - 1} removals of a task that makes none")
+        continue
+    if len(a) != len(b) or a[:1] != b[:1]: fail(f"{f}: mdtest {len(a)} lines {a[:1]}, iofleet {len(b)} lines {b[:1]}")
+    for n, text in enumerate(b[1:], 2):
+        if not line.fullmatch(text): fail(f"{f} line {n}: {text!r} is not in mdtest's format")
+PY
+  perops=$((perops + 1))
+done
 # The order of the tree phases' calls. strace -y names each directory descriptor's path, so
 # iofleet's mkdirat/unlinkat (a name beside an open directory) read as the whole path, as
 # mdtest's mkdir/rmdir give it; only tree directories count (mdtest_tree.*, not iofleet's
@@ -301,4 +332,4 @@ for set in "-I 1 -z 2 -b 3 -u" "-D -n 16 -I 2 -z 2 -b 2" "-I 1 -z 3 -b 1 -u" \
   ordered=$((ordered + 1))
 done
 
-echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; and on the order of the tree phases' and the item phases' calls in $ordered runs"
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; on the per-operation CSVs of $perops runs; and on the order of the tree phases' and the item phases' calls in $ordered runs"
