@@ -169,7 +169,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   // --savePerOpDataCSV: workers this run starts write their tasks' files in the prefix's
   // directory, which they are given as an allowed root; on this host it must be there before
   // anything is made.
-  const std::string per_op_directory = o.phase.per_op_csv().substr(0, std::max<size_t>(1, o.phase.per_op_csv().rfind('/')));
+  const std::string per_op_directory = PerOpCsvDirectory(o.phase.per_op_csv());
   if (!o.phase.per_op_csv().empty() && o.session.local()) {
     std::error_code error;
     if (!std::filesystem::is_directory(per_op_directory, error)) {

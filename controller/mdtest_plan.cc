@@ -7,23 +7,6 @@ namespace iofleet {
 
 using Op = v1::MetadataPhase;
 
-const char* OperationName(Op::Op op) {
-  switch (op) {
-    case Op::DIR_CREATE: return "Directory creation";
-    case Op::DIR_STAT: return "Directory stat";
-    case Op::DIR_RENAME: return "Directory rename";
-    case Op::DIR_REMOVE: return "Directory removal";
-    case Op::FILE_CREATE: return "File creation";
-    case Op::FILE_STAT: return "File stat";
-    case Op::FILE_READ: return "File read";
-    case Op::FILE_REMOVE: return "File removal";
-    case Op::TREE_CREATE: return "Tree creation";
-    case Op::TREE_REMOVE: return "Tree removal";
-    case Op::READDIR: return "Directory listing";
-    default: return "?";
-  }
-}
-
 // mdtest's phase order for one iteration.
 std::vector<Op::Op> PhasesOf(const MdtestOptions& o) {
   std::vector<Op::Op> ops;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/mdtest_options.h"
+#include "job/mdtest_tree.h"  // OperationName
 #include "proto/job.pb.h"
 
 namespace iofleet {
@@ -27,8 +28,6 @@ struct MdtestPlan {
 
 // mdtest's phase order for one iteration.
 std::vector<v1::MetadataPhase::Op> PhasesOf(const MdtestOptions& o);
-// mdtest's name for an operation ("File creation").
-const char* OperationName(v1::MetadataPhase::Op op);
 MdtestPlan PlanMdtest(const MdtestOptions& o);
 // After an interrupted or failed iteration: the removal of what it made, in order (files,
 // directories, the tree), each a spec of one job that removes whatever of its kind exists.

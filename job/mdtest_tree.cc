@@ -1,5 +1,7 @@
 #include "job/mdtest_tree.h"
 
+#include "absl/strings/str_format.h"
+
 #include <algorithm>
 #include <tuple>
 #include <vector>
@@ -324,6 +326,35 @@ uint64_t MdtestTree::PhaseSteps() const {
   uint64_t steps = 0;
   for (uint32_t rank = 0; rank < std::max(1u, phase_.task_count()); ++rank) steps += TaskSteps(rank);
   return steps;
+}
+
+const char* OperationName(v1::MetadataPhase::Op op) {
+  switch (op) {
+    case v1::MetadataPhase::DIR_CREATE: return "Directory creation";
+    case v1::MetadataPhase::DIR_STAT: return "Directory stat";
+    case v1::MetadataPhase::DIR_RENAME: return "Directory rename";
+    case v1::MetadataPhase::DIR_REMOVE: return "Directory removal";
+    case v1::MetadataPhase::FILE_CREATE: return "File creation";
+    case v1::MetadataPhase::FILE_STAT: return "File stat";
+    case v1::MetadataPhase::FILE_READ: return "File read";
+    case v1::MetadataPhase::FILE_REMOVE: return "File removal";
+    case v1::MetadataPhase::TREE_CREATE: return "Tree creation";
+    case v1::MetadataPhase::TREE_REMOVE: return "Tree removal";
+    case v1::MetadataPhase::READDIR: return "Directory listing";
+    default: return "?";
+  }
+}
+
+std::string PerOpCsvPath(const std::string& prefix, v1::MetadataPhase::Op op, uint32_t rank) {
+  using Op = v1::MetadataPhase;
+  if (op != Op::FILE_CREATE && op != Op::FILE_STAT && op != Op::FILE_READ && op != Op::FILE_REMOVE) return "";
+  return absl::StrFormat("%s-%s-%05u.csv", prefix, OperationName(op), rank);
+}
+
+std::string PerOpCsvDirectory(const std::string& prefix) {
+  const size_t slash = prefix.rfind('/');
+  if (prefix.empty() || prefix[0] != '/' || slash == std::string::npos) return "";
+  return slash == 0 ? "/" : prefix.substr(0, slash);
 }
 
 }  // namespace iofleet

@@ -213,6 +213,17 @@ class MdtestPaths {
   std::string item_prefix_;
 };
 
+// mdtest's name for an operation ("File creation"), as its tables and files name it.
+const char* OperationName(v1::MetadataPhase::Op op);
+
+// mdtest's --savePerOpDataCSV file of task `rank` in a phase of `op`:
+// "<prefix>-<operation>-<rank %05u>.csv"; empty for the phases mdtest writes none for (all but
+// the four file phases).
+std::string PerOpCsvPath(const std::string& prefix, v1::MetadataPhase::Op op, uint32_t rank);
+// The directory those files go in: the prefix up to its last '/' ("/" for "/ops"), or empty
+// when the prefix is not an absolute path.
+std::string PerOpCsvDirectory(const std::string& prefix);
+
 }  // namespace iofleet
 
 #endif  // IOFLEET_JOB_MDTEST_TREE_H_

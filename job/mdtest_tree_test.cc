@@ -413,3 +413,24 @@ TEST(MdtestPaths, SameAsTheTreeInEveryLayout) {
 
 }  // namespace
 }  // namespace iofleet
+
+namespace iofleet {
+namespace {
+
+// mdtest's --savePerOpDataCSV names: a file per task of the four file phases only, in the
+// prefix's directory.
+TEST(MdtestPerOpCsv, FilePhasesOnlyNamedAsMdtest) {
+  EXPECT_EQ(PerOpCsvPath("/tmp/ops", v1::MetadataPhase::FILE_CREATE, 7), "/tmp/ops-File creation-00007.csv");
+  EXPECT_EQ(PerOpCsvPath("/tmp/d/", v1::MetadataPhase::FILE_REMOVE, 123456), "/tmp/d/-File removal-123456.csv");
+  for (const auto op : {v1::MetadataPhase::DIR_CREATE, v1::MetadataPhase::TREE_REMOVE, v1::MetadataPhase::READDIR}) {
+    EXPECT_EQ(PerOpCsvPath("/tmp/ops", op, 0), "") << OperationName(op);
+  }
+  EXPECT_EQ(PerOpCsvDirectory("/tmp/csv/ops"), "/tmp/csv");
+  EXPECT_EQ(PerOpCsvDirectory("/tmp/csv/"), "/tmp/csv");
+  EXPECT_EQ(PerOpCsvDirectory("/ops"), "/");
+  EXPECT_EQ(PerOpCsvDirectory("ops"), "");
+  EXPECT_EQ(PerOpCsvDirectory(""), "");
+}
+
+}  // namespace
+}  // namespace iofleet

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
+#include "job/mdtest_tree.h"
 #include "engines/engine_catalog.h"
 #include "job/block_sizes.h"
 #include "job/file_names.h"
@@ -53,13 +54,12 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
       // made; each task opens its files beneath the root at the phase, so a directory swapped
       // since for a way out is refused).
       if (std::string* prefix = job.mutable_metadata()->mutable_per_op_csv(); !prefix->empty()) {
-        const size_t slash = prefix->rfind('/');
-        auto resolved = slash == std::string::npos ? absl::InvalidArgumentError("not an absolute path")
-                                                   : policy.ResolveExistingDirectory(slash == 0 ? "/" : prefix->substr(0, slash));
+        const std::string directory = PerOpCsvDirectory(*prefix);
+        auto resolved = policy.ResolveExistingDirectory(directory);  // (refuses "", not absolute)
         if (!resolved.ok()) {
           return in_job(absl::Status(resolved.status().code(), absl::StrCat("--savePerOpDataCSV ", *prefix, ": ", resolved.status().message())));
         }
-        *prefix = absl::StrCat(*resolved == "/" ? "" : *resolved, prefix->substr(slash));
+        *prefix = absl::StrCat(*resolved == "/" ? "" : *resolved, prefix->substr(prefix->rfind('/')));
       }
       // A metadata phase works in its test directories, which must lie under the roots.
       // The tasks work on the resolved directories, so every symlink on the way is behind them

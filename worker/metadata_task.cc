@@ -17,7 +17,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
@@ -90,18 +89,6 @@ class StepOrder {
   uint64_t total_, next_ = 0;
   std::optional<BlockPermutation> permutation_;
 };
-
-// mdtest's name of a file phase, as its --savePerOpDataCSV files are named; empty for the
-// phases mdtest writes none for.
-absl::string_view PerOpPhaseName(v1::MetadataPhase::Op op) {
-  switch (op) {
-    case v1::MetadataPhase::FILE_CREATE: return "File creation";
-    case v1::MetadataPhase::FILE_STAT: return "File stat";
-    case v1::MetadataPhase::FILE_READ: return "File read";
-    case v1::MetadataPhase::FILE_REMOVE: return "File removal";
-    default: return "";
-  }
-}
 
 // The operation `op` would do on `path`, done on a name beside it, so that the timed one
 // finds the code, the system call's path in the kernel and the directory warm: a thread that
@@ -345,13 +332,12 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   // starts (mdtest opens it before its timer). (Not with -c: the controller refuses the two.)
   std::unique_ptr<PerOperationCsv> per_op;
   if (!phase.per_op_csv().empty() && !phase.cleanup() && tree.Runs(rank)) {
-    if (const absl::string_view name = PerOpPhaseName(phase.op()); !name.empty()) {
+    if (const std::string path = PerOpCsvPath(phase.per_op_csv(), phase.op(), rank); !path.empty()) {
       const double bytes = phase.op() == Op::FILE_STAT ? 1
                            : phase.op() == Op::FILE_READ ? std::max<uint64_t>(1, phase.read_bytes())
                                                          : std::max<uint64_t>(1, phase.write_bytes());
       // (A wear-out adds its lines to its stonewalled pass's.)
-      auto csv = PerOperationCsv::Create(absl::StrFormat("%s-%s-%05u.csv", phase.per_op_csv(), name, rank), bytes,
-                                         /*append=*/phase.task_first_step_size() > 0);
+      auto csv = PerOperationCsv::Create(path, bytes, /*append=*/phase.task_first_step_size() > 0);
       if (!csv.ok()) {
         outcome.status = csv.status();
         outcome.end = Clock::now();
