@@ -371,7 +371,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
       }
       const Op::Op op = step.op;
       const bool dir_op = op == Op::DIR_CREATE || op == Op::DIR_STAT || op == Op::DIR_RENAME || op == Op::DIR_REMOVE;
-      const bool file_op = op == Op::FILE_CREATE || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::FILE_REMOVE;
+      const bool file_op = IsFilePhase(op);
       v1::JobSpec job = spec.jobs(next);
       if (const uint64_t limit = dir_op ? dir_limit : file_op ? file_limit : 0; limit > 0) job.mutable_metadata()->set_item_limit(limit);
       if (step.wear_out) {

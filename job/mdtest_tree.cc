@@ -1,13 +1,12 @@
 #include "job/mdtest_tree.h"
 
-#include "absl/strings/str_format.h"
-
 #include <algorithm>
 #include <tuple>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace iofleet {
 
@@ -345,9 +344,13 @@ const char* OperationName(v1::MetadataPhase::Op op) {
   }
 }
 
-std::string PerOpCsvPath(const std::string& prefix, v1::MetadataPhase::Op op, uint32_t rank) {
+bool IsFilePhase(v1::MetadataPhase::Op op) {
   using Op = v1::MetadataPhase;
-  if (op != Op::FILE_CREATE && op != Op::FILE_STAT && op != Op::FILE_READ && op != Op::FILE_REMOVE) return "";
+  return op == Op::FILE_CREATE || op == Op::FILE_STAT || op == Op::FILE_READ || op == Op::FILE_REMOVE;
+}
+
+std::string PerOpCsvPath(const std::string& prefix, v1::MetadataPhase::Op op, uint32_t rank) {
+  if (!IsFilePhase(op)) return "";
   return absl::StrFormat("%s-%s-%05u.csv", prefix, OperationName(op), rank);
 }
 

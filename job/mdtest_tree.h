@@ -215,6 +215,8 @@ class MdtestPaths {
 
 // mdtest's name for an operation ("File creation"), as its tables and files name it.
 const char* OperationName(v1::MetadataPhase::Op op);
+// One of the four phases on the items that are files (creation, stat, read, removal).
+bool IsFilePhase(v1::MetadataPhase::Op op);
 
 // mdtest's --savePerOpDataCSV file of task `rank` in a phase of `op`:
 // "<prefix>-<operation>-<rank %05u>.csv"; empty for the phases mdtest writes none for (all but

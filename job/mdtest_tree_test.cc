@@ -411,12 +411,6 @@ TEST(MdtestPaths, SameAsTheTreeInEveryLayout) {
   EXPECT_EQ(layouts, 224);
 }
 
-}  // namespace
-}  // namespace iofleet
-
-namespace iofleet {
-namespace {
-
 // mdtest's --savePerOpDataCSV names: a file per task of the four file phases only, in the
 // prefix's directory.
 TEST(MdtestPerOpCsv, FilePhasesOnlyNamedAsMdtest) {
