@@ -16,6 +16,9 @@
 #   RAW=1 bench/mdtest_bench.sh           each pair's two rates too, per phase (mdtest/iofleet)
 #   AA=1 bench/mdtest_bench.sh            mdtest in both columns: how far apart two runs of one
 #                                         tool land here, the ratios' noise floor on this machine
+#   BASELINE=DIR bench/mdtest_bench.sh    another iofleet build (DIR holds its iofleet and
+#                                         iofleet-worker) in mdtest's column: a change to iofleet
+#                                         against the build before it, in the same alternation
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //controller:iofleet //worker:iofleet-worker > /dev/null 2>&1
@@ -40,7 +43,9 @@ run() {
   local tool=$1 out=$2; shift 2
   local start end
   start=$(date +%s%N)
-  if [ "$tool" = mdtest ] || [ -n "${AA:-}" ]; then
+  if [ "$tool" = mdtest ] && [ -n "${BASELINE:-}" ]; then
+    "$BASELINE/iofleet" mdtest "$@" --local-workers "$workers" --tasks-per-worker $((tasks / workers)) --quiet --results-dir none > "$out" 2> "$out.err"
+  elif [ "$tool" = mdtest ] || [ -n "${AA:-}" ]; then
     unshare -n bash -c 'ip link set lo up; exec mpirun -np "$1" "${@:2}"' _ "$tasks" "$mdtest" "$@" > "$out" 2> "$out.err"
   else
     "$iofleet" mdtest "$@" --local-workers "$workers" --tasks-per-worker $((tasks / workers)) --quiet --results-dir none > "$out" 2> "$out.err"
@@ -83,6 +88,7 @@ m_rates, m_walls = read("mdtest")
 i_rates, i_walls = read("iofleet")
 print(f"{target}, {tasks} tasks (iofleet: {workers} local worker(s)), mdtest {workload}  ({pairs} interleaved pairs, medians)")
 if os.environ.get("AA"): print("  AA=1: the iofleet column is mdtest run again: the ratios are two runs of one tool")
+if os.environ.get("BASELINE"): print(f"  BASELINE: the mdtest column is {os.environ['BASELINE']}/iofleet: the ratios are this build against that one")
 print(f"  {'phase':22s} {'mdtest':>14s} {'iofleet':>14s} {'ratio':>7s}   {'pairs: median ratio [95% interval], iofleet faster in':s}")
 # The interval of the pairs' median ratio, by resampling the pairs (2,000 bootstrap samples):
 # where it holds 1.0 the two tools are at parity in this run and the sign of the ratio is noise.
