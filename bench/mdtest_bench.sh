@@ -31,6 +31,11 @@ tasks=${TASKS:-2}
 # as if each were on a host of its own; TASKS must be a multiple of WORKERS).
 workers=${WORKERS:-1}
 [ $((tasks % workers)) -eq 0 ] || { echo "TASKS ($tasks) must be a multiple of WORKERS ($workers)" >&2; exit 2; }
+if [ -n "${BASELINE:-}" ]; then
+  [ -x "$BASELINE/iofleet" ] && [ -x "$BASELINE/iofleet-worker" ] ||
+    { echo "BASELINE=$BASELINE: no iofleet and iofleet-worker there (copy them from a build's bazel-bin/controller and bazel-bin/worker)" >&2; exit 2; }
+  [ -z "${AA:-}" ] || { echo "BASELINE and AA=1 compare different things: give one" >&2; exit 2; }
+fi
 workloads=("$@")
 [ ${#workloads[@]} -gt 0 ] || workloads=("-n 2000 -z 1 -b 4 -u -w 4096 -e 4096" "-I 1000 -z 2 -b 4 -u"
                                          "-I 20 -z 2 -b 10 -w 131072 -e 131072 -t -u" "-F -n 5000 -u")
