@@ -48,12 +48,13 @@ run() {
   local tool=$1 out=$2; shift 2
   local start end
   start=$(date +%s%N)
-  if [ "$tool" = mdtest ] && [ -n "${BASELINE:-}" ]; then
-    "$BASELINE/iofleet" mdtest "$@" --local-workers "$workers" --tasks-per-worker $((tasks / workers)) --quiet --results-dir none > "$out" 2> "$out.err"
-  elif [ "$tool" = mdtest ] || [ -n "${AA:-}" ]; then
+  # (BASELINE: mdtest's column runs the other iofleet build.)
+  local binary=$iofleet
+  if [ "$tool" = mdtest ] && [ -n "${BASELINE:-}" ]; then binary=$BASELINE/iofleet; fi
+  if [ -n "${AA:-}" ] || { [ "$tool" = mdtest ] && [ -z "${BASELINE:-}" ]; }; then
     unshare -n bash -c 'ip link set lo up; exec mpirun -np "$1" "${@:2}"' _ "$tasks" "$mdtest" "$@" > "$out" 2> "$out.err"
   else
-    "$iofleet" mdtest "$@" --local-workers "$workers" --tasks-per-worker $((tasks / workers)) --quiet --results-dir none > "$out" 2> "$out.err"
+    "$binary" mdtest "$@" --local-workers "$workers" --tasks-per-worker $((tasks / workers)) --quiet --results-dir none > "$out" 2> "$out.err"
   fi
   end=$(date +%s%N)
   echo "WALL $(( (end - start) / 1000 ))" >> "$out"
