@@ -8,7 +8,7 @@
 # rate of each tool (each run's SUMMARY mean) and the ratio iofleet/mdtest; then the median
 # whole-command wall clock of each and its ratio. A benchmark, not a test: it prints, it asserts
 # nothing. Needs root (mounts, a network namespace for mpirun); all of it is removed on exit.
-# It takes about 15 minutes (PAIRS=9 about 3).
+# It takes 15-20 minutes (PAIRS=9 about 3).
 #   bench/mdtest_bench.sh                 the four workloads, TASKS=2
 #   bench/mdtest_bench.sh "-F -n 5000 -u" one workload of your own
 #   TARGETS=tmpfs bench/mdtest_bench.sh   one file system only
