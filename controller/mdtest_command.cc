@@ -150,17 +150,20 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   report.set_print_all_procs(o.print_all_procs);
   if (o.read && o.phase.read_bytes() == 0) report.add_warnings("Read bytes is 0, thus, a read test will actually just open/close");
   if (!o.given_test_dirs.empty()) report.set_test_path(o.given_test_dirs[0]);  // as mdtest prints it
-  // -x without creation: the items per task a stonewalled creation left (mdtest's status file).
+  // -x without creation: the items per task a creation with -W left (mdtest's status file),
+  // read where mdtest reads it, for the file phases.
   uint64_t status_file_items = 0;
-  if (!o.stonewall_status_file.empty() && !o.create) {
+  if (!o.stonewall_status_file.empty() && !o.create && o.files) {
     std::ifstream in(o.stonewall_status_file);
     if (!(in >> status_file_items)) {
       status_file_items = 0;
-      report.add_warnings("Could not read stonewall status file");
+      report.set_stonewall_status_unreadable(true);
     }
   }
-  if (o.warnings_are_errors && !report.warnings().empty()) {
-    std::cerr << "iofleet mdtest: WARNING: " << report.warnings(0) << " (an error with --warningAsErrors)\n";
+  if (o.warnings_are_errors && (!report.warnings().empty() || report.stonewall_status_unreadable())) {
+    std::cerr << "iofleet mdtest: WARNING: "
+              << (report.warnings().empty() ? "Could not read stonewall status file " + o.stonewall_status_file : report.warnings(0))
+              << " (an error with --warningAsErrors)\n";
     return 1;
   }
 
@@ -493,18 +496,19 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           stonewalled_before = p->stonewalled();
           stonewall_steps = per_task;
           stonewall_pass_ns = result.elapsed_ns();
+          const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
           if (p->stonewalled() && (op == Op::DIR_CREATE || op == Op::FILE_CREATE)) {
             // Creation evened out to the largest count: what later phases of this kind cover.
-            const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
             (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
-            if (op == Op::FILE_CREATE && !o.stonewall_status_file.empty()) {
-              // mdtest's -x: the count every task evened out to, for a later run without -C.
-              if (absl::Status saved = WriteFileAtomically(o.stonewall_status_file, absl::StrCat(most)); !saved.ok()) {
-                report.add_problems(absl::StrCat("-x ", o.stonewall_status_file, ": ", saved.message()));
-              }
-            }
             // Tasks that already have that many need no wear-out.
             if (per_task.empty() || *std::min_element(per_task.begin(), per_task.end()) == most) stonewalled_before = false;
+          }
+          if (op == Op::FILE_CREATE && o.phase.stonewall_ns() > 0 && !o.stonewall_status_file.empty() && !interrupted) {
+            // mdtest's -x: after every file creation run with -W, stonewalled or not, the count
+            // every task has (evened out to), for a later run without -C (IO500's phases).
+            if (absl::Status saved = WriteFileAtomically(o.stonewall_status_file, absl::StrCat(most)); !saved.ok()) {
+              report.add_problems(absl::StrCat("-x ", o.stonewall_status_file, ": ", saved.message()));
+            }
           }
           if (p->stonewalled() && o.verbosity > 0) {
             live.PrintLine(absl::StrFormat("V-1: stonewall hit in %s: items per task min %d max %d", p->operation(),

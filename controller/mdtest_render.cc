@@ -106,6 +106,25 @@ void AppendPerProcess(const v1::MdtestReport& report, bool time, uint32_t tasks,
   }
 }
 
+// What mdtest prints at its default verbosity while each iteration runs, before the tables:
+// its WARNING when a file phase found no stonewall status file to read (-x without -C), and,
+// after a file creation the stonewall (-W) cut short, the items the tasks had done then
+// (updateStoneWallIterations: min, max, mean per task, and an empty line).
+void AppendIterationLines(const v1::MdtestReport& report, uint32_t tasks, std::string* out) {
+  for (uint32_t i = 0; i < std::max(1u, report.iterations()); ++i) {
+    if (report.stonewall_status_unreadable()) {
+      bool file_phase = false;
+      for (const char* operation : kFileRows) file_phase |= PhaseOf(report, operation, i, tasks) != nullptr;
+      if (file_phase) out->append("WARNING: Could not read stonewall status file\n");
+    }
+    const v1::MdtestPhaseResult* creation = PhaseOf(report, kFileRows[0], i, tasks);
+    if (creation != nullptr && creation->stonewalled()) {
+      absl::StrAppendFormat(out, "Continue stonewall hit min: %d max: %d avg: %.1f \n\n", creation->task_items_min(), creation->task_items_max(),
+                            creation->task_items_mean());
+    }
+  }
+}
+
 }  // namespace
 
 void SummaryRows(const v1::MdtestReport& report, bool time, google::protobuf::RepeatedPtrField<v1::MdtestSummaryRow>* rows) {
@@ -228,6 +247,7 @@ std::string RenderText(const v1::MdtestReport& report) {
     } else {
       absl::StrAppendFormat(&out, "%d tasks, %d %s\n", tasks, uint64_t{tasks} * report.items_all_per_task(), report.items_kind());
     }
+    AppendIterationLines(report, tasks, &out);
     for (const bool time : {false, true}) {
       if (!(time ? report.print_time() : report.print_rate())) continue;
       if (report.print_all_procs()) AppendPerProcess(report, time, tasks, &out);

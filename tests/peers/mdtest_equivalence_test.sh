@@ -68,6 +68,70 @@ tree_of() { (cd "$1" && find . -mindepth 1 -printf '%P %y %s %m\n' | LC_ALL=C so
 # 0775, files 0664, mknod 0400) then show whole in the trees' permissions.
 umask 002
 
+# $1 mdtest's output, $2 iofleet's, $3 what ran: every line mdtest prints up to "-- finished at"
+# printed alike, the SUMMARY rows alike, the same phases run, and (-i 3) the same statistics.
+same_output() {
+  python3 - "$1" "$2" "$3" <<'PY' || exit 1
+import math, re, sys
+m_lines = open(sys.argv[1]).read().split("\n")
+i_lines = open(sys.argv[2]).read().split("\n")
+tag = sys.argv[3]
+
+def fail(why):
+    print(f"mdtest_equivalence: FAIL: {tag}: {why}\n--- mdtest:\n" + "\n".join(m_lines[:40]) + "\n--- iofleet:\n" + "\n".join(i_lines[:40]), file=sys.stderr)
+    sys.exit(1)
+
+def mdtest_part(lines):
+    # Up to and including "-- finished at", without mpirun's and the tools' own noise.
+    end = next((k for k, l in enumerate(lines) if l.startswith("-- finished at")), None)
+    if end is None: fail("no '-- finished at' line")
+    return lines[:end + 1]
+
+# A number with the blanks before it: widths differ with the figures (columns are checked below).
+# --print-all-procs prints C's %e, and mdtest's "Directory read" (a phase of no calls, timed as
+# nothing) can be inf.
+NUM = re.compile(r"\s*(-?\d+(\.\d+)?(e[+-]\d+)?|\binf\b)")
+def masked(line):
+    if line.startswith("Command line used:"): return "Command line used: ..."
+    line = re.sub(r"^(mdtest|iofleet-mdtest)-\S+ was launched", "TOOL was launched", line)
+    return NUM.sub(" #", line)
+
+m, i = mdtest_part(m_lines), mdtest_part(i_lines)
+if [masked(l) for l in m] != [masked(l) for l in i]:
+    for k, (a, b) in enumerate(zip([masked(l) for l in m] + [""] * len(i), [masked(l) for l in i] + [""] * len(m))):
+        if a != b: fail(f"line {k + 1} differs: mdtest {m[k] if k < len(m) else '(none)'!r}, iofleet {i[k] if k < len(i) else '(none)'!r}")
+
+def rows(lines):
+    out, table = [], None
+    for l in lines:
+        if l.startswith("SUMMARY"): table = l; continue
+        if table and l.startswith("   ") and not l.strip().startswith(("Operation", "---")):
+            numbers = list(re.finditer(r"-?\d+\.\d{3}", l))
+            name = l[:numbers[0].start()].strip() if numbers else l.strip()
+            ends = [mt.end() for mt in numbers]
+            values = [float(v) for v in re.findall(r"-?\d+\.\d{3}", l)]
+            out.append((table, name, ends, values))
+    return out
+
+mr, ir = rows(m), rows(i)
+if [(t, n, e) for t, n, e, _ in mr] != [(t, n, e) for t, n, e, _ in ir]:
+    fail(f"SUMMARY rows differ: mdtest {[(n, e) for _, n, e, _ in mr]}, iofleet {[(n, e) for _, n, e, _ in ir]}")
+for (t, n, _, mv), (_, _, _, iv) in zip(mr, ir):
+    # (In the rate tables: a phase's time can print as 0.000 and still have run.)
+    if t.startswith("SUMMARY rate") and (mv[0] == 0) != (iv[0] == 0):
+        fail(f"{n}: run by {'iofleet' if mv[0] == 0 else 'mdtest'} only (max mdtest {mv[0]}, iofleet {iv[0]})")
+# Statistics: three iterations -> the middle value is 3*mean - max - min; Std Dev is the
+# sample standard deviation of the three (printed to 3 decimals: a tolerance of the rounding).
+iterations = int(re.search(r"of (\d+) iterations", next(l for l in m if l.startswith("SUMMARY"))).group(1))
+if iterations == 3:
+    for who, rs in (("mdtest", mr), ("iofleet", ir)):
+        for _, n, _, (mx, mn, mean, sd) in rs:
+            mid = 3 * mean - mx - mn
+            want = math.sqrt(sum((v - mean) ** 2 for v in (mx, mn, mid)) / 2)
+            if abs(want - sd) > 0.002 * 3 + 1e-9 * max(1.0, mx):
+                fail(f"{who} {n}: Std Dev {sd} is not the sample standard deviation {want:.3f} of {mx}, {mid:.3f}, {mn} (mean {mean})")
+PY
+}
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
 # mknod (-k), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
@@ -132,66 +196,7 @@ $(head -20 "$tmp/out/tree.diff")"
       (cd "$tmp/$fs" && run_iofleet "$tasks" "$tmp/out/i.out" "${opts[@]}" "${extra[@]}" -d t)
       i_left=$([ -e "$dir" ] && echo yes || echo no); rm -rf "$dir"
       [ "$m_left" = "$i_left" ] || fail "$tag: mdtest left the test directory behind: $m_left, iofleet: $i_left"
-      python3 - "$tmp/out/m.out" "$tmp/out/i.out" "$tag" <<'PY' || exit 1
-import math, re, sys
-m_lines = open(sys.argv[1]).read().split("\n")
-i_lines = open(sys.argv[2]).read().split("\n")
-tag = sys.argv[3]
-
-def fail(why):
-    print(f"mdtest_equivalence: FAIL: {tag}: {why}\n--- mdtest:\n" + "\n".join(m_lines[:40]) + "\n--- iofleet:\n" + "\n".join(i_lines[:40]), file=sys.stderr)
-    sys.exit(1)
-
-def mdtest_part(lines):
-    # Up to and including "-- finished at", without mpirun's and the tools' own noise.
-    end = next((k for k, l in enumerate(lines) if l.startswith("-- finished at")), None)
-    if end is None: fail("no '-- finished at' line")
-    return lines[:end + 1]
-
-# A number with the blanks before it: widths differ with the figures (columns are checked below).
-# --print-all-procs prints C's %e, and mdtest's "Directory read" (a phase of no calls, timed as
-# nothing) can be inf.
-NUM = re.compile(r"\s*(-?\d+(\.\d+)?(e[+-]\d+)?|\binf\b)")
-def masked(line):
-    if line.startswith("Command line used:"): return "Command line used: ..."
-    line = re.sub(r"^(mdtest|iofleet-mdtest)-\S+ was launched", "TOOL was launched", line)
-    return NUM.sub(" #", line)
-
-m, i = mdtest_part(m_lines), mdtest_part(i_lines)
-if [masked(l) for l in m] != [masked(l) for l in i]:
-    for k, (a, b) in enumerate(zip([masked(l) for l in m] + [""] * len(i), [masked(l) for l in i] + [""] * len(m))):
-        if a != b: fail(f"line {k + 1} differs: mdtest {m[k] if k < len(m) else '(none)'!r}, iofleet {i[k] if k < len(i) else '(none)'!r}")
-
-def rows(lines):
-    out, table = [], None
-    for l in lines:
-        if l.startswith("SUMMARY"): table = l; continue
-        if table and l.startswith("   ") and not l.strip().startswith(("Operation", "---")):
-            numbers = list(re.finditer(r"-?\d+\.\d{3}", l))
-            name = l[:numbers[0].start()].strip() if numbers else l.strip()
-            ends = [mt.end() for mt in numbers]
-            values = [float(v) for v in re.findall(r"-?\d+\.\d{3}", l)]
-            out.append((table, name, ends, values))
-    return out
-
-mr, ir = rows(m), rows(i)
-if [(t, n, e) for t, n, e, _ in mr] != [(t, n, e) for t, n, e, _ in ir]:
-    fail(f"SUMMARY rows differ: mdtest {[(n, e) for _, n, e, _ in mr]}, iofleet {[(n, e) for _, n, e, _ in ir]}")
-for (t, n, _, mv), (_, _, _, iv) in zip(mr, ir):
-    # (In the rate tables: a phase's time can print as 0.000 and still have run.)
-    if t.startswith("SUMMARY rate") and (mv[0] == 0) != (iv[0] == 0):
-        fail(f"{n}: run by {'iofleet' if mv[0] == 0 else 'mdtest'} only (max mdtest {mv[0]}, iofleet {iv[0]})")
-# Statistics: three iterations -> the middle value is 3*mean - max - min; Std Dev is the
-# sample standard deviation of the three (printed to 3 decimals: a tolerance of the rounding).
-iterations = int(re.search(r"of (\d+) iterations", next(l for l in m if l.startswith("SUMMARY"))).group(1))
-if iterations == 3:
-    for who, rs in (("mdtest", mr), ("iofleet", ir)):
-        for _, n, _, (mx, mn, mean, sd) in rs:
-            mid = 3 * mean - mx - mn
-            want = math.sqrt(sum((v - mean) ** 2 for v in (mx, mn, mid)) / 2)
-            if abs(want - sd) > 0.002 * 3 + 1e-9 * max(1.0, mx):
-                fail(f"{who} {n}: Std Dev {sd} is not the sample standard deviation {want:.3f} of {mx}, {mid:.3f}, {mn} (mean {mean})")
-PY
+      same_output "$tmp/out/m.out" "$tmp/out/i.out" "$tag"
       compared=$((compared + 1))
     done
   done
@@ -332,4 +337,33 @@ for set in "-I 1 -z 2 -b 3 -u" "-D -n 16 -I 2 -z 2 -b 2" "-I 1 -z 3 -b 1 -u" \
   ordered=$((ordered + 1))
 done
 
-echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; on the per-operation CSVs of $perops runs; and on the order of the tree phases' and the item phases' calls in $ordered runs"
+# -W and -x as IO500 runs mdtest (its mdtest-easy: the files made in a run of their own under a
+# stonewall, -C -W, their count kept in the status file -x; stat and removal in runs of their
+# own, -T and -r, that read it), 2 tasks on tmpfs, one tool after the other: the same
+# output at every step (after a creation the stonewall cut short, mdtest's "Continue stonewall
+# hit" line; where the status file cannot be read, its WARNING), and the same status file (the
+# count every task has, written after a creation with -W whether the stonewall hit or not).
+easy=(-u -L -F -G 7 -N 1)
+for tool in mdtest iofleet; do
+  dir="$tmp/tmpfs/easy"; sw="$tmp/out/$tool.stonewall"
+  rm -f "$sw"
+  "run_$tool" 2 "$tmp/out/$tool.sw-create" -n 200 "${easy[@]}" -d "$dir" -x "$sw" -C -W 60
+  [ "$(cat "$sw" 2>/dev/null)" = 200 ] || fail "-C -W 60 -x: $tool's status file holds '$(cat "$sw" 2>/dev/null)', not 200 (the stonewall did not hit)"
+  "run_$tool" 2 "$tmp/out/$tool.sw-stat" -n 200 "${easy[@]}" -d "$dir" -x "$sw" -T
+  "run_$tool" 2 "$tmp/out/$tool.sw-nofile" -n 200 "${easy[@]}" -d "$dir" -x "$tmp/out/no-such-status-file" -T
+  "run_$tool" 2 "$tmp/out/$tool.sw-remove" -n 200 "${easy[@]}" -d "$dir" -x "$sw" -r
+  rm -rf "$dir"
+  # The stonewall hit: 1 s of a creation of millions.
+  "run_$tool" 2 "$tmp/out/$tool.sw-hit" -n 5000000 "${easy[@]}" -d "$dir" -x "$sw" -C -W 1
+  rm -rf "$dir"
+  line=$(grep "^Continue stonewall hit min: " "$tmp/out/$tool.sw-hit") || fail "-C -W 1: $tool printed no 'Continue stonewall hit' line"
+  [ "$(cat "$sw")" = "$(sed -E 's/.* max: ([0-9]+) .*/\1/' <<< "$line")" ] || fail "-C -W 1: $tool's status file holds $(cat "$sw"), its output says '$line'"
+done
+stonewalls=0
+for step in create stat nofile remove hit; do
+  same_output "$tmp/out/mdtest.sw-$step" "$tmp/out/iofleet.sw-$step" "-W/-x, IO500's way: $step"
+  stonewalls=$((stonewalls + 1))
+done
+grep -q "^WARNING: Could not read stonewall status file" "$tmp/out/iofleet.sw-nofile" || fail "-x without a status file: no WARNING"
+
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; on the per-operation CSVs of $perops runs; on the order of the tree phases' and the item phases' calls in $ordered runs; and on $stonewalls runs with -W and -x, as IO500 runs them"
