@@ -71,6 +71,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"verify-write", false, false, "", "mdtest's: read each file back right after writing it, and check it"},
       {"dataPacketType", true, false, "t|o|i|r", "what -w writes: timestamp (default), offset, incompressible or random packets, as mdtest"},
       {"random-seed", true, false, "N", "the seed of -R's random order"},
+      {"posix.odirect", false, false, "", "mdtest's POSIX backend option: files made and read with O_DIRECT"},
       {"warningAsErrors", false, false, "", "a warning (as mdtest's) is an error: the run does not start"},
       {"showRankStatistics", false, false, "", "the SUMMARY tables also have each task's own rate (max, min, mean), as mdtest's"},
       {"print-all-procs", false, false, "", "each task's own rate (time with -Z) in every phase, before the SUMMARY table, as mdtest's"},
@@ -222,6 +223,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   o->stonewall_every_phase = long_options->Has("stonewall-every-phase");
   if (long_options->Has("verify-read")) o->phase.set_verify_read(true);
   if (long_options->Has("verify-write")) o->phase.set_verify_write(true);
+  if (long_options->Has("posix.odirect")) o->phase.set_direct_io(true);
   o->warnings_are_errors = long_options->Has("warningAsErrors");
   o->show_rank_statistics = long_options->Has("showRankStatistics");
   o->print_all_procs = long_options->Has("print-all-procs");
@@ -361,6 +363,11 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (o->phase.sync_after_phase()) {
     for (const std::string& d : o->phase.test_dirs()) {
       if (IsNfsUrl(d)) return absl::InvalidArgumentError("-Y: an nfs:// test directory has no sync (libnfs); mount it to use -Y");
+    }
+  }
+  if (o->phase.direct_io()) {
+    for (const std::string& d : o->phase.test_dirs()) {
+      if (IsNfsUrl(d)) return absl::InvalidArgumentError("--posix.odirect: an nfs:// test directory has no O_DIRECT (libnfs); mount it to use it");
     }
   }
   if (o->create && o->read && o->phase.read_bytes() > o->phase.write_bytes()) {

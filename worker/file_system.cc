@@ -31,6 +31,29 @@
 namespace iofleet {
 namespace {
 
+// O_DIRECT wants the memory aligned (to the device's logical block: 4096 covers them all), and
+// an item's data is kept in ordinary vectors: a direct create or read goes through this
+// thread's bounce buffer, grown to the largest size asked (a phase's -w or -e). Null when the
+// memory cannot be had.
+char* DirectBounce(size_t size) {
+  constexpr size_t kAlign = 4096;
+  struct Bounce {
+    char* data = nullptr;
+    size_t size = 0;
+    ~Bounce() { std::free(data); }
+  };
+  thread_local Bounce bounce;
+  if (bounce.size < size || bounce.data == nullptr) {
+    const size_t rounded = std::max<size_t>(kAlign, (size + kAlign - 1) / kAlign * kAlign);
+    char* grown = static_cast<char*>(std::aligned_alloc(kAlign, rounded));
+    if (grown == nullptr) return nullptr;
+    std::free(bounce.data);
+    bounce.data = grown;
+    bounce.size = rounded;
+  }
+  return bounce.data;
+}
+
 // The process's umask, read once from /proc/self/status (umask(2) can only be read by setting
 // it, which would race with the other threads' creations); 022 where it cannot be read.
 uint32_t ProcessUmask() {
@@ -93,36 +116,51 @@ class PosixFileSystem final : public FileSystem {
   int Rename(const std::string& from, const std::string& to) override { return -tree_.Rename(from, to); }
   int Unlink(const std::string& path) override { return -tree_.Unlink(path); }
 
-  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
-    if (node) {
+  int CreateFile(const std::string& path, absl::Span<const char> data, const CreateOptions& how) override {
+    if (how.node) {
       const int rc = tree_.MakeNode(path, S_IFREG | kMdtestNodeMode);
-      return rc == 0 || (shared && rc == -EEXIST) ? 0 : -rc;
+      return rc == 0 || (how.shared && rc == -EEXIST) ? 0 : -rc;
     }
-    // As mdtest opens (aiori-POSIX's create): O_CREAT | O_RDWR, mode 0664. An existing file is
-    // not an error here (mdtest's neither); creation then finds more items than it made, and
-    // says so. (The final component is never followed if it is a symlink: O_NOFOLLOW.)
-    const int fd = tree_.Open(path, O_CREAT | O_RDWR, kMdtestFileMode);
+    // As mdtest opens (aiori-POSIX's create): O_CREAT | O_RDWR, mode 0664, and O_DIRECT with
+    // --posix.odirect. An existing file is not an error here (mdtest's neither); creation then
+    // finds more items than it made, and says so. (The final component is never followed if it
+    // is a symlink: O_NOFOLLOW.)
+    const char* bytes = data.data();
+    if (how.direct && !data.empty()) {
+      char* bounce = DirectBounce(data.size());
+      if (bounce == nullptr) return ENOMEM;
+      std::memcpy(bounce, data.data(), data.size());
+      bytes = bounce;
+    }
+    const int fd = tree_.Open(path, O_CREAT | O_RDWR | (how.direct ? O_DIRECT : 0), kMdtestFileMode);
     if (fd < 0) return -fd;
-    // (From offset 0, going on after short writes: a full file system surfaces as ENOSPC.)
-    int error = WriteAllAt(fd, absl::string_view(data.data(), data.size()), 0);
-    if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
+    // (From offset 0, going on after short writes: a full file system surfaces as ENOSPC. With
+    // O_DIRECT a size the device cannot take, -w 3901 on ext4, is the kernel's EINVAL.)
+    int error = WriteAllAt(fd, absl::string_view(bytes, data.size()), 0);
+    if (error == 0 && how.sync && ::fsync(fd) != 0) error = errno;
     if (::close(fd) != 0 && error == 0) error = errno;
     return error;
   }
 
-  int ReadFile(const std::string& path, absl::Span<char> buffer) override {
-    const int fd = tree_.Open(path, O_RDONLY);
+  int ReadFile(const std::string& path, absl::Span<char> buffer, bool direct) override {
+    char* into = buffer.data();
+    if (direct && !buffer.empty()) {
+      into = DirectBounce(buffer.size());
+      if (into == nullptr) return ENOMEM;
+    }
+    const int fd = tree_.Open(path, O_RDONLY | (direct ? O_DIRECT : 0));
     if (fd < 0) return -fd;
     int error = 0;
     size_t done = 0;
     while (error == 0 && done < buffer.size()) {
-      const ssize_t n = ::pread(fd, buffer.data() + done, buffer.size() - done, static_cast<off_t>(done));
+      const ssize_t n = ::pread(fd, into + done, buffer.size() - done, static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) error = errno;
       else if (n == 0) error = EIO;  // the file is shorter than -e asks (mdtest's check)
       else done += static_cast<size_t>(n);
     }
     ::close(fd);
+    if (error == 0 && into != buffer.data()) std::memcpy(buffer.data(), into, buffer.size());
     return error;
   }
 
@@ -301,11 +339,15 @@ class NfsFileSystem final : public FileSystem {
   int Unlink(const std::string& path) override {
     return Call(path, [](NfsTree& t, const std::string& p) { return t.Unlink(p); });
   }
-  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) override {
-    const uint32_t mode = (node ? kMdtestNodeMode : kMdtestFileMode) & ~ProcessUmask();
-    return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, sync, node, shared, mode); });
+  // (libnfs has no O_DIRECT: a direct create or read is refused, as the controller refuses
+  // --posix.odirect with an nfs:// test directory.)
+  int CreateFile(const std::string& path, absl::Span<const char> data, const CreateOptions& how) override {
+    if (how.direct) return EINVAL;
+    const uint32_t mode = (how.node ? kMdtestNodeMode : kMdtestFileMode) & ~ProcessUmask();
+    return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, how.sync, how.node, how.shared, mode); });
   }
-  int ReadFile(const std::string& path, absl::Span<char> buffer) override {
+  int ReadFile(const std::string& path, absl::Span<char> buffer, bool direct) override {
+    if (direct) return EINVAL;
     return Call(path, [&](NfsTree& t, const std::string& p) { return t.ReadFile(p, buffer); });
   }
 

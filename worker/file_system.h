@@ -50,11 +50,19 @@ class FileSystem {
   virtual int Stat(const std::string& path, uint64_t* size = nullptr) = 0;
   virtual int Rename(const std::string& from, const std::string& to) = 0;
   virtual int Unlink(const std::string& path) = 0;
-  // Creates a new file (any existing one is an error unless `shared`), writes `data`, and
-  // fsyncs it when asked; `node` makes it with mknod (mdtest -k) instead.
-  virtual int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared) = 0;
-  // Reads buffer.size() bytes from the start of the file; a short read is EIO (as mdtest).
-  virtual int ReadFile(const std::string& path, absl::Span<char> buffer) = 0;
+  // How CreateFile makes a file: fsynced after its data (`sync`), with mknod instead (mdtest
+  // -k: `node`), an existing one not an error (`shared`), opened with O_DIRECT (`direct`).
+  struct CreateOptions {
+    bool sync = false;
+    bool node = false;
+    bool shared = false;
+    bool direct = false;
+  };
+  // Creates a new file (any existing one is an error unless `shared`) and writes `data`.
+  virtual int CreateFile(const std::string& path, absl::Span<const char> data, const CreateOptions& how) = 0;
+  // Reads buffer.size() bytes from the start of the file (through O_DIRECT when `direct`); a
+  // short read is EIO (as mdtest).
+  virtual int ReadFile(const std::string& path, absl::Span<char> buffer, bool direct) = 0;
   // Entries of `dir` (not . and ..) whose names start with `prefix`, or -errno; their full
   // paths are appended to `paths` when given, until it holds `max_paths`.
   virtual int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths = nullptr,

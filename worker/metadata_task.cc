@@ -139,11 +139,11 @@ void RehearseOperation(FileSystem& fs, v1::MetadataPhase::Op op, const std::stri
       return;
     case Op::FILE_CREATE:
     case Op::FILE_REMOVE:
-      if (fs.CreateFile(missing, {}, false, false, false) == 0) fs.Unlink(missing);
+      if (fs.CreateFile(missing, {}, {}) == 0) fs.Unlink(missing);
       return;
     case Op::FILE_READ: {
       char byte;
-      fs.ReadFile(missing, absl::MakeSpan(&byte, 1));
+      fs.ReadFile(missing, absl::MakeSpan(&byte, 1), /*direct=*/false);
       return;
     }
     default: return;  // stat (done above), the listing
@@ -498,17 +498,18 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         }
         const std::vector<char>& data = writer->ForItem(tree.ItemNumber(item));
         bytes = data.size();
-        error = fs.CreateFile(path, data, phase.sync_writes(), phase.use_mknod(), phase.shared_file());
+        error = fs.CreateFile(path, data,
+                              {.sync = phase.sync_writes(), .node = phase.use_mknod(), .shared = phase.shared_file(), .direct = phase.direct_io()});
         if (error == 0 && phase.verify_write() && !data.empty()) {
           // --verify-write: read back at once (timed, as in mdtest) and checked.
-          error = fs.ReadFile(path, absl::MakeSpan(read_buffer));
+          error = fs.ReadFile(path, absl::MakeSpan(read_buffer), phase.direct_io());
           mismatch = error == 0 && !writer->Matches(tree.ItemNumber(item), read_buffer);
         }
         break;
       }
       case Op::FILE_STAT: error = fs.Stat(path); break;
       case Op::FILE_READ:
-        error = fs.ReadFile(path, absl::MakeSpan(read_buffer));
+        error = fs.ReadFile(path, absl::MakeSpan(read_buffer), phase.direct_io());
         bytes = read_buffer.size();
         mismatch = error == 0 && expected.has_value() && !expected->Matches(tree.ItemNumber(item), read_buffer);
         break;
@@ -529,7 +530,11 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     if (error != 0) {
       // mdtest stops at the first failure; so does the task, naming it (cleanup goes on).
       if (outcome.status.ok()) {
-        const std::string why = ConfinedPathReason(error);
+        std::string why = ConfinedPathReason(error);
+        if (why.empty() && error == EINVAL && phase.direct_io() && (phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ)) {
+          why = absl::StrCat("--posix.odirect: the file system refuses O_DIRECT, or -w ", phase.write_bytes(), " / -e ", phase.read_bytes(),
+                             " is not a multiple of its block size");
+        }
         outcome.status = ErrnoStatus(error, absl::StrCat(OpName(phase.op()), " of ", *step_path, other.empty() ? "" : " to " + other,
                                                                  " (task ", rank, why.empty() ? "" : "; " + why, ")"));
       }

@@ -134,7 +134,7 @@ PY
 }
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
-# mknod (-k), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
+# mknod (-k), O_DIRECT (--posix.odirect), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
 # runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics,
 # --print-all-procs,
 # and mdtest's directory loops (-n with -I, no -u: -n/-I copies of the tree).
@@ -159,6 +159,7 @@ sets=(
   "-n 20 -I 5 -z 1 -b 2"
   "-F -n 30 -I 10 -w 64 -e 64 -G 8"
   "-D -n 12 -I 3 -z 2 -b 2 -L"
+  "-F -n 20 -u -w 4096 -e 4096 -G 21 -X --posix.odirect"
 )
 compared=0
 for fs in tmpfs ext4; do
@@ -336,6 +337,23 @@ for set in "-I 1 -z 2 -b 3 -u" "-D -n 16 -I 2 -z 2 -b 2" "-I 1 -z 3 -b 1 -u" \
   same_calls item_calls '^(unlink|rmdir) ' "$set"
   ordered=$((ordered + 1))
 done
+
+# --posix.odirect: every file either tool makes or reads is opened with O_DIRECT, and as often.
+dir="$tmp/ext4/t"
+timeout 120 unshare -n bash -c 'ip link set lo up; exec mpirun -np 1 strace -f -qq -e trace=open,openat -o "$1" "${@:2}"' _ \
+  "$tmp/out/m.odirect" "$mdtest" -F -n 12 -u -w 4096 -e 4096 --posix.odirect -d "$dir" > /dev/null 2>&1 || fail "--posix.odirect: mdtest under strace: exit $?"
+rm -rf "$dir"
+timeout 120 strace -f -qq -e trace=openat -o "$tmp/out/i.odirect" "$iofleet" mdtest -F -n 12 -u -w 4096 -e 4096 --posix.odirect -d "$dir" \
+  --local-workers 1 --quiet --results-dir none > /dev/null 2>&1 || fail "--posix.odirect: iofleet mdtest under strace: exit $?"
+rm -rf "$dir"
+for tool in m i; do
+  opens=$(grep -c 'file\.mdtest\.[0-9.]*"' "$tmp/out/$tool.odirect" || true)
+  direct=$(grep 'file\.mdtest\.[0-9.]*"' "$tmp/out/$tool.odirect" | grep -c O_DIRECT || true)
+  [ "$opens" -gt 0 ] && [ "$opens" = "$direct" ] || fail "--posix.odirect: $tool opened files $opens times, $direct of them with O_DIRECT"
+  eval "${tool}_direct=$direct"
+done
+# shellcheck disable=SC2154
+[ "$m_direct" = "$i_direct" ] || fail "--posix.odirect: mdtest opened files with O_DIRECT $m_direct times, iofleet $i_direct"
 
 # -W and -x as IO500 runs mdtest (its mdtest-easy: the files made in a run of their own under a
 # stonewall, -C -W, their count kept in the status file -x; stat and removal in runs of their
