@@ -274,6 +274,9 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     report.set_stride(o.phase.stride());
   }
   const std::string run_id = NewRunId();
+  // -R without a seed: mdtest's, the time in seconds (and printed, as mdtest prints it).
+  if (o.phase.random_order() && o.phase.random_seed() == 0) o.phase.set_random_seed(static_cast<uint64_t>(absl::ToUnixSeconds(absl::Now())));
+  if (o.phase.random_order()) report.set_random_seed(o.phase.random_seed());
 
   // The whole test as one spec: a job per phase and iteration, each its own stonewall phase,
   // so one aggregator and one live view (progress line, interval logs, metrics) cover it

@@ -270,6 +270,8 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     uint64_t seed;
     if (!absl::SimpleAtoi(long_options->Get("random-seed"), &seed)) return absl::InvalidArgumentError("--random-seed must be a whole number");
     o->phase.set_random_seed(seed);
+    // As in mdtest 4, whose stats go in random order whenever the seed is above 0, -R or not.
+    if (seed > 0) o->phase.set_random_order(true);
   }
   if (long_options->Has("tasks-per-worker")) {
     if (!absl::SimpleAtoi(long_options->Get("tasks-per-worker"), &o->tasks_per_worker) || o->tasks_per_worker < 1 || o->tasks_per_worker > 4096) {

@@ -240,6 +240,7 @@ std::string RenderText(const v1::MdtestReport& report) {
     // mdtest's own words, with its source line (a number, like the others).
     absl::StrAppendFormat(&out, "V-0: Rank   0 Line  2594 Shifting ranks by %d for each phase.\n", report.stride());
   }
+  if (report.random_seed() > 0) absl::StrAppendFormat(&out, "random seed: %d\n", report.random_seed());
   // A line and the tables per task count (-f/-l/-s; by default the one of all tasks).
   for (uint32_t tasks : TaskCounts(report)) {
     if (report.items_kind() == "file") {

@@ -134,7 +134,7 @@ PY
 }
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
-# mknod (-k), O_DIRECT (--posix.odirect), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
+# mknod (-k), O_DIRECT (--posix.odirect), stats in random order (-R, --random-seed), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
 # runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics,
 # --print-all-procs,
 # and mdtest's directory loops (-n with -I, no -u: -n/-I copies of the tree).
@@ -160,6 +160,8 @@ sets=(
   "-F -n 30 -I 10 -w 64 -e 64 -G 8"
   "-D -n 12 -I 3 -z 2 -b 2 -L"
   "-F -n 20 -u -w 4096 -e 4096 -G 21 -X --posix.odirect"
+  "-n 30 -u -R"
+  "-F -n 20 --random-seed=9"
 )
 compared=0
 for fs in tmpfs ext4; do
