@@ -70,7 +70,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"verify-read", false, false, "", "mdtest's -X: check the data each read reads"},
       {"verify-write", false, false, "", "mdtest's: read each file back right after writing it, and check it"},
       {"dataPacketType", true, false, "t|o|i|r", "what -w writes: timestamp (default), offset, incompressible or random packets, as mdtest"},
-      {"random-seed", true, false, "N", "the seed of -R's random order"},
+      {"random-seed", true, false, "N", "the seed of the stats' random order (-R); above 0 it turns that order on, as in mdtest 4"},
       {"posix.odirect", false, false, "", "mdtest's POSIX backend option: files made and read with O_DIRECT"},
       {"warningAsErrors", false, false, "", "a warning (as mdtest's) is an error: the run does not start"},
       {"showRankStatistics", false, false, "", "the SUMMARY tables also have each task's own rate (max, min, mean), as mdtest's"},
