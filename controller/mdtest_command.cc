@@ -463,6 +463,9 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         }
         const double seconds = static_cast<double>(result.elapsed_ns()) / 1e9;
         std::vector<uint64_t> per_task = aggregator.TaskItems(k);  // every worker's tasks, in rank order
+        // -f/-l/-s: the tasks past this count sat the phase out (ranks step.tasks and up): not
+        // theirs the stonewall's counts, the minimum and the mean.
+        if (step.tasks > 0 && per_task.size() > step.tasks) per_task.resize(step.tasks);
         v1::MdtestPhaseResult* p;
         if (step.wear_out && report.phases_size() > 0) {
           // Not counted in the phase's items and rate (the stonewall's); reported beside them.

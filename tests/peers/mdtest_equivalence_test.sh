@@ -378,9 +378,13 @@ for tool in mdtest iofleet; do
   rm -rf "$dir"
   line=$(grep "^Continue stonewall hit min: " "$tmp/out/$tool.sw-hit") || fail "-C -W 1: $tool printed no 'Continue stonewall hit' line"
   [ "$(cat "$sw")" = "$(sed -E 's/.* max: ([0-9]+) .*/\1/' <<< "$line")" ] || fail "-C -W 1: $tool's status file holds $(cat "$sw"), its output says '$line'"
+  # The stonewall over task counts (-f 1 -l 2: 1 task, then 2), a whole run each: the counts,
+  # the minimum and the mean are of the tasks that ran.
+  "run_$tool" 2 "$tmp/out/$tool.sw-counts" -n 3000000 -u -F -W 1 -f 1 -l 2 -d "$dir"
+  rm -rf "$dir"
 done
 stonewalls=0
-for step in create stat nofile remove hit; do
+for step in create stat nofile remove hit counts; do
   same_output "$tmp/out/mdtest.sw-$step" "$tmp/out/iofleet.sw-$step" "-W/-x, IO500's way: $step"
   stonewalls=$((stonewalls + 1))
 done
