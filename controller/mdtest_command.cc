@@ -466,6 +466,13 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         // -f/-l/-s: the tasks past this count sat the phase out (ranks step.tasks and up): not
         // theirs the stonewall's counts, the minimum and the mean.
         if (step.tasks > 0 && per_task.size() > step.tasks) per_task.resize(step.tasks);
+        // The fewest and the most items a task has (0 and 0 when none reported).
+        uint64_t fewest = 0, most = 0;
+        if (!per_task.empty()) {
+          const auto [low, high] = std::minmax_element(per_task.begin(), per_task.end());
+          fewest = *low;
+          most = *high;
+        }
         v1::MdtestPhaseResult* p;
         if (step.wear_out && report.phases_size() > 0) {
           // Not counted in the phase's items and rate (the stonewall's); reported beside them.
@@ -502,12 +509,11 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           stonewalled_before = p->stonewalled();
           stonewall_steps = per_task;
           stonewall_pass_ns = result.elapsed_ns();
-          const uint64_t most = per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end());
           if (p->stonewalled() && (op == Op::DIR_CREATE || op == Op::FILE_CREATE)) {
             // Creation evened out to the largest count: what later phases of this kind cover.
             (op == Op::DIR_CREATE ? dir_limit : file_limit) = most;
             // Tasks that already have that many need no wear-out.
-            if (per_task.empty() || *std::min_element(per_task.begin(), per_task.end()) == most) stonewalled_before = false;
+            if (per_task.empty() || fewest == most) stonewalled_before = false;
           }
           if (op == Op::FILE_CREATE && o.phase.stonewall_ns() > 0 && !o.stonewall_status_file.empty() && !interrupted) {
             // mdtest's -x: after every file creation run with -W, stonewalled or not, the count
@@ -517,14 +523,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
             }
           }
           if (p->stonewalled() && o.verbosity > 0) {
-            live.PrintLine(absl::StrFormat("V-1: stonewall hit in %s: items per task min %d max %d", p->operation(),
-                                           per_task.empty() ? 0 : *std::min_element(per_task.begin(), per_task.end()),
-                                           per_task.empty() ? 0 : *std::max_element(per_task.begin(), per_task.end())));
+            live.PrintLine(absl::StrFormat("V-1: stonewall hit in %s: items per task min %d max %d", p->operation(), fewest, most));
           }
         }
         if (!per_task.empty() && !step.wear_out) {
-          p->set_task_items_min(*std::min_element(per_task.begin(), per_task.end()));
-          p->set_task_items_max(*std::max_element(per_task.begin(), per_task.end()));
+          p->set_task_items_min(fewest);
+          p->set_task_items_max(most);
           double sum = 0;
           for (uint64_t v : per_task) sum += static_cast<double>(v);
           p->set_task_items_mean(sum / static_cast<double>(per_task.size()));

@@ -348,14 +348,14 @@ rm -rf "$dir"
 timeout 120 strace -f -qq -e trace=openat -o "$tmp/out/i.odirect" "$iofleet" mdtest -F -n 12 -u -w 4096 -e 4096 --posix.odirect -d "$dir" \
   --local-workers 1 --quiet --results-dir none > /dev/null 2>&1 || fail "--posix.odirect: iofleet mdtest under strace: exit $?"
 rm -rf "$dir"
+declare -A direct_opens
 for tool in m i; do
   opens=$(grep -c 'file\.mdtest\.[0-9.]*"' "$tmp/out/$tool.odirect" || true)
   direct=$(grep 'file\.mdtest\.[0-9.]*"' "$tmp/out/$tool.odirect" | grep -c O_DIRECT || true)
   [ "$opens" -gt 0 ] && [ "$opens" = "$direct" ] || fail "--posix.odirect: $tool opened files $opens times, $direct of them with O_DIRECT"
-  eval "${tool}_direct=$direct"
+  direct_opens[$tool]=$direct
 done
-# shellcheck disable=SC2154
-[ "$m_direct" = "$i_direct" ] || fail "--posix.odirect: mdtest opened files with O_DIRECT $m_direct times, iofleet $i_direct"
+[ "${direct_opens[m]}" = "${direct_opens[i]}" ] || fail "--posix.odirect: mdtest opened files with O_DIRECT ${direct_opens[m]} times, iofleet ${direct_opens[i]}"
 
 # -W and -x as IO500 runs mdtest (its mdtest-easy: the files made in a run of their own under a
 # stonewall, -C -W, their count kept in the status file -x; stat and removal in runs of their
