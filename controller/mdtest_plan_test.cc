@@ -93,6 +93,28 @@ TEST(MdtestPlan, RefusedOptionsSayWhetherMdtestHasThem) {
   EXPECT_TRUE(absl::IsCancelled(refusal({"-h"})));
 }
 
+// mdtest 4's POSIX backend and random-order options: --posix.odirect reaches every phase (and
+// is refused where libnfs has no O_DIRECT); a --random-seed above 0 turns the random stat order
+// on without -R, 0 does not.
+TEST(MdtestPlan, OdirectAndRandomSeedAsMdtest4) {
+  const MdtestPlan direct = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-w", "4096", "--posix.odirect"}));
+  ASSERT_FALSE(direct.spec.jobs().empty());
+  for (const auto& job : direct.spec.jobs()) EXPECT_TRUE(job.metadata().direct_io()) << job.name();
+  EXPECT_FALSE(Parsed({"-d", "/tmp/x", "-n", "10"}).phase.direct_io());
+  MdtestOptions nfs;
+  const absl::Status refused = ParseMdtestArgs({"-d", "nfs://127.0.0.1/export/md", "-n", "10", "--posix.odirect"}, &nfs);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_NE(refused.message().find("--posix.odirect: an nfs:// test directory has no O_DIRECT"), std::string::npos) << refused;
+
+  const MdtestOptions seeded = Parsed({"-d", "/tmp/x", "-n", "10", "--random-seed=9"});
+  EXPECT_TRUE(seeded.phase.random_order());
+  EXPECT_EQ(seeded.phase.random_seed(), 9u);
+  EXPECT_FALSE(Parsed({"-d", "/tmp/x", "-n", "10", "--random-seed=0"}).phase.random_order());
+  const MdtestOptions r = Parsed({"-d", "/tmp/x", "-n", "10", "-R"});
+  EXPECT_TRUE(r.phase.random_order());
+  EXPECT_EQ(r.phase.random_seed(), 0u) << "the seed from the clock is the command's, at the start";
+}
+
 // --savePerOpDataCSV: a relative prefix is taken from the directory the controller runs in (as
 // mdtest's ranks take it from the one mpirun started them in); every phase carries it (the
 // workers' file phases write their files), and "dir/" stays a directory's prefix.
