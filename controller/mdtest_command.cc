@@ -454,9 +454,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         uint64_t items = 0, errors = 0;
         v1::LatencySummary latency;
         google::protobuf::RepeatedPtrField<v1::SlowRequest> slowest;
+        // Operations on items that failed and were gone past (mdtest's WARNINGs) count among the
+        // phase's items, as mdtest counts them, and among its errors.
+        const uint64_t failures = aggregator.ItemFailures(k);
         for (const auto& d : result.directions()) {
           if (d.direction() != "meta") continue;
-          items = d.ops() - d.errors();
+          items = d.ops() - d.errors() + std::min(failures, d.errors());
           errors = d.errors();
           latency = d.latency();
           slowest = d.slowest();
@@ -474,12 +477,17 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           most = *high;
         }
         v1::MdtestPhaseResult* p;
+        auto add_item_failures = [&](v1::MdtestPhaseResult* p) {
+          p->set_item_failures(p->item_failures() + failures);
+          for (std::string& warning : aggregator.ItemWarnings(k)) p->add_item_warnings(std::move(warning));
+        };
         if (step.wear_out && report.phases_size() > 0) {
           // Not counted in the phase's items and rate (the stonewall's); reported beside them.
           p = report.mutable_phases(report.phases_size() - 1);
           p->set_wear_out_items(items);
           p->set_wear_out_seconds(seconds);
           p->set_errors(p->errors() + errors);
+          add_item_failures(p);
           stonewalled_before = false;
         } else {
           p = report.add_phases();
@@ -488,6 +496,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           p->set_operation(OperationName(op));
           p->set_items(items);
           p->set_errors(errors);
+          add_item_failures(p);
+          for (std::string& left : aggregator.IterationDirectoriesLeft(k)) {
+            // mdtest warns and goes on; with --warningAsErrors it stops there.
+            if (o.warnings_are_errors) report.add_problems(absl::StrCat("unable to remove directory ", left, " (an error with --warningAsErrors)"));
+            p->add_iteration_directories_left(std::move(left));
+          }
           // With verification on, a read (or a write read back) that completed with other data
           // than written is counted among the errors, and the run goes on (as mdtest's).
           if ((op == Op::FILE_READ && o.phase.verify_read()) || (op == Op::FILE_CREATE && o.phase.verify_write())) {
@@ -554,10 +568,12 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           if (*target_metrics) (*target_metrics)->Finish(report.mutable_target_metrics());
           if (absl::Status logged = live.Finish(); !logged.ok()) report.add_problems(std::string(logged.message()));
           if (interrupted) report.add_problems("interrupted by the user: later phases were not run");
-          // Remove what this iteration made, so nothing is left half-created.
+          // Remove what this iteration made, so nothing is left half-created. A run that made
+          // nothing (no -C: it stats, reads or removes a tree an earlier run made) leaves the tree
+          // as it is, as mdtest does: it is not this run's to remove.
           (*session)->ClearInterrupt();
           bool clean = true;
-          for (const v1::RunSpec& planned_cleanup : PlanCleanup(o, iteration)) {
+          for (const v1::RunSpec& planned_cleanup : o.create ? PlanCleanup(o, iteration) : std::vector<v1::RunSpec>{}) {
             absl::StatusOr<ResolvedRun> cleanup = ResolveRunSpec(planned_cleanup, RunPlacement{});
             if (!cleanup.ok()) {
               report.add_problems(std::string(cleanup.status().message()));
@@ -571,9 +587,11 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
             cleanup_aggregator.FillReport(&cleanup_report);
             for (const auto& w : cleanup_report.jobs(0).workers()) clean &= w.error().empty();
           }
-          report.add_problems(clean ? absl::StrCat("cleanup after the ", interrupted ? "interruption" : "failure", " removed what the run had created")
-                                    : absl::StrCat("cleanup after the ", interrupted ? "interruption" : "failure", " failed: items may be left under ",
-                                                   absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.", iteration, "-0)"));
+          if (o.create) {
+            report.add_problems(clean ? absl::StrCat("cleanup after the ", interrupted ? "interruption" : "failure", " removed what the run had created")
+                                      : absl::StrCat("cleanup after the ", interrupted ? "interruption" : "failure", " failed: items may be left under ",
+                                                     absl::StrJoin(o.phase.test_dirs(), ", "), " (test-dir.", iteration, "-0)"));
+          }
           stop = true;
           break;
         }

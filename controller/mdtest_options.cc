@@ -225,6 +225,9 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (long_options->Has("verify-write")) o->phase.set_verify_write(true);
   if (long_options->Has("posix.odirect")) o->phase.set_direct_io(true);
   o->warnings_are_errors = long_options->Has("warningAsErrors");
+  // mdtest warns of a failed stat, removal, rename or directory creation and goes on; with
+  // --warningAsErrors the first one ends the run.
+  o->phase.set_warn_failed_items(!o->warnings_are_errors);
   o->show_rank_statistics = long_options->Has("showRankStatistics");
   o->print_all_procs = long_options->Has("print-all-procs");
   if (long_options->Has("saveRankPerformanceDetails")) {

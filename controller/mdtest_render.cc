@@ -5,6 +5,7 @@
 #include <iterator>
 #include <optional>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -106,21 +107,32 @@ void AppendPerProcess(const v1::MdtestReport& report, bool time, uint32_t tasks,
   }
 }
 
-// What mdtest prints at its default verbosity while each iteration runs, before the tables:
-// its WARNING when a file phase found no stonewall status file to read (-x without -C), and,
+// What mdtest prints at its default verbosity while each iteration runs, before the tables,
+// phase by phase: a WARNING for each operation on an item that failed (what its tasks named;
+// mdtest prints every one as it happens, each task its own, so theirs come interleaved), its
+// WARNING when the file phases found no stonewall status file to read (-x without -C), and,
 // after a file creation the stonewall (-W) cut short, the items the tasks had done then
 // (updateStoneWallIterations: min, max, mean per task, and an empty line).
 void AppendIterationLines(const v1::MdtestReport& report, uint32_t tasks, std::string* out) {
   for (uint32_t i = 0; i < std::max(1u, report.iterations()); ++i) {
-    if (report.stonewall_status_unreadable()) {
-      bool file_phase = false;
-      for (const char* operation : kFileRows) file_phase |= PhaseOf(report, operation, i, tasks) != nullptr;
-      if (file_phase) out->append("WARNING: Could not read stonewall status file\n");
-    }
-    const v1::MdtestPhaseResult* creation = PhaseOf(report, kFileRows[0], i, tasks);
-    if (creation != nullptr && creation->stonewalled()) {
-      absl::StrAppendFormat(out, "Continue stonewall hit min: %d max: %d avg: %.1f \n\n", creation->task_items_min(), creation->task_items_max(),
-                            creation->task_items_mean());
+    bool file_phases = false;
+    for (const v1::MdtestPhaseResult& p : report.phases()) {
+      if (p.iteration() != i || (p.tasks() != 0 && p.tasks() != tasks)) continue;
+      const bool file_phase = std::find(std::begin(kFileRows), std::end(kFileRows), p.operation()) != std::end(kFileRows);
+      if (file_phase && !file_phases && report.stonewall_status_unreadable()) out->append("WARNING: Could not read stonewall status file\n");
+      file_phases |= file_phase;
+      for (const std::string& warning : p.item_warnings()) absl::StrAppend(out, "WARNING: ", warning, "\n");
+      // (A task names its first 100; the rest are counted.)
+      const uint64_t named = static_cast<uint64_t>(p.item_warnings_size()) / (p.operation() == kDirectoryRows[2] ? 2 : 1);
+      if (p.item_failures() > named) {
+        absl::StrAppendFormat(out, "WARNING: %d more failed operations of %s not named (iofleet names the first 100 of each task)\n",
+                              p.item_failures() - named, absl::AsciiStrToLower(p.operation()));
+      }
+      for (const std::string& left : p.iteration_directories_left()) absl::StrAppend(out, "WARNING: unable to remove directory ", left, "\n");
+      if (p.operation() == kFileRows[0] && p.stonewalled()) {
+        absl::StrAppendFormat(out, "Continue stonewall hit min: %d max: %d avg: %.1f \n\n", p.task_items_min(), p.task_items_max(),
+                              p.task_items_mean());
+      }
     }
   }
 }

@@ -10,6 +10,7 @@
 #include "common/protocol_version.h"
 #include "controller/block_stages.h"
 #include "controller/host_profiles.h"
+#include "controller/run_aggregator.h"
 #include "controller/direction_summary.h"
 #include "histogram/latency_histogram.h"
 
@@ -270,6 +271,13 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
     // Per task, in worker order: the controller concatenates its workers' the same way.
     merged.mutable_task_items()->Add(f->task_items().begin(), f->task_items().end());
     merged.mutable_task_elapsed_ns()->Add(f->task_elapsed_ns().begin(), f->task_elapsed_ns().end());
+    merged.set_item_failures(merged.item_failures() + f->item_failures());
+    merged.mutable_iteration_directories_gone()->Add(f->iteration_directories_gone().begin(), f->iteration_directories_gone().end());
+    merged.mutable_iteration_directories_left()->Add(f->iteration_directories_left().begin(), f->iteration_directories_left().end());
+    for (const std::string& warning : f->item_warnings()) {
+      if (merged.item_warnings_size() >= static_cast<int>(RunAggregator::kKeptItemWarnings)) break;  // (the controller keeps no more)
+      merged.add_item_warnings(warning);
+    }
     merged.set_stonewalled(merged.stonewalled() || f->stonewalled());
     merged.set_start_late_ns(std::max(merged.start_late_ns(), f->start_late_ns()));
     merged.set_earliest_start_late_ns(earliest_set ? std::min(merged.earliest_start_late_ns(), f->earliest_start_late_ns())

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -140,6 +141,15 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     worker_job.depth_counts.assign(report.depth_counts().begin(), report.depth_counts().end());
     worker_job.task_items.assign(report.task_items().begin(), report.task_items().end());
     worker_job.task_elapsed_ns.assign(report.task_elapsed_ns().begin(), report.task_elapsed_ns().end());
+    worker_job.item_failures = report.item_failures();
+    // (A worker names at most 100 a task; kept within bounds whatever it sends.)
+    const int kept = std::min<int>(report.item_warnings_size(), static_cast<int>(kKeptItemWarnings));
+    worker_job.item_warnings.assign(report.item_warnings().begin(), report.item_warnings().begin() + kept);
+    auto keep = [](const google::protobuf::RepeatedPtrField<std::string>& paths, std::vector<std::string>* out) {
+      out->assign(paths.begin(), paths.begin() + std::min<int>(paths.size(), static_cast<int>(kKeptItemWarnings)));
+    };
+    keep(report.iteration_directories_gone(), &worker_job.iteration_directories_gone);
+    keep(report.iteration_directories_left(), &worker_job.iteration_directories_left);
     worker_job.stonewalled = report.stonewalled();
     worker_job.start_late_ns = report.start_late_ns();
     worker_job.earliest_start_late_ns = report.earliest_start_late_ns();
@@ -359,6 +369,39 @@ std::vector<uint64_t> RunAggregator::PerTask(size_t job, std::vector<uint64_t> W
 
 std::vector<uint64_t> RunAggregator::TaskItems(size_t job) const { return PerTask(job, &WorkerJob::task_items); }
 std::vector<uint64_t> RunAggregator::TaskElapsedNs(size_t job) const { return PerTask(job, &WorkerJob::task_elapsed_ns); }
+
+uint64_t RunAggregator::ItemFailures(size_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t failures = 0;
+  if (job < per_job_worker_.size()) {
+    for (const WorkerJob& w : per_job_worker_[job]) failures += w.item_failures;
+  }
+  return failures;
+}
+
+std::vector<std::string> RunAggregator::ItemWarnings(size_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> warnings;
+  if (job < per_job_worker_.size()) {
+    for (const WorkerJob& w : per_job_worker_[job]) warnings.insert(warnings.end(), w.item_warnings.begin(), w.item_warnings.end());
+  }
+  return warnings;
+}
+
+std::vector<std::string> RunAggregator::IterationDirectoriesLeft(size_t job) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> gone;
+  std::vector<std::string> left;
+  if (job < per_job_worker_.size()) {
+    for (const WorkerJob& w : per_job_worker_[job]) gone.insert(w.iteration_directories_gone.begin(), w.iteration_directories_gone.end());
+    for (const WorkerJob& w : per_job_worker_[job]) {
+      for (const std::string& path : w.iteration_directories_left) {
+        if (gone.count(path) == 0 && std::find(left.begin(), left.end(), path) == left.end()) left.push_back(path);
+      }
+    }
+  }
+  return left;
+}
 
 bool RunAggregator::Stonewalled(size_t job) const {
   std::lock_guard<std::mutex> lock(mu_);

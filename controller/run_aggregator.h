@@ -120,6 +120,14 @@ class RunAggregator final : public ReportSink {
   // Each task's own time (its start to its end), in the same order.
   std::vector<uint64_t> TaskElapsedNs(size_t job) const;
   bool Stonewalled(size_t job) const;
+  // Metadata phases (warn_failed_items): the operations on items that failed and were gone past,
+  // over every worker, and the WARNING lines the workers named (workers in order, each's tasks
+  // in order; at most kKeptItemWarnings from each worker).
+  static constexpr size_t kKeptItemWarnings = 1000;
+  uint64_t ItemFailures(size_t job) const;
+  std::vector<std::string> ItemWarnings(size_t job) const;
+  // Tree removal: the iteration directories some worker could not remove and none removed.
+  std::vector<std::string> IterationDirectoriesLeft(size_t job) const;
 
   // Intervals to publish now, oldest first, in three scopes (phase-wide cluster, job, worker
   // of a job): the cluster and job intervals every expected worker has reported, those whose
@@ -159,6 +167,9 @@ class RunAggregator final : public ReportSink {
     std::vector<uint64_t> depth_counts, submit_counts, complete_counts;
     std::vector<uint64_t> task_items;
     std::vector<uint64_t> task_elapsed_ns;
+    uint64_t item_failures = 0;
+    std::vector<std::string> item_warnings;  // at most kKeptItemWarnings
+    std::vector<std::string> iteration_directories_gone, iteration_directories_left;  // at most kKeptItemWarnings each
     bool stonewalled = false;
     int64_t start_late_ns = 0;
     int64_t earliest_start_late_ns = 0;

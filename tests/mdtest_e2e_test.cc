@@ -453,6 +453,47 @@ TEST_F(MdtestEndToEnd, StonewallStatusFileCarriesTheCountToTheNextRun) {
   EXPECT_EQ(DirectoryEntries(dir_), 0);
 }
 
+// As mdtest 4: a stat or removal of an item that is not there prints mdtest's WARNING for it,
+// counts it among the phase's items, and the run goes on (exit 0); each task names its first
+// 100 and counts the rest; --warningAsErrors makes the first one end the run.
+TEST_F(MdtestEndToEnd, AMissingItemIsAWarningAndTheRunGoesOn) {
+  Mdtest made = Run({"-d", dir_, "-n", "150", "-F", "-u", "-C"}, "warn-made");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string tree = dir_ + "/test-dir.0-0";
+  const std::string lost = tree + "/mdtest_tree.0.0/file.mdtest.0.7";
+  ASSERT_EQ(::unlink(lost.c_str()), 0) << lost;
+  for (int i = 0; i < 150; ++i) {  // every file of task 3 (the second worker's second)
+    const std::string file = absl::StrCat(tree, "/mdtest_tree.3.0/file.mdtest.3.", i);
+    ASSERT_EQ(::unlink(file.c_str()), 0) << file;
+  }
+  Mdtest stat = Run({"-d", dir_, "-n", "150", "-F", "-u", "-T"}, "warn-stat", false);
+  EXPECT_EQ(stat.exit_code, 0) << stat.err;
+  EXPECT_THAT(stat.out, HasSubstr("WARNING: unable to stat file " + lost + "\n")) << stat.out;
+  EXPECT_THAT(stat.out, HasSubstr(absl::StrCat("WARNING: unable to stat file ", tree, "/mdtest_tree.3.0/file.mdtest.3.99\n")));
+  EXPECT_THAT(stat.out, Not(HasSubstr("file.mdtest.3.100\n")));  // past the 100 a task names
+  EXPECT_EQ(CountIn(stat.out, "WARNING: unable to stat file "), 101u) << stat.out;
+  EXPECT_THAT(stat.out, HasSubstr("WARNING: 50 more failed operations of file stat not named"));
+  EXPECT_LT(stat.out.find("WARNING: unable to stat file"), stat.out.find("SUMMARY rate")) << "warnings come before the table";
+  EXPECT_THAT(stat.out, HasSubstr("File stat"));
+
+  Mdtest strict = Run({"-d", dir_, "-n", "150", "-F", "-u", "-T", "--warningAsErrors"}, "warn-strict", false);
+  EXPECT_EQ(strict.exit_code, 1) << strict.err;
+  EXPECT_THAT(strict.err, HasSubstr("file stat of ")) << strict.err;
+  EXPECT_TRUE(std::filesystem::exists(tree + "/mdtest_tree.0.0/file.mdtest.0.8")) << "a run without -C removed the tree it failed in";
+
+  Mdtest removed = Run({"-d", dir_, "-n", "150", "-F", "-u", "-r"}, "warn-remove");
+  EXPECT_EQ(removed.exit_code, 0) << removed.err;
+  const v1::MdtestPhaseResult* removal = Phase(removed.report, "File removal");
+  ASSERT_NE(removal, nullptr) << removed.err;
+  EXPECT_EQ(removal->items(), 4u * 150) << "failed removals count among the items, as mdtest counts them";
+  EXPECT_EQ(removal->item_failures(), 151u);
+  EXPECT_EQ(removal->errors(), 151u);
+  EXPECT_EQ(removal->item_warnings_size(), 101);
+  EXPECT_THAT(std::vector<std::string>(removal->item_warnings().begin(), removal->item_warnings().end()),
+              ::testing::Contains(absl::StrCat("[RANK 000]: unlink() of file \"", lost, "\" failed")));
+  EXPECT_EQ(DirectoryEntries(dir_), 0) << "the removal went on past the missing files";
+}
+
 // -d on workers the controller did not start (each its own host) as mdtest's ranks treat it: a
 // missing test directory is made, not its parents, and removed again at the end of a run that
 // removes what it made; one that existed stays, as does the one a run with -C alone made.

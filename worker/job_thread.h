@@ -260,6 +260,13 @@ struct JobThreadOutcome {
   // Metadata tasks: items done, and whether the stonewall time stopped the task.
   uint64_t items = 0;
   bool stonewalled = false;
+  // Metadata tasks with warn_failed_items: operations on items that failed and were gone past
+  // (counted in `items` too), and mdtest's WARNING lines (without the prefix) for the first.
+  uint64_t item_failures = 0;
+  std::vector<std::string> item_warnings;
+  // Tree removal: the iteration directories this task removed or found gone, and those it could
+  // not remove (others' trees may still have been in them then).
+  std::vector<std::string> iteration_directories_gone, iteration_directories_left;
   // How long after its start instant the thread began (0 if it never did: stopped before).
   int64_t start_late_ns = 0;
   // zonemode=zbd: zones the thread emptied (fio's "zone resets").

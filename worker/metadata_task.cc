@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
@@ -56,6 +57,77 @@ const char* OpName(Op::Op op) {
 }
 
 constexpr size_t kLeftoverBatch = 1 << 16;
+
+// A task names at most this many of its failed operations in a phase (warn_failed_items; each
+// at most a few hundred bytes of path in its final report), and counts the rest.
+constexpr uint64_t kNamedItemFailures = 100;
+
+// Whether a failed `op` is one mdtest 4 warns of and goes past (mdtest.c's WARNF), rather than
+// one it aborts on: a file's creation (and write) and read open it through its POSIX backend,
+// which fails the run (ERRF), and so does iofleet.
+bool WarnsAndGoesOn(Op::Op op) {
+  switch (op) {
+    case Op::TREE_CREATE:
+    case Op::TREE_REMOVE:
+    case Op::DIR_CREATE:
+    case Op::DIR_STAT:
+    case Op::DIR_RENAME:
+    case Op::DIR_REMOVE:
+    case Op::FILE_STAT:
+    case Op::FILE_REMOVE: return true;
+    default: return false;
+  }
+}
+
+// How deep tree directory `n` (of one copy; 0 is the top) lies: its parent is (n - 1) / branch.
+uint32_t TreeLevel(uint64_t n, uint32_t branch) {
+  uint32_t level = 0;
+  for (; n > 0 && branch > 0; n = (n - 1) / branch) ++level;
+  return level;
+}
+
+// An item's path as mdtest names one it makes or removes: its recursion (create_remove_items)
+// appends each tree directory below the top as "/<name>/" and the item as "/<name>", so each of
+// the last `level` separators (those below the tree's top directory but the first) is doubled:
+// "<top>/mdtest_tree.0.1//mdtest_tree.0.3//dir.mdtest.0.7". (Its stat and rename name items
+// with single separators.)
+std::string MdtestRecursionPath(const std::string& path, uint32_t level) {
+  std::string named = path;
+  size_t at = named.size();
+  for (uint32_t k = 0; k < level && at > 0; ++k) {
+    at = named.rfind('/', at - 1);
+    if (at == std::string::npos || at == 0) break;
+    named.insert(at, "/");
+  }
+  return named;
+}
+
+// mdtest's WARNING line(s) for a failed `op` on `path` (a rename's: to `other`) by task `rank`,
+// without the "WARNING: " prefix, in its words (mdtest.c; its POSIX backend's for a removed file,
+// and for a rename, before mdtest's own). A tree directory is named as mdtest names it, with a
+// trailing slash; its tree's top directory (`top`) in words of its own. An item made or removed
+// `level` directories below its tree's top is named as mdtest's recursion names it.
+void AppendMdtestWarnings(Op::Op op, uint32_t rank, const std::string& item_path, const std::string& other, bool top, uint32_t level,
+                          std::vector<std::string>* out) {
+  const bool made_or_removed = op == Op::DIR_CREATE || op == Op::DIR_REMOVE || op == Op::FILE_REMOVE;
+  const std::string path = made_or_removed ? MdtestRecursionPath(item_path, level) : item_path;
+  switch (op) {
+    case Op::TREE_CREATE:
+      out->push_back(top ? absl::StrCat("unable to create tree directory '", path, "/'") : absl::StrCat("Unable to create directory ", path, "/"));
+      return;
+    case Op::TREE_REMOVE: out->push_back(absl::StrCat("Unable to remove directory ", path, "/")); return;
+    case Op::DIR_CREATE: out->push_back(absl::StrCat("unable to create directory ", path)); return;
+    case Op::DIR_REMOVE: out->push_back(absl::StrCat("unable to remove directory ", path)); return;
+    case Op::DIR_STAT: out->push_back(absl::StrCat("unable to stat directory ", path)); return;
+    case Op::FILE_STAT: out->push_back(absl::StrCat("unable to stat file ", path)); return;
+    case Op::DIR_RENAME:
+      out->push_back(absl::StrFormat("[RANK %03d]: rename() of file \"%s\" to  \"%s\" failed", rank, path, other));
+      out->push_back(absl::StrCat("unable to rename directory ", path));
+      return;
+    case Op::FILE_REMOVE: out->push_back(absl::StrFormat("[RANK %03d]: unlink() of file \"%s\" failed", rank, path)); return;
+    default: return;
+  }
+}
 
 // Directories a worker's mdtest tasks keep open in all (shared among them; each task keeps at
 // least ConfinedTree::kCachedDirectories). A task resolves each directory it works in beneath
@@ -528,7 +600,20 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
                                          leftovers.empty() ? RequestIdentity{.offset = item, .file = whose, .tracked = true}
                                                            : RequestIdentity{});
     if (error != 0) {
-      // mdtest stops at the first failure; so does the task, naming it (cleanup goes on).
+      // mdtest goes past a failed stat, removal, rename or directory creation, printing a WARNING
+      // and counting the item (warn_failed_items); so does the task, naming the first of them.
+      // A call the confinement refused (a symlink or '..' in the tree) still ends the phase.
+      if (phase.warn_failed_items() && !phase.cleanup() && WarnsAndGoesOn(phase.op()) && error != EXDEV && error != ELOOP) {
+        if (++outcome.item_failures <= kNamedItemFailures) {
+          const bool tree_phase = phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE;
+          const bool top = tree_phase && tree.TreeStepDirectory(step) % tree.directory_count() == 0;
+          const uint32_t level = tree_phase ? 0 : TreeLevel(tree.DirectoryOfItem(item) % tree.directory_count(), phase.branch());
+          AppendMdtestWarnings(phase.op(), rank, *step_path, other, top, level, &outcome.item_warnings);
+        }
+        ++done;
+        continue;
+      }
+      // Otherwise the first failure ends the task's phase, naming it (cleanup goes on).
       if (outcome.status.ok()) {
         std::string why = ConfinedPathReason(error);
         if (why.empty() && error == EINVAL && phase.direct_io() && (phase.op() == Op::FILE_CREATE || phase.op() == Op::FILE_READ)) {
@@ -580,8 +665,10 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     if (!outcome.status.ok()) return outcome;
     // A wear-out adds to what the stonewalled creation made; with -S every task makes the same
     // names, so others may have made more by now.
-    const uint64_t expected = (collective ? 0 : first) + done;
-    if (phase.shared_file() ? present < expected : present != expected) {
+    // A creation that failed and was gone past (warn_failed_items; a name already there, say)
+    // may or may not have left its name: then only the ones that succeeded must be there.
+    const uint64_t expected = (collective ? 0 : first) + done - outcome.item_failures;
+    if (phase.shared_file() || outcome.item_failures > 0 ? present < expected : present != expected) {
       outcome.status = absl::DataLossError(absl::StrCat(OpName(phase.op()), ": task ", rank, " created ", expected, " items but ", present,
                                                         " are present in its tree under ", tree.IterationDirectory(rank)));
     }
@@ -600,7 +687,14 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     // The shared iteration directories go once the last tree in them is gone, and so does the
     // test directory the run made (mdtest removes the one it made): each owner tries after its
     // own tree, and the last one's removal is the one that succeeds.
-    for (uint64_t loop = 0; loop < tree.loops(); ++loop) fs.RemoveDirectory(tree.IterationDirectory(rank, loop));
+    // (Whether each went, or is left, tells the controller which are left once every owner tried:
+    // mdtest warns of one left, as after a tree directory it could not remove.)
+    for (uint64_t loop = 0; loop < tree.loops(); ++loop) {
+      const std::string iteration = tree.IterationDirectory(rank, loop);
+      const int error = fs.RemoveDirectory(iteration);
+      auto& named = error == 0 || error == ENOENT ? outcome.iteration_directories_gone : outcome.iteration_directories_left;
+      if (named.size() < kNamedItemFailures) named.push_back(iteration);  // (-n/-I copies: one a copy)
+    }
     const uint32_t mine = rank % static_cast<uint32_t>(phase.test_dirs_size());
     if (std::find(phase.remove_test_dirs().begin(), phase.remove_test_dirs().end(), mine) != phase.remove_test_dirs().end()) {
       const std::string& test_dir = located.test_dirs(static_cast<int>(mine));  // (as the tree's paths name it)

@@ -98,6 +98,7 @@ void WorkerRun::Arm() {
     JobState& state = jobs_[j];
     const uint32_t numjobs = specs[j].numjobs();
     state.task_items.assign(numjobs, 0);
+    state.task_warnings.assign(numjobs, {});
     state.task_elapsed_ns.assign(numjobs, 0);
     // cmdprio: the job's priorities, each with its own completion latency (validated already).
     auto priorities = ResolveIoPriorities(specs[j]);
@@ -198,6 +199,10 @@ void WorkerRun::RunThread(size_t j, uint32_t t) {
     }
   }
   state.task_items[plan.jobnum] = outcome.items;
+  state.item_failures += outcome.item_failures;
+  state.task_warnings[plan.jobnum] = std::move(outcome.item_warnings);
+  state.iteration_directories_gone.insert(outcome.iteration_directories_gone.begin(), outcome.iteration_directories_gone.end());
+  state.iteration_directories_left.insert(outcome.iteration_directories_left.begin(), outcome.iteration_directories_left.end());
   const int64_t own = std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.end - JobStart(j)).count() - outcome.start_late_ns;
   state.task_elapsed_ns[plan.jobnum] = static_cast<uint64_t>(std::max<int64_t>(0, own));
   state.stonewalled |= outcome.stonewalled;
@@ -673,6 +678,10 @@ void WorkerRun::CollectorLoop() {
       report.set_cpu_system_ns(state.cpu_system_ns);
       report.set_context_switches(state.context_switches);
       for (uint64_t items : state.task_items) report.add_task_items(items);
+      report.set_item_failures(state.item_failures);
+      for (const auto& warnings : state.task_warnings) report.mutable_item_warnings()->Add(warnings.begin(), warnings.end());
+      report.mutable_iteration_directories_gone()->Add(state.iteration_directories_gone.begin(), state.iteration_directories_gone.end());
+      report.mutable_iteration_directories_left()->Add(state.iteration_directories_left.begin(), state.iteration_directories_left.end());
       if (spec.has_metadata()) {
         for (uint64_t ns : state.task_elapsed_ns) report.add_task_elapsed_ns(ns);
       }

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,6 +98,10 @@ class WorkerRun final : public SessionRun {
     uint64_t cpu_user_ns = 0, cpu_system_ns = 0, context_switches = 0;
     uint64_t zone_resets = 0;  // zonemode=zbd
     std::vector<uint64_t> task_items;
+    // Metadata phases (warn_failed_items): failed operations gone past, and each task's named ones.
+    uint64_t item_failures = 0;
+    std::vector<std::vector<std::string>> task_warnings;
+    std::set<std::string> iteration_directories_gone, iteration_directories_left;  // tree removal
     std::vector<uint64_t> task_elapsed_ns;  // each task's own start to end
     bool stonewalled = false;
     int64_t start_late_ns = 0;  // the latest thread's

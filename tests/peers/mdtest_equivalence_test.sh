@@ -22,7 +22,9 @@
 #     tool's calls (mdtest's recursion: a directory before its children when made, after them
 #     when removed; copy by copy with directory loops); and every call on an item (made,
 #     stat'ed, renamed, opened to read, removed), in the same order (creation and removal
-#     directory by directory as mdtest's recursion goes, the others by item number).
+#     directory by directory as mdtest's recursion goes, the others by item number);
+#   - the same WARNING lines where operations on items fail (names missing or already there, a
+#     file planted in the tree), the run going on in both.
 # mpirun listens on every address: it runs in a network namespace of its own (loopback only).
 # Everything it mounts and creates goes at exit, pass or fail.
 set -euo pipefail
@@ -390,4 +392,45 @@ for step in create stat nofile remove hit counts; do
 done
 grep -q "^WARNING: Could not read stonewall status file" "$tmp/out/iofleet.sw-nofile" || fail "-x without a status file: no WARNING"
 
-echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; on the per-operation CSVs of $perops runs; on the order of the tree phases' and the item phases' calls in $ordered runs; and on $stonewalls runs with -W and -x, as IO500 runs them"
+# Failed operations on items, as mdtest goes past them: a tree made (three levels, where mdtest
+# names what it makes and removes with doubled slashes), then items removed behind the tools'
+# backs, in every level; a stat and rename run (-T -U) finds names missing, a creation run over
+# the tree (-C again) finds names there, and a removal run (-r), with the items removed again and
+# a file planted in a tree directory, finds both (and leaves the iteration directory, which
+# mdtest warns of). Each tool, one task on tmpfs (two mdtest ranks' WARNINGs, printed as they
+# happen, come through mpirun cut into each other mid-line; tests/mdtest_e2e_test.cc has four
+# tasks' in iofleet), one after the other: the same WARNING lines (compared as sets), the rest of
+# the output alike, exit 0, and the same tree left at every step.
+failing_opts=(-n 40 -z 2 -b 2 -u)
+gone=(mdtest_tree.0.0/mdtest_tree.0.1/mdtest_tree.0.3/file.mdtest.0.16 mdtest_tree.0.0/mdtest_tree.0.1/mdtest_tree.0.4/dir.mdtest.0.21
+      mdtest_tree.0.0/mdtest_tree.0.2/dir.mdtest.0.12 mdtest_tree.0.0/file.mdtest.0.2)
+for tool in mdtest iofleet; do
+  dir="$tmp/tmpfs/failing"
+  "run_$tool" 1 "$tmp/out/$tool.fail-create" "${failing_opts[@]}" -d "$dir" -C
+  for item in "${gone[@]}"; do rm -r "$dir/test-dir.0-0/$item"; done
+  "run_$tool" 1 "$tmp/out/$tool.fail-stat" "${failing_opts[@]}" -d "$dir" -T -U
+  tree_of "$dir" > "$tmp/out/$tool.fail-stat.tree"
+  "run_$tool" 1 "$tmp/out/$tool.fail-again" "${failing_opts[@]}" -d "$dir" -C
+  tree_of "$dir" > "$tmp/out/$tool.fail-again.tree"
+  for item in "${gone[@]}"; do rm -r "$dir/test-dir.0-0/$item"; done
+  touch "$dir/test-dir.0-0/mdtest_tree.0.0/mdtest_tree.0.2/planted"
+  "run_$tool" 1 "$tmp/out/$tool.fail-remove" "${failing_opts[@]}" -d "$dir" -r
+  tree_of "$dir" > "$tmp/out/$tool.fail-remove.tree"
+  rm -rf "$dir"
+done
+failing=0
+for step in stat again remove; do
+  for tool in mdtest iofleet; do
+    grep '^WARNING: ' "$tmp/out/$tool.fail-$step" | LC_ALL=C sort > "$tmp/out/$tool.fail-$step.warnings" || true
+    grep -v '^WARNING: ' "$tmp/out/$tool.fail-$step" > "$tmp/out/$tool.fail-$step.rest" || true
+  done
+  [ -s "$tmp/out/mdtest.fail-$step.warnings" ] || fail "failed items, $step: mdtest printed no WARNING (the test's premise)"
+  diff -u "$tmp/out/mdtest.fail-$step.warnings" "$tmp/out/iofleet.fail-$step.warnings" >&2 ||
+    fail "failed items, $step: the two tools' WARNING lines differ (above)"
+  same_output "$tmp/out/mdtest.fail-$step.rest" "$tmp/out/iofleet.fail-$step.rest" "failed items: $step"
+  cmp -s "$tmp/out/mdtest.fail-$step.tree" "$tmp/out/iofleet.fail-$step.tree" ||
+    fail "failed items, $step: the trees left differ ($(diff "$tmp/out/mdtest.fail-$step.tree" "$tmp/out/iofleet.fail-$step.tree" | head -5))"
+  failing=$((failing + 1))
+done
+
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; on the per-operation CSVs of $perops runs; on the order of the tree phases' and the item phases' calls in $ordered runs; on $stonewalls runs with -W and -x, as IO500 runs them; and on $failing runs whose operations fail on items (the same WARNINGs)"
