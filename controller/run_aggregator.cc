@@ -143,11 +143,10 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     worker_job.task_elapsed_ns.assign(report.task_elapsed_ns().begin(), report.task_elapsed_ns().end());
     worker_job.item_failures = report.item_failures();
     // (A worker names at most 100 a task; kept within bounds whatever it sends.)
-    const int kept = std::min<int>(report.item_warnings_size(), static_cast<int>(kKeptItemWarnings));
-    worker_job.item_warnings.assign(report.item_warnings().begin(), report.item_warnings().begin() + kept);
-    auto keep = [](const google::protobuf::RepeatedPtrField<std::string>& paths, std::vector<std::string>* out) {
-      out->assign(paths.begin(), paths.begin() + std::min<int>(paths.size(), static_cast<int>(kKeptItemWarnings)));
+    auto keep = [](const google::protobuf::RepeatedPtrField<std::string>& lines, std::vector<std::string>* out) {
+      out->assign(lines.begin(), lines.begin() + std::min<int>(lines.size(), static_cast<int>(kKeptItemWarnings)));
     };
+    keep(report.item_warnings(), &worker_job.item_warnings);
     keep(report.iteration_directories_gone(), &worker_job.iteration_directories_gone);
     keep(report.iteration_directories_left(), &worker_job.iteration_directories_left);
     worker_job.stonewalled = report.stonewalled();
@@ -359,9 +358,10 @@ void RunAggregator::TakeDue(int64_t now_unix_ns, int64_t grace_ns, std::vector<P
   next_grace_end_unix_ns_ = next_grace_end;
 }
 
-std::vector<uint64_t> RunAggregator::PerTask(size_t job, std::vector<uint64_t> WorkerJob::*field) const {
+template <typename T>
+std::vector<T> RunAggregator::PerTask(size_t job, std::vector<T> WorkerJob::*field) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<uint64_t> values;
+  std::vector<T> values;
   if (job >= per_job_worker_.size()) return values;
   for (const WorkerJob& w : per_job_worker_[job]) values.insert(values.end(), (w.*field).begin(), (w.*field).end());
   return values;
@@ -379,14 +379,7 @@ uint64_t RunAggregator::ItemFailures(size_t job) const {
   return failures;
 }
 
-std::vector<std::string> RunAggregator::ItemWarnings(size_t job) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> warnings;
-  if (job < per_job_worker_.size()) {
-    for (const WorkerJob& w : per_job_worker_[job]) warnings.insert(warnings.end(), w.item_warnings.begin(), w.item_warnings.end());
-  }
-  return warnings;
-}
+std::vector<std::string> RunAggregator::ItemWarnings(size_t job) const { return PerTask(job, &WorkerJob::item_warnings); }
 
 std::vector<std::string> RunAggregator::IterationDirectoriesLeft(size_t job) const {
   std::lock_guard<std::mutex> lock(mu_);

@@ -176,7 +176,8 @@ class RunAggregator final : public ReportSink {
     int64_t last_end_unix_ns = 0;
   };
   // A per-task field of every worker's final report of `job`, workers in order.
-  std::vector<uint64_t> PerTask(size_t job, std::vector<uint64_t> WorkerJob::*field) const;
+  template <typename T>
+  std::vector<T> PerTask(size_t job, std::vector<T> WorkerJob::*field) const;
   struct WorkerInterval {
     uint64_t ops = 0, bytes = 0;
     CarriedReports reports;  // the workers' reports the session's carried (behind a relay: many)

@@ -75,6 +75,13 @@ void MdtestTree::AppendTreeNames(uint32_t rank, uint64_t n, std::string* out) co
   }
 }
 
+uint32_t MdtestTree::Level(uint64_t n) const {
+  const uint64_t b = std::max(1u, phase_.branch());
+  uint32_t level = 0;
+  for (uint64_t node = n % directories_; node != 0; node = (node - 1) / b) ++level;
+  return level;
+}
+
 uint64_t MdtestTree::OperationDirectory(uint64_t n) const {
   if (phase_.op() != v1::MetadataPhase::READDIR) return TreeStepDirectory(n);
   const uint64_t per_copy = std::max<uint64_t>(1, item_directory_count());

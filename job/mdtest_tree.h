@@ -113,6 +113,9 @@ class MdtestTree {
   // What DirectoryPath(rank, n) adds to its copy's IterationDirectory: the tree's names from its
   // top down to directory n ("/mdtest_tree.<rank>.0/mdtest_tree.<rank>.3"), appended to *out.
   void AppendTreeNames(uint32_t rank, uint64_t n, std::string* out) const;
+  // How many directories above tree directory `n` its path names (0: the tree's top), as
+  // AppendTreeNames walks them.
+  uint32_t Level(uint64_t n) const;
   // The tree directory (a DirectoryPath number) operation `n` of a tree phase (TreeStepDirectory)
   // or of the listing (--readdir: the directories that hold items, copy by copy) works on.
   uint64_t OperationDirectory(uint64_t n) const;

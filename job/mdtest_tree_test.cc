@@ -25,6 +25,11 @@ TEST(MdtestTree, CountsAndNamesAsMdtest) {
   // Node 12 is child 1 of node 1 (children of n are 10n+1 .. 10n+10).
   EXPECT_EQ(tree.DirectoryPath(3, 12), "/mnt/perf/test-dir.0-0/mdtest_tree.0/mdtest_tree.1/mdtest_tree.12");
   EXPECT_EQ(tree.ItemPath(3, 45, false), "/mnt/perf/test-dir.0-0/mdtest_tree.0/mdtest_tree.2/dir.mdtest.3.45");
+  // The directories above each one in its path (mdtest's WARNINGs name items by their level).
+  EXPECT_EQ(tree.Level(0), 0u);
+  EXPECT_EQ(tree.Level(10), 1u);
+  EXPECT_EQ(tree.Level(12), 2u);
+  EXPECT_EQ(tree.Level(110), 2u);
 
   phase.set_unique_dir(true);
   phase.set_leaf_only(true);

@@ -79,13 +79,6 @@ bool WarnsAndGoesOn(Op::Op op) {
   }
 }
 
-// How deep tree directory `n` (of one copy; 0 is the top) lies: its parent is (n - 1) / branch.
-uint32_t TreeLevel(uint64_t n, uint32_t branch) {
-  uint32_t level = 0;
-  for (; n > 0 && branch > 0; n = (n - 1) / branch) ++level;
-  return level;
-}
-
 // An item's path as mdtest names one it makes or removes: its recursion (create_remove_items)
 // appends each tree directory below the top as "/<name>/" and the item as "/<name>", so each of
 // the last `level` separators (those below the tree's top directory but the first) is doubled:
@@ -607,7 +600,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         if (++outcome.item_failures <= kNamedItemFailures) {
           const bool tree_phase = phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE;
           const bool top = tree_phase && tree.TreeStepDirectory(step) % tree.directory_count() == 0;
-          const uint32_t level = tree_phase ? 0 : TreeLevel(tree.DirectoryOfItem(item) % tree.directory_count(), phase.branch());
+          const uint32_t level = tree_phase ? 0 : tree.Level(tree.DirectoryOfItem(item));
           AppendMdtestWarnings(phase.op(), rank, *step_path, other, top, level, &outcome.item_warnings);
         }
         ++done;
