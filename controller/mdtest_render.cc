@@ -8,12 +8,14 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "common/units.h"
 #include "controller/block_stages.h"
 #include "controller/host_profiles.h"
 #include "controller/report_text.h"
 #include "controller/direction_summary.h"
+#include "job/mdtest_warnings.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace iofleet {
@@ -121,12 +123,17 @@ void AppendIterationLines(const v1::MdtestReport& report, uint32_t tasks, std::s
       const bool file_phase = std::find(std::begin(kFileRows), std::end(kFileRows), p.operation()) != std::end(kFileRows);
       if (file_phase && !file_phases && report.stonewall_status_unreadable()) out->append("WARNING: Could not read stonewall status file\n");
       file_phases |= file_phase;
-      for (const std::string& warning : p.item_warnings()) absl::StrAppend(out, "WARNING: ", warning, "\n");
-      // (A task names its first 100; the rest are counted.)
-      const uint64_t named = static_cast<uint64_t>(p.item_warnings_size()) / (p.operation() == kDirectoryRows[2] ? 2 : 1);
+      // (One entry a failure, a rename's of two lines. A task names its first few; the rest are
+      // counted.)
+      for (const std::string& warning : p.item_warnings()) {
+        for (absl::string_view line : absl::StrSplit(warning, '\n')) absl::StrAppend(out, "WARNING: ", line, "\n");
+      }
+      const uint64_t named = static_cast<uint64_t>(p.item_warnings_size());
       if (p.item_failures() > named) {
-        absl::StrAppendFormat(out, "WARNING: %d more failed operations of %s not named (iofleet names the first 100 of each task)\n",
-                              p.item_failures() - named, absl::AsciiStrToLower(p.operation()));
+        absl::StrAppendFormat(out, 
+            "WARNING: %d more failed operations of %s not named (iofleet names the first %d of each task, at most %d of a worker's "
+            "or relay's tasks)\n",
+            p.item_failures() - named, absl::AsciiStrToLower(p.operation()), kMdtestNamedFailuresPerTask, kMdtestNamedFailuresPerWorker);
       }
       for (const std::string& left : p.iteration_directories_left()) absl::StrAppend(out, "WARNING: unable to remove directory ", left, "\n");
       if (p.operation() == kFileRows[0] && p.stonewalled()) {

@@ -13,6 +13,7 @@
 #include "controller/run_aggregator.h"
 #include "controller/direction_summary.h"
 #include "histogram/latency_histogram.h"
+#include "job/mdtest_warnings.h"
 
 namespace iofleet {
 namespace {
@@ -275,7 +276,7 @@ void RelayRun::ForwardFinalLocked(uint32_t job) {
     merged.mutable_iteration_directories_gone()->Add(f->iteration_directories_gone().begin(), f->iteration_directories_gone().end());
     merged.mutable_iteration_directories_left()->Add(f->iteration_directories_left().begin(), f->iteration_directories_left().end());
     for (const std::string& warning : f->item_warnings()) {
-      if (merged.item_warnings_size() >= static_cast<int>(RunAggregator::kKeptItemWarnings)) break;  // (the controller keeps no more)
+      if (merged.item_warnings_size() >= static_cast<int>(kMdtestNamedFailuresPerWorker)) break;  // (the controller keeps no more)
       merged.add_item_warnings(warning);
     }
     merged.set_stonewalled(merged.stonewalled() || f->stonewalled());

@@ -144,7 +144,7 @@ bool RunAggregator::AddLocked(size_t worker_index, v1::IntervalReport report) {
     worker_job.item_failures = report.item_failures();
     // (A worker names at most 100 a task; kept within bounds whatever it sends.)
     auto keep = [](const google::protobuf::RepeatedPtrField<std::string>& lines, std::vector<std::string>* out) {
-      out->assign(lines.begin(), lines.begin() + std::min<int>(lines.size(), static_cast<int>(kKeptItemWarnings)));
+      out->assign(lines.begin(), lines.begin() + std::min<int>(lines.size(), static_cast<int>(kMdtestNamedFailuresPerWorker)));
     };
     keep(report.item_warnings(), &worker_job.item_warnings);
     keep(report.iteration_directories_gone(), &worker_job.iteration_directories_gone);

@@ -17,6 +17,7 @@
 #include "controller/direction_summary.h"
 #include "controller/report_sink.h"
 #include "job/job_phases.h"
+#include "job/mdtest_warnings.h"
 #include "proto/job.pb.h"
 #include "proto/report.pb.h"
 #include "proto/worker_service.pb.h"
@@ -121,9 +122,8 @@ class RunAggregator final : public ReportSink {
   std::vector<uint64_t> TaskElapsedNs(size_t job) const;
   bool Stonewalled(size_t job) const;
   // Metadata phases (warn_failed_items): the operations on items that failed and were gone past,
-  // over every worker, and the WARNING lines the workers named (workers in order, each's tasks
-  // in order; at most kKeptItemWarnings from each worker).
-  static constexpr size_t kKeptItemWarnings = 1000;
+  // over every worker, and the warnings the workers named, one a failure (workers in order,
+  // each's tasks in order; at most kMdtestNamedFailuresPerWorker from each worker).
   uint64_t ItemFailures(size_t job) const;
   std::vector<std::string> ItemWarnings(size_t job) const;
   // Tree removal: the iteration directories some worker could not remove and none removed.
@@ -168,8 +168,8 @@ class RunAggregator final : public ReportSink {
     std::vector<uint64_t> task_items;
     std::vector<uint64_t> task_elapsed_ns;
     uint64_t item_failures = 0;
-    std::vector<std::string> item_warnings;  // at most kKeptItemWarnings
-    std::vector<std::string> iteration_directories_gone, iteration_directories_left;  // at most kKeptItemWarnings each
+    std::vector<std::string> item_warnings;  // at most kMdtestNamedFailuresPerWorker
+    std::vector<std::string> iteration_directories_gone, iteration_directories_left;  // as many at most, each
     bool stonewalled = false;
     int64_t start_late_ns = 0;
     int64_t earliest_start_late_ns = 0;

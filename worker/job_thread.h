@@ -261,7 +261,8 @@ struct JobThreadOutcome {
   uint64_t items = 0;
   bool stonewalled = false;
   // Metadata tasks with warn_failed_items: operations on items that failed and were gone past
-  // (counted in `items` too), and mdtest's WARNING lines (without the prefix) for the first.
+  // (counted in `items` too), and mdtest's warning for each of the first (MdtestWarning: one
+  // entry a failure).
   uint64_t item_failures = 0;
   std::vector<std::string> item_warnings;
   // Tree removal: the iteration directories this task removed or found gone, and those it could

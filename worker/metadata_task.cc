@@ -23,6 +23,7 @@
 #include "common/nfs_url.h"
 #include "job/mdtest_data.h"
 #include "job/mdtest_tree.h"
+#include "job/mdtest_warnings.h"
 #include "worker/block_permutation.h"
 #include "worker/file_system.h"
 #include "worker/job_thread.h"
@@ -57,70 +58,6 @@ const char* OpName(Op::Op op) {
 }
 
 constexpr size_t kLeftoverBatch = 1 << 16;
-
-// A task names at most this many of its failed operations in a phase (warn_failed_items; each
-// at most a few hundred bytes of path in its final report), and counts the rest.
-constexpr uint64_t kNamedItemFailures = 100;
-
-// Whether a failed `op` is one mdtest 4 warns of and goes past (mdtest.c's WARNF), rather than
-// one it aborts on: a file's creation (and write) and read open it through its POSIX backend,
-// which fails the run (ERRF), and so does iofleet.
-bool WarnsAndGoesOn(Op::Op op) {
-  switch (op) {
-    case Op::TREE_CREATE:
-    case Op::TREE_REMOVE:
-    case Op::DIR_CREATE:
-    case Op::DIR_STAT:
-    case Op::DIR_RENAME:
-    case Op::DIR_REMOVE:
-    case Op::FILE_STAT:
-    case Op::FILE_REMOVE: return true;
-    default: return false;
-  }
-}
-
-// An item's path as mdtest names one it makes or removes: its recursion (create_remove_items)
-// appends each tree directory below the top as "/<name>/" and the item as "/<name>", so each of
-// the last `level` separators (those below the tree's top directory but the first) is doubled:
-// "<top>/mdtest_tree.0.1//mdtest_tree.0.3//dir.mdtest.0.7". (Its stat and rename name items
-// with single separators.)
-std::string MdtestRecursionPath(const std::string& path, uint32_t level) {
-  std::string named = path;
-  size_t at = named.size();
-  for (uint32_t k = 0; k < level && at > 0; ++k) {
-    at = named.rfind('/', at - 1);
-    if (at == std::string::npos || at == 0) break;
-    named.insert(at, "/");
-  }
-  return named;
-}
-
-// mdtest's WARNING line(s) for a failed `op` on `path` (a rename's: to `other`) by task `rank`,
-// without the "WARNING: " prefix, in its words (mdtest.c; its POSIX backend's for a removed file,
-// and for a rename, before mdtest's own). A tree directory is named as mdtest names it, with a
-// trailing slash; its tree's top directory (`top`) in words of its own. An item made or removed
-// `level` directories below its tree's top is named as mdtest's recursion names it.
-void AppendMdtestWarnings(Op::Op op, uint32_t rank, const std::string& item_path, const std::string& other, bool top, uint32_t level,
-                          std::vector<std::string>* out) {
-  const bool made_or_removed = op == Op::DIR_CREATE || op == Op::DIR_REMOVE || op == Op::FILE_REMOVE;
-  const std::string path = made_or_removed ? MdtestRecursionPath(item_path, level) : item_path;
-  switch (op) {
-    case Op::TREE_CREATE:
-      out->push_back(top ? absl::StrCat("unable to create tree directory '", path, "/'") : absl::StrCat("Unable to create directory ", path, "/"));
-      return;
-    case Op::TREE_REMOVE: out->push_back(absl::StrCat("Unable to remove directory ", path, "/")); return;
-    case Op::DIR_CREATE: out->push_back(absl::StrCat("unable to create directory ", path)); return;
-    case Op::DIR_REMOVE: out->push_back(absl::StrCat("unable to remove directory ", path)); return;
-    case Op::DIR_STAT: out->push_back(absl::StrCat("unable to stat directory ", path)); return;
-    case Op::FILE_STAT: out->push_back(absl::StrCat("unable to stat file ", path)); return;
-    case Op::DIR_RENAME:
-      out->push_back(absl::StrFormat("[RANK %03d]: rename() of file \"%s\" to  \"%s\" failed", rank, path, other));
-      out->push_back(absl::StrCat("unable to rename directory ", path));
-      return;
-    case Op::FILE_REMOVE: out->push_back(absl::StrFormat("[RANK %03d]: unlink() of file \"%s\" failed", rank, path)); return;
-    default: return;
-  }
-}
 
 // Directories a worker's mdtest tasks keep open in all (shared among them; each task keeps at
 // least ConfinedTree::kCachedDirectories). A task resolves each directory it works in beneath
@@ -596,12 +533,12 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       // mdtest goes past a failed stat, removal, rename or directory creation, printing a WARNING
       // and counting the item (warn_failed_items); so does the task, naming the first of them.
       // A call the confinement refused (a symlink or '..' in the tree) still ends the phase.
-      if (phase.warn_failed_items() && !phase.cleanup() && WarnsAndGoesOn(phase.op()) && error != EXDEV && error != ELOOP) {
-        if (++outcome.item_failures <= kNamedItemFailures) {
+      if (phase.warn_failed_items() && !phase.cleanup() && MdtestWarnsAndGoesOn(phase.op()) && error != EXDEV && error != ELOOP) {
+        if (++outcome.item_failures <= kMdtestNamedFailuresPerTask) {
           const bool tree_phase = phase.op() == Op::TREE_CREATE || phase.op() == Op::TREE_REMOVE;
           const bool top = tree_phase && tree.TreeStepDirectory(step) % tree.directory_count() == 0;
           const uint32_t level = tree_phase ? 0 : tree.Level(tree.DirectoryOfItem(item));
-          AppendMdtestWarnings(phase.op(), rank, *step_path, other, top, level, &outcome.item_warnings);
+          outcome.item_warnings.push_back(MdtestWarning(phase.op(), rank, *step_path, other, top, level));
         }
         ++done;
         continue;
@@ -686,7 +623,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
       const std::string iteration = tree.IterationDirectory(rank, loop);
       const int error = fs.RemoveDirectory(iteration);
       auto& named = error == 0 || error == ENOENT ? outcome.iteration_directories_gone : outcome.iteration_directories_left;
-      if (named.size() < kNamedItemFailures) named.push_back(iteration);  // (-n/-I copies: one a copy)
+      if (named.size() < kMdtestNamedFailuresPerTask) named.push_back(iteration);  // (-n/-I copies: one a copy)
     }
     const uint32_t mine = rank % static_cast<uint32_t>(phase.test_dirs_size());
     if (std::find(phase.remove_test_dirs().begin(), phase.remove_test_dirs().end(), mine) != phase.remove_test_dirs().end()) {

@@ -1,0 +1,53 @@
+#include "job/mdtest_warnings.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace iofleet {
+
+using Op = v1::MetadataPhase;
+
+bool MdtestWarnsAndGoesOn(Op::Op op) {
+  switch (op) {
+    case Op::TREE_CREATE:
+    case Op::TREE_REMOVE:
+    case Op::DIR_CREATE:
+    case Op::DIR_STAT:
+    case Op::DIR_RENAME:
+    case Op::DIR_REMOVE:
+    case Op::FILE_STAT:
+    case Op::FILE_REMOVE: return true;
+    default: return false;
+  }
+}
+
+std::string MdtestRecursionPath(const std::string& path, uint32_t level) {
+  std::string named = path;
+  size_t at = named.size();
+  for (uint32_t k = 0; k < level && at > 0; ++k) {
+    at = named.rfind('/', at - 1);
+    if (at == std::string::npos || at == 0) break;
+    named.insert(at, "/");
+  }
+  return named;
+}
+
+std::string MdtestWarning(Op::Op op, uint32_t rank, const std::string& item_path, const std::string& other, bool top, uint32_t level) {
+  const bool made_or_removed = op == Op::DIR_CREATE || op == Op::DIR_REMOVE || op == Op::FILE_REMOVE;
+  const std::string path = made_or_removed ? MdtestRecursionPath(item_path, level) : item_path;
+  switch (op) {
+    case Op::TREE_CREATE:
+      return top ? absl::StrCat("unable to create tree directory '", path, "/'") : absl::StrCat("Unable to create directory ", path, "/");
+    case Op::TREE_REMOVE: return absl::StrCat("Unable to remove directory ", path, "/");
+    case Op::DIR_CREATE: return absl::StrCat("unable to create directory ", path);
+    case Op::DIR_REMOVE: return absl::StrCat("unable to remove directory ", path);
+    case Op::DIR_STAT: return absl::StrCat("unable to stat directory ", path);
+    case Op::FILE_STAT: return absl::StrCat("unable to stat file ", path);
+    case Op::DIR_RENAME:
+      return absl::StrFormat("[RANK %03d]: rename() of file \"%s\" to  \"%s\" failed\nunable to rename directory %s", rank, path, other, path);
+    case Op::FILE_REMOVE: return absl::StrFormat("[RANK %03d]: unlink() of file \"%s\" failed", rank, path);
+    default: return "";
+  }
+}
+
+}  // namespace iofleet
