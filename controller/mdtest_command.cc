@@ -182,8 +182,11 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
   }
   // mdtest makes a missing test directory (not its parents) and removes it at the end when the
   // run removed what it made. Local workers need it before they start (it is their root).
+  // (-a DUMMY makes nothing: its local workers' root is the nearest directory there is above it.)
   std::vector<std::string> created_test_dirs;
-  if (o.session.local()) {
+  const bool dummy = o.phase.has_dummy();
+  if (dummy) report.set_api("DUMMY");
+  if (o.session.local() && !dummy) {
     for (const std::string& d : o.phase.test_dirs()) {
       if (IsNfsUrl(d) || std::find(created_test_dirs.begin(), created_test_dirs.end(), d) != created_test_dirs.end()) continue;
       if (::mkdir(d.c_str(), 0775) == 0) {
@@ -197,7 +200,14 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
     }
   }
   if (o.session.starts_workers()) {
-    for (const std::string& d : o.phase.test_dirs()) session_options->local_roots.push_back(d);
+    for (const std::string& d : o.phase.test_dirs()) {
+      std::filesystem::path root = d;
+      std::error_code error;
+      while (dummy && !IsNfsUrl(d) && root.has_parent_path() && root != root.parent_path() && !std::filesystem::is_directory(root, error)) {
+        root = root.parent_path();
+      }
+      session_options->local_roots.push_back(root.string());
+    }
     if (!o.phase.per_op_csv().empty()) session_options->local_roots.push_back(per_op_directory);
   }
   // Removes the test directories this run made (on every way out before the test ran, and after
@@ -455,11 +465,14 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
         v1::LatencySummary latency;
         google::protobuf::RepeatedPtrField<v1::SlowRequest> slowest;
         // Operations on items that failed and were gone past (mdtest's WARNINGs) count among the
-        // phase's items, as mdtest counts them, and among its errors.
+        // phase's items, as mdtest counts them, and among its errors; so do reads (-X) and
+        // writes read back (--verify-write) whose data was not what was written (mdtest counts
+        // them and goes on), the verified phases' errors (any other failure ends the run).
         const uint64_t failures = aggregator.ItemFailures(k);
+        const bool verified = (op == Op::FILE_READ && o.phase.verify_read()) || (op == Op::FILE_CREATE && o.phase.verify_write());
         for (const auto& d : result.directions()) {
           if (d.direction() != "meta") continue;
-          items = d.ops() - d.errors() + std::min(failures, d.errors());
+          items = d.ops() - d.errors() + std::min(verified ? d.errors() : failures, d.errors());
           errors = d.errors();
           latency = d.latency();
           slowest = d.slowest();
@@ -504,7 +517,7 @@ int ExecuteMdtest(MdtestOptions o, const std::string& command_line, v1::MdtestRe
           }
           // With verification on, a read (or a write read back) that completed with other data
           // than written is counted among the errors, and the run goes on (as mdtest's).
-          if ((op == Op::FILE_READ && o.phase.verify_read()) || (op == Op::FILE_CREATE && o.phase.verify_write())) {
+          if (verified) {
             report.set_verification_errors(report.verification_errors() + errors);
           }
           *p->mutable_latency() = latency;

@@ -72,6 +72,11 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"dataPacketType", true, false, "t|o|i|r", "what -w writes: timestamp (default), offset, incompressible or random packets, as mdtest"},
       {"random-seed", true, false, "N", "the seed of the stats' random order (-R); above 0 it turns that order on, as in mdtest 4"},
       {"posix.odirect", false, false, "", "mdtest's POSIX backend option: files made and read with O_DIRECT"},
+      {"dummy.delay-create", true, false, "USEC", "-a DUMMY: each file creation waits this long, as mdtest's DUMMY backend"},
+      {"dummy.delay-close", true, false, "USEC", "-a DUMMY: each file's close (after its creation, after its read) waits this long"},
+      {"dummy.delay-sync", true, false, "USEC", "-a DUMMY: -Y's sync waits this long"},
+      {"dummy.delay-xfer", true, false, "USEC", "-a DUMMY: each file's write (-w) and read (-e) waits this long"},
+      {"dummy.delay-only-rank0", false, false, "", "-a DUMMY: the delays in task 0 alone"},
       {"warningAsErrors", false, false, "", "a warning (as mdtest's) is an error: the run does not start"},
       {"showRankStatistics", false, false, "", "the SUMMARY tables also have each task's own rate (max, min, mean), as mdtest's"},
       {"print-all-procs", false, false, "", "each task's own rate (time with -Z) in every phase, before the SUMMARY table, as mdtest's"},
@@ -131,9 +136,14 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
           break;
         }
         if (letter == 'a') {
-          // mdtest's I/O API: iofleet's tasks make POSIX calls (or NFS calls for nfs:// -d).
-          if (!absl::EqualsIgnoreCase(value, "POSIX")) {
-            return absl::InvalidArgumentError(absl::StrCat("-a ", value, ": iofleet mdtest's tasks make POSIX calls (-a POSIX); an nfs:// -d goes through libnfs"));
+          // mdtest's I/O API (its backends' names, any case): POSIX calls (NFS calls for an
+          // nfs:// -d, through libnfs), or DUMMY's none.
+          if (absl::EqualsIgnoreCase(value, "DUMMY")) {
+            o->phase.mutable_dummy();
+          } else if (absl::EqualsIgnoreCase(value, "POSIX")) {
+            o->phase.clear_dummy();
+          } else {
+            return absl::InvalidArgumentError(absl::StrCat("-a ", value, ": iofleet mdtest has mdtest's POSIX and DUMMY backends (-a POSIX, -a DUMMY); an nfs:// -d goes through libnfs"));
           }
           break;
         }
@@ -224,6 +234,26 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (long_options->Has("verify-read")) o->phase.set_verify_read(true);
   if (long_options->Has("verify-write")) o->phase.set_verify_write(true);
   if (long_options->Has("posix.odirect")) o->phase.set_direct_io(true);
+  // mdtest's DUMMY backend's options (each only with -a DUMMY, as mdtest reads a backend's
+  // options only when it is the one chosen).
+  for (const auto& [name, set] : std::initializer_list<std::pair<const char*, void (v1::MetadataPhase::DummyBackend::*)(uint64_t)>>{
+           {"dummy.delay-create", &v1::MetadataPhase::DummyBackend::set_delay_create_us},
+           {"dummy.delay-close", &v1::MetadataPhase::DummyBackend::set_delay_close_us},
+           {"dummy.delay-sync", &v1::MetadataPhase::DummyBackend::set_delay_sync_us},
+           {"dummy.delay-xfer", &v1::MetadataPhase::DummyBackend::set_delay_xfer_us}}) {
+    if (!long_options->Has(name)) continue;
+    if (!o->phase.has_dummy()) return absl::InvalidArgumentError(absl::StrCat("--", name, ": an option of mdtest's DUMMY backend; give -a DUMMY"));
+    uint64_t us = 0;
+    if (!absl::SimpleAtoi(long_options->Get(name), &us) || us > kMaxDummyDelayUs) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, "=", long_options->Get(name), ": microseconds, a whole number from 0 to ",
+                                                     kMaxDummyDelayUs));
+    }
+    (o->phase.mutable_dummy()->*set)(us);
+  }
+  if (long_options->Has("dummy.delay-only-rank0")) {
+    if (!o->phase.has_dummy()) return absl::InvalidArgumentError("--dummy.delay-only-rank0: an option of mdtest's DUMMY backend; give -a DUMMY");
+    o->phase.mutable_dummy()->set_delay_only_rank0(true);
+  }
   o->warnings_are_errors = long_options->Has("warningAsErrors");
   // mdtest warns of a failed stat, removal, rename or directory creation and goes on; with
   // --warningAsErrors the first one ends the run.
@@ -365,10 +395,14 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   // mdtest's rules for verification and sync.
   if (o->phase.verify_read() && !o->read) return absl::InvalidArgumentError("Verify read requires that the read test is used");  // mdtest's words
   if (o->phase.verify_read() && o->phase.read_bytes() == 0) return absl::InvalidArgumentError("Verify read requires that read bytes is > 0");
-  if (o->phase.sync_after_phase()) {
+  if (o->phase.sync_after_phase() && !o->phase.has_dummy()) {
     for (const std::string& d : o->phase.test_dirs()) {
       if (IsNfsUrl(d)) return absl::InvalidArgumentError("-Y: an nfs:// test directory has no sync (libnfs); mount it to use -Y");
     }
+  }
+  if (o->phase.has_dummy()) {
+    if (o->phase.direct_io()) return absl::InvalidArgumentError("--posix.odirect: an option of mdtest's POSIX backend, and -a DUMMY is given");
+    if (o->phase.use_mknod()) return absl::InvalidArgumentError("-k: mdtest's DUMMY backend has no mknod (mdtest's -k with it ends in a segmentation fault)");
   }
   if (o->phase.direct_io()) {
     for (const std::string& d : o->phase.test_dirs()) {

@@ -115,6 +115,35 @@ TEST(MdtestPlan, OdirectAndRandomSeedAsMdtest4) {
   EXPECT_EQ(r.phase.random_seed(), 0u) << "the seed from the clock is the command's, at the start";
 }
 
+// mdtest's backends: POSIX (the default) and DUMMY (any case), whose options reach every phase
+// and come only with it; anything else is named with the two there are.
+TEST(MdtestPlan, DummyBackendAndItsOptions) {
+  const MdtestPlan dummy = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-a", "dummy", "--dummy.delay-create=250", "--dummy.delay-xfer", "7",
+                                              "--dummy.delay-only-rank0"}));
+  ASSERT_FALSE(dummy.spec.jobs().empty());
+  for (const auto& job : dummy.spec.jobs()) {
+    ASSERT_TRUE(job.metadata().has_dummy()) << job.name();
+    EXPECT_EQ(job.metadata().dummy().delay_create_us(), 250u);
+    EXPECT_EQ(job.metadata().dummy().delay_xfer_us(), 7u);
+    EXPECT_EQ(job.metadata().dummy().delay_close_us(), 0u);
+    EXPECT_TRUE(job.metadata().dummy().delay_only_rank0());
+  }
+  EXPECT_FALSE(Parsed({"-d", "/tmp/x", "-n", "10", "-a", "POSIX"}).phase.has_dummy());
+  EXPECT_FALSE(Parsed({"-d", "/tmp/x", "-n", "10"}).phase.has_dummy());
+  auto refusal = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"-d", "/tmp/x", "-n", "10", "-e", "8", "-w", "8"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    MdtestOptions o;
+    return std::string(ParseMdtestArgs(args, &o).message());
+  };
+  EXPECT_EQ(refusal({"-a", "MMAP"}), "-a MMAP: iofleet mdtest has mdtest's POSIX and DUMMY backends (-a POSIX, -a DUMMY); an nfs:// -d goes through libnfs");
+  EXPECT_EQ(refusal({"--dummy.delay-close=5"}), "--dummy.delay-close: an option of mdtest's DUMMY backend; give -a DUMMY");
+  EXPECT_EQ(refusal({"-a", "DUMMY", "--dummy.delay-sync=2000000"}), "--dummy.delay-sync=2000000: microseconds, a whole number from 0 to 1000000");
+  EXPECT_EQ(refusal({"-a", "DUMMY", "--dummy.delay-sync=-1"}), "--dummy.delay-sync=-1: microseconds, a whole number from 0 to 1000000");
+  EXPECT_EQ(refusal({"-a", "DUMMY", "-k", "-w", "0"}), "-k: mdtest's DUMMY backend has no mknod (mdtest's -k with it ends in a segmentation fault)");
+  EXPECT_EQ(refusal({"-a", "DUMMY", "--posix.odirect"}), "--posix.odirect: an option of mdtest's POSIX backend, and -a DUMMY is given");
+}
+
 // --savePerOpDataCSV: a relative prefix is taken from the directory the controller runs in (as
 // mdtest's ranks take it from the one mpirun started them in); every phase carries it (the
 // workers' file phases write their files), and "dir/" stays a directory's prefix.

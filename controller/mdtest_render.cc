@@ -236,6 +236,11 @@ std::string RenderRankDetailsCsv(const v1::MdtestReport& report) {
 std::string RenderText(const v1::MdtestReport& report) {
   // mdtest 4's output, line for line (mdtest.c's mdtest_run), but for the tool's name.
   std::string out;
+  // mdtest's DUMMY backend says so as each task (rank) sets it up, and again as it ends.
+  const bool dummy = report.api() == "DUMMY";
+  if (dummy) {
+    for (uint32_t t = 0; t < report.tasks(); ++t) out.append("WARNING: DUMMY initialized\n");
+  }
   absl::StrAppend(&out, "-- started at ", Timestamp(report.started_unix_ns()), " --\n\n");
   absl::StrAppendFormat(&out, "iofleet-mdtest-%s was launched with %d total task(s) on %d node(s)\n", report.tool_version(), report.tasks(),
                         report.nodes());
@@ -279,6 +284,10 @@ std::string RenderText(const v1::MdtestReport& report) {
                           report.verification_errors());
   }
   absl::StrAppend(&out, "-- finished at ", Timestamp(report.finished_unix_ns()), " --\n\n");
+  if (dummy) {
+    for (uint32_t t = 0; t < report.tasks(); ++t) out.append("WARNING: DUMMY finalized\n");
+    out.append("\n");
+  }
 
   // iofleet's own, after mdtest's output.
   absl::StrAppend(&out, "Per phase (iofleet): each iteration's rate (the SUMMARY's figures), latency of single operations from merged\n"

@@ -119,6 +119,14 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
     return bad("no items (-n or -I)");
   }
   if (phase.depth() > 0 && phase.branch() == 0) return bad("a tree deeper than 0 (-z) needs a branching factor (-b) of at least 1");
+  if (phase.has_dummy()) {
+    const v1::MetadataPhase::DummyBackend& dummy = phase.dummy();
+    for (const auto& [option, us] : {std::pair{"create", dummy.delay_create_us()}, std::pair{"close", dummy.delay_close_us()},
+                                     std::pair{"sync", dummy.delay_sync_us()}, std::pair{"xfer", dummy.delay_xfer_us()}}) {
+      if (us > kMaxDummyDelayUs) return bad(absl::StrCat("--dummy.delay-", option, "=", us, ": above the maximum of ", kMaxDummyDelayUs, " us"));
+    }
+    if (phase.use_mknod()) return bad("-k: mdtest's DUMMY backend has no mknod");
+  }
   return absl::OkStatus();
 }
 

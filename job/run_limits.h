@@ -57,6 +57,9 @@ inline constexpr uint64_t kMaxEmulatedZones = uint64_t{1} << 26;
 inline constexpr uint32_t kMaxVerifyBacklog = 1u << 24;
 // fio verify_async: checking threads beside each IO thread.
 inline constexpr uint32_t kMaxVerifyAsyncThreads = 64;
+// mdtest -a DUMMY's --dummy.delay-* (microseconds, each operation's): a task sleeps through
+// them between its checks of the run's stop, so a second at most.
+inline constexpr uint64_t kMaxDummyDelayUs = 1'000'000;
 // fio verify_dump: bad blocks a thread writes out (more are counted, not dumped).
 inline constexpr uint32_t kMaxVerifyDumps = 16;
 // fio ignore_error: errnos per list, and the bound on an errno's value.

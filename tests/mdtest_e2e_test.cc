@@ -431,6 +431,14 @@ TEST_F(MdtestEndToEnd, ReadVerificationCountsFilesWithOtherData) {
   EXPECT_THAT(changed.out, HasSubstr("\nERROR: verifying the data on read (1 errors)! Take the performance values with care!\n"));
   Mdtest seed = Run({"-d", dir_, "-n", "10", "-F", "-E", "-X", "-e", "4096", "-G", "8", "--dataPacketType=o"}, "verify-seed", false);
   EXPECT_THAT(seed.out, HasSubstr("ERROR: verifying the data on read (40 errors)")) << "another seed, other data in every file";
+  // Each of those reads counts among the phase's items and in its rate, as in mdtest.
+  Mdtest counted = Run({"-d", dir_, "-n", "10", "-F", "-E", "-X", "-e", "4096", "-G", "8", "--dataPacketType=o"}, "verify-seed-json");
+  ASSERT_EQ(counted.exit_code, 0) << counted.err;
+  EXPECT_EQ(counted.report.verification_errors(), 40u);
+  const v1::MdtestPhaseResult* read = Phase(counted.report, "File read");
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->items(), 40u);
+  EXPECT_GT(read->rate(), 0);
   Mdtest removed = Run({"-d", dir_, "-n", "10", "-F", "-r"}, "verify-remove", false);
   EXPECT_EQ(removed.exit_code, 0) << removed.err;
 }
@@ -494,6 +502,37 @@ TEST_F(MdtestEndToEnd, AMissingItemIsAWarningAndTheRunGoesOn) {
   EXPECT_EQ(DirectoryEntries(dir_), 0) << "the removal went on past the missing files";
 }
 
+// -a DUMMY, mdtest's DUMMY backend: every phase runs and counts every item, nothing is made (not
+// even -d), the output says so as mdtest's does, and its delays are waited for.
+TEST_F(MdtestEndToEnd, DummyBackendMakesNothing) {
+  const std::string absent = dir_ + "/not-there";
+  Mdtest text = Run({"-d", absent, "-n", "200", "-u", "-a", "DUMMY"}, "dummy-text", false);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(CountIn(text.out, "WARNING: DUMMY initialized\n"), 4u) << text.out;
+  EXPECT_EQ(CountIn(text.out, "WARNING: DUMMY finalized\n"), 4u) << text.out;
+  EXPECT_EQ(text.out.find("WARNING: DUMMY initialized\n"), 0u) << "mdtest's tasks say it before the start";
+  EXPECT_THAT(text.out, HasSubstr("FS                  : 0.0 GiB   Used FS: 0.0%   Inodes: 0.0 Mi   Used Inodes: 0.0%\n"));
+  EXPECT_FALSE(std::filesystem::exists(absent)) << "-a DUMMY made the test directory";
+  EXPECT_EQ(DirectoryEntries(dir_), 0);
+
+  Mdtest delayed = Run({"-d", absent, "-n", "10", "-F", "-C", "-w", "4", "-a", "dummy", "--dummy.delay-create=20000", "--dummy.delay-xfer=5000",
+                        "--dummy.delay-close=5000"},
+                       "dummy-delayed");
+  ASSERT_EQ(delayed.exit_code, 0) << delayed.err;
+  EXPECT_EQ(delayed.report.api(), "DUMMY");
+  const v1::MdtestPhaseResult* created = Phase(delayed.report, "File creation");
+  ASSERT_NE(created, nullptr);
+  EXPECT_EQ(created->items(), 40u);
+  // Each task's 10 creations wait 30 ms each: 300 ms at least, 40 items in all.
+  EXPECT_GE(created->seconds(), 0.3);
+  EXPECT_LE(created->rate(), 40 / 0.3);
+  EXPECT_FALSE(std::filesystem::exists(absent));
+
+  Mdtest refused = Run({"-d", absent, "-n", "10", "-a", "DUMMY", "-k"}, "dummy-k", false);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_THAT(refused.err, HasSubstr("-k: mdtest's DUMMY backend has no mknod"));
+}
+
 // -d on workers the controller did not start (each its own host) as mdtest's ranks treat it: a
 // missing test directory is made, not its parents, and removed again at the end of a run that
 // removes what it made; one that existed stays, as does the one a run with -C alone made.
@@ -547,7 +586,7 @@ TEST_F(MdtestEndToEnd, BadTargetsAndOptionsAreClearErrors) {
   EXPECT_THAT(loops.err, HasSubstr("-R is not supported with them"));
   Mdtest api = Run({"-d", dir_, "-n", "10", "-a", "MPIIO"}, "bad-api", false);
   EXPECT_EQ(api.exit_code, 2);
-  EXPECT_THAT(api.err, HasSubstr("-a MPIIO: iofleet mdtest's tasks make POSIX calls"));
+  EXPECT_THAT(api.err, HasSubstr("-a MPIIO: iofleet mdtest has mdtest's POSIX and DUMMY backends (-a POSIX, -a DUMMY)"));
   Mdtest verify = Run({"-d", dir_, "-n", "10", "-X", "-C"}, "bad-verify", false);
   EXPECT_EQ(verify.exit_code, 2);
   EXPECT_THAT(verify.err, HasSubstr("Verify read requires that the read test is used"));

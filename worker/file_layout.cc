@@ -61,6 +61,21 @@ absl::StatusOr<RunLayout> LayOutRunFiles(const v1::PrepareRequest& request, cons
         }
         *prefix = absl::StrCat(*resolved == "/" ? "" : *resolved, prefix->substr(prefix->rfind('/')));
       }
+      // -a DUMMY (mdtest's DUMMY backend): no call is made on the test directories, nothing is
+      // made; its file system is the one mdtest's DUMMY statfs describes (one of everything).
+      if (job.metadata().has_dummy()) {
+        for (const std::string& dir : job.metadata().test_dirs()) {
+          v1::TargetFacts* target = layout.response.mutable_facts()->add_targets();
+          target->set_path(dir);
+          target->set_fs_type("none (-a DUMMY)");
+          target->set_fs_bytes(1);
+          target->set_fs_free_bytes(1);
+          target->set_fs_inodes(1);
+          target->set_fs_free_inodes(1);
+        }
+        job_paths.assign(job.numjobs(), {});
+        continue;
+      }
       // A metadata phase works in its test directories, which must lie under the roots.
       // The tasks work on the resolved directories, so every symlink on the way is behind them
       // and any met later is refused (a tree changed under the run).

@@ -6,6 +6,8 @@
 #ifndef IOFLEET_WORKER_FILE_SYSTEM_H_
 #define IOFLEET_WORKER_FILE_SYSTEM_H_
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -67,6 +69,9 @@ class FileSystem {
   // paths are appended to `paths` when given, until it holds `max_paths`.
   virtual int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths = nullptr,
                                 size_t max_paths = SIZE_MAX) = 0;
+  // mdtest -Y's sync after a phase: sync(2), every file system of the host (as mdtest's POSIX
+  // backend; libnfs's writes are already the server's).
+  virtual void Sync() { ::sync(); }
 
   // Brings `path` to at least `size` bytes before a run: filled with data when `fill` (reads
   // of holes measure nothing), else allocated as `allocation` says (fio's fallocate=; an NFS

@@ -25,6 +25,7 @@
 #include "job/mdtest_tree.h"
 #include "job/mdtest_warnings.h"
 #include "worker/block_permutation.h"
+#include "worker/dummy_file_system.h"
 #include "worker/file_system.h"
 #include "worker/job_thread.h"
 #include "worker/per_op_csv.h"
@@ -181,7 +182,13 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   const size_t kept = std::max<size_t>(
       ConfinedTree::kCachedDirectories,
       std::min<uint64_t>(tree.all_directories(), kWorkerKeptDirectories / std::max(1u, plan.job->numjobs())));
-  auto opened = OpenFileSystem({phase.test_dirs().begin(), phase.test_dirs().end()}, kept);
+  // (-a DUMMY: a file system that makes no call, mdtest's DUMMY backend.)
+  absl::StatusOr<std::unique_ptr<FileSystem>> opened;
+  if (phase.has_dummy()) {
+    opened = std::make_unique<DummyFileSystem>(phase.dummy(), plan.rank, phase.collective_creates());
+  } else {
+    opened = OpenFileSystem({phase.test_dirs().begin(), phase.test_dirs().end()}, kept);
+  }
   if (!opened.ok()) {
     outcome.status = opened.status();
     outcome.end = Clock::now();
@@ -559,7 +566,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
     ++done;
   }
   // -Y: mdtest's sync after the phase, inside its time.
-  if (phase.sync_after_phase() && outcome.status.ok()) ::sync();
+  if (phase.sync_after_phase() && outcome.status.ok()) fs.Sync();
   outcome.end = Clock::now();
   pin.reset();
   outcome.items = done;
@@ -574,7 +581,9 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   armed.Finish(stop);
 
   // Item accounting, after the clock: what creation made must be there (mdtest assumes it).
-  if (outcome.status.ok() && creation && steps > 0) {
+  // (-a DUMMY makes nothing.)
+  const bool accounted = !phase.has_dummy();
+  if (outcome.status.ok() && creation && steps > 0 && accounted) {
     const bool file = phase.op() == Op::FILE_CREATE;
     uint64_t present = 0;
     const uint32_t owners = collective ? tasks : 1;
@@ -603,7 +612,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
                                                         " are present in its tree under ", tree.IterationDirectory(rank)));
     }
   }
-  if (outcome.status.ok() && phase.op() == Op::TREE_CREATE && tree_owner && !outcome.stonewalled) {
+  if (outcome.status.ok() && phase.op() == Op::TREE_CREATE && tree_owner && !outcome.stonewalled && accounted) {
     // The whole tree must be there: 1 + b + ... + b^depth directories.
     // (in every copy with mdtest's directory loops).
     uint64_t present = 0;

@@ -335,7 +335,9 @@ void WorkerRun::SetUpBlockStages() {
         if (std::find(targets.begin(), targets.end(), path) == targets.end()) targets.push_back(path);
       }
     }
-    for (const std::string& dir : specs[j].metadata().test_dirs()) targets.push_back(dir);  // mdtest trees
+    if (!specs[j].metadata().has_dummy()) {  // mdtest trees (-a DUMMY: none, nothing touched)
+      for (const std::string& dir : specs[j].metadata().test_dirs()) targets.push_back(dir);
+    }
     if (targets.empty() && !specs[j].directory().empty()) targets.push_back(specs[j].directory());
     std::vector<std::string> none;
     for (std::string target : targets) {

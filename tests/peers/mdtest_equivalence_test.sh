@@ -24,7 +24,8 @@
 #     stat'ed, renamed, opened to read, removed), in the same order (creation and removal
 #     directory by directory as mdtest's recursion goes, the others by item number);
 #   - the same WARNING lines where operations on items fail (names missing or already there, a
-#     file planted in the tree), the run going on in both.
+#     file planted in the tree), the run going on in both;
+#   - with -a DUMMY (mdtest's backend of no calls), the same output, and nothing made by either.
 # mpirun listens on every address: it runs in a network namespace of its own (loopback only).
 # Everything it mounts and creates goes at exit, pass or fail.
 set -euo pipefail
@@ -433,4 +434,28 @@ for step in stat again remove; do
   failing=$((failing + 1))
 done
 
-echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; on the per-operation CSVs of $perops runs; on the order of the tree phases' and the item phases' calls in $ordered runs; on $stonewalls runs with -W and -x, as IO500 runs them; and on $failing runs whose operations fail on items (the same WARNINGs)"
+# -a DUMMY, mdtest's DUMMY backend (no file system call: every operation succeeds at once, after
+# its --dummy.* delays): each tool with one task (each task says "DUMMY initialized" as it sets
+# up and "DUMMY finalized" as it ends, lines two mpirun ranks print at random places in the
+# rest), the same output, as many of those lines, and neither makes anything, not even -d.
+# (Trees of 111 directories: mdtest times a phase with gettimeofday, and a tree phase of a few
+# calls that do nothing often takes under its microsecond, a rate of "inf".)
+dummies=0
+for set in "-a DUMMY -I 2 -z 2 -b 10 -u" "-a dummy -I 1 -z 2 -b 10 -w 8 -e 8 -X -Y -i 3 --dummy.delay-xfer=10 --dummy.delay-sync=100" \
+           "-a DUMMY -F -I 3 -z 2 -b 10 -C -T -w 16 --dummy.delay-create=100 --dummy.delay-close=50 --dummy.delay-only-rank0"; do
+  # shellcheck disable=SC2206
+  opts=($set)
+  dir="$tmp/tmpfs/dummy"
+  for tool in mdtest iofleet; do
+    "run_$tool" 1 "$tmp/out/$tool.dummy" "${opts[@]}" -d "$dir"
+    [ ! -e "$dir" ] || fail "$set: $tool made $dir"
+  done
+  same_output "$tmp/out/mdtest.dummy" "$tmp/out/iofleet.dummy" "$set"
+  for line in "WARNING: DUMMY initialized" "WARNING: DUMMY finalized"; do
+    m=$(grep -c "^$line\$" "$tmp/out/mdtest.dummy" || true); i=$(grep -c "^$line\$" "$tmp/out/iofleet.dummy" || true)
+    [ "$m" = 1 ] && [ "$i" = 1 ] || fail "$set: '$line' printed $m times by mdtest, $i times by iofleet (one task: once)"
+  done
+  dummies=$((dummies + 1))
+done
+
+echo "$name: iofleet mdtest and the real mdtest (built from ../shared/peers) agree on $compared runs: trees, output layout, phases, statistics (tmpfs, ext4; 2 and 4 tasks); on the rank CSV of $csvs runs; on the per-operation CSVs of $perops runs; on the order of the tree phases' and the item phases' calls in $ordered runs; on $stonewalls runs with -W and -x, as IO500 runs them; on $failing runs whose operations fail on items (the same WARNINGs); and on $dummies runs with -a DUMMY"
