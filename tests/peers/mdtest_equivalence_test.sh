@@ -442,7 +442,7 @@ done
 # calls that do nothing often takes under its microsecond, a rate of "inf".)
 dummies=0
 for set in "-a DUMMY -I 2 -z 2 -b 10 -u" "-a dummy -I 1 -z 2 -b 10 -w 8 -e 8 -X -Y -i 3 --dummy.delay-xfer=10 --dummy.delay-sync=100" \
-           "-a DUMMY -F -I 3 -z 2 -b 10 -C -T -w 16 --dummy.delay-create=100 --dummy.delay-close=50 --dummy.delay-only-rank0"; do
+           "-a DUMMY -F -I 3 -z 2 -b 10 -C -T -w 16 --verify-write --dummy.delay-create=100 --dummy.delay-close=50 --dummy.delay-only-rank0"; do
   # shellcheck disable=SC2206
   opts=($set)
   dir="$tmp/tmpfs/dummy"
