@@ -72,6 +72,7 @@ const std::vector<OptionSpec>& MdtestLongOptions() {
       {"dataPacketType", true, false, "t|o|i|r", "what -w writes: timestamp (default), offset, incompressible or random packets, as mdtest"},
       {"random-seed", true, false, "N", "the seed of the stats' random order (-R); above 0 it turns that order on, as in mdtest 4"},
       {"posix.odirect", false, false, "", "mdtest's POSIX backend option: files made and read with O_DIRECT"},
+      {"posix.rangelocks", false, false, "", "mdtest's POSIX backend option: each file's write and read under a lock on its bytes (fcntl)"},
       {"dummy.delay-create", true, false, "USEC", "-a DUMMY: each file creation waits this long, as mdtest's DUMMY backend"},
       {"dummy.delay-close", true, false, "USEC", "-a DUMMY: each file's close (after its creation, after its read) waits this long"},
       {"dummy.delay-sync", true, false, "USEC", "-a DUMMY: -Y's sync waits this long"},
@@ -234,6 +235,7 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
   if (long_options->Has("verify-read")) o->phase.set_verify_read(true);
   if (long_options->Has("verify-write")) o->phase.set_verify_write(true);
   if (long_options->Has("posix.odirect")) o->phase.set_direct_io(true);
+  if (long_options->Has("posix.rangelocks")) o->phase.set_range_locks(true);
   // mdtest's DUMMY backend's options (each only with -a DUMMY, as mdtest reads a backend's
   // options only when it is the one chosen).
   for (const auto& [name, set] : std::initializer_list<std::pair<const char*, void (v1::MetadataPhase::DummyBackend::*)(uint64_t)>>{
@@ -401,12 +403,19 @@ absl::Status ParseMdtestArgs(const std::vector<std::string>& args, MdtestOptions
     }
   }
   if (o->phase.has_dummy()) {
-    if (o->phase.direct_io()) return absl::InvalidArgumentError("--posix.odirect: an option of mdtest's POSIX backend, and -a DUMMY is given");
+    for (const auto& [option, given] : {std::pair{"--posix.odirect", o->phase.direct_io()}, std::pair{"--posix.rangelocks", o->phase.range_locks()}}) {
+      if (given) return absl::InvalidArgumentError(absl::StrCat(option, ": an option of mdtest's POSIX backend, and -a DUMMY is given"));
+    }
     if (o->phase.use_mknod()) return absl::InvalidArgumentError("-k: mdtest's DUMMY backend has no mknod (mdtest's -k with it ends in a segmentation fault)");
   }
   if (o->phase.direct_io()) {
     for (const std::string& d : o->phase.test_dirs()) {
       if (IsNfsUrl(d)) return absl::InvalidArgumentError("--posix.odirect: an nfs:// test directory has no O_DIRECT (libnfs); mount it to use it");
+    }
+  }
+  if (o->phase.range_locks()) {
+    for (const std::string& d : o->phase.test_dirs()) {
+      if (IsNfsUrl(d)) return absl::InvalidArgumentError("--posix.rangelocks: iofleet's NFS client (an nfs:// test directory) takes no locks; mount it to use them");
     }
   }
   if (o->create && o->read && o->phase.read_bytes() > o->phase.write_bytes()) {

@@ -100,6 +100,12 @@ TEST(MdtestPlan, OdirectAndRandomSeedAsMdtest4) {
   const MdtestPlan direct = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-w", "4096", "--posix.odirect"}));
   ASSERT_FALSE(direct.spec.jobs().empty());
   for (const auto& job : direct.spec.jobs()) EXPECT_TRUE(job.metadata().direct_io()) << job.name();
+  const MdtestPlan locked = PlanMdtest(Parsed({"-d", "/tmp/x", "-n", "10", "-w", "4096", "--posix.rangelocks"}));
+  for (const auto& job : locked.spec.jobs()) EXPECT_TRUE(job.metadata().range_locks()) << job.name();
+  MdtestOptions nfs_locks;
+  const absl::Status no_locks = ParseMdtestArgs({"-d", "nfs://127.0.0.1/export/md", "-n", "10", "--posix.rangelocks"}, &nfs_locks);
+  EXPECT_NE(no_locks.message().find("--posix.rangelocks: iofleet's NFS client (an nfs:// test directory) takes no locks"), std::string::npos)
+      << no_locks;
   EXPECT_FALSE(Parsed({"-d", "/tmp/x", "-n", "10"}).phase.direct_io());
   MdtestOptions nfs;
   const absl::Status refused = ParseMdtestArgs({"-d", "nfs://127.0.0.1/export/md", "-n", "10", "--posix.odirect"}, &nfs);
@@ -142,6 +148,7 @@ TEST(MdtestPlan, DummyBackendAndItsOptions) {
   EXPECT_EQ(refusal({"-a", "DUMMY", "--dummy.delay-sync=-1"}), "--dummy.delay-sync=-1: microseconds, a whole number from 0 to 1000000");
   EXPECT_EQ(refusal({"-a", "DUMMY", "-k", "-w", "0"}), "-k: mdtest's DUMMY backend has no mknod (mdtest's -k with it ends in a segmentation fault)");
   EXPECT_EQ(refusal({"-a", "DUMMY", "--posix.odirect"}), "--posix.odirect: an option of mdtest's POSIX backend, and -a DUMMY is given");
+  EXPECT_EQ(refusal({"-a", "DUMMY", "--posix.rangelocks"}), "--posix.rangelocks: an option of mdtest's POSIX backend, and -a DUMMY is given");
 }
 
 // --savePerOpDataCSV: a relative prefix is taken from the directory the controller runs in (as

@@ -126,6 +126,10 @@ absl::Status ValidateMetadataJob(const v1::JobSpec& job) {
       if (us > kMaxDummyDelayUs) return bad(absl::StrCat("--dummy.delay-", option, "=", us, ": above the maximum of ", kMaxDummyDelayUs, " us"));
     }
     if (phase.use_mknod()) return bad("-k: mdtest's DUMMY backend has no mknod");
+    if (phase.direct_io() || phase.range_locks()) return bad("--posix.odirect and --posix.rangelocks are the POSIX backend's, not -a DUMMY's");
+  }
+  if (nfs && (phase.direct_io() || phase.range_locks())) {
+    return bad("--posix.odirect and --posix.rangelocks need a mounted test directory (libnfs has neither O_DIRECT nor locks)");
   }
   return absl::OkStatus();
 }

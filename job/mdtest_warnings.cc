@@ -1,5 +1,7 @@
 #include "job/mdtest_warnings.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -22,13 +24,22 @@ bool MdtestWarnsAndGoesOn(Op::Op op) {
 }
 
 std::string MdtestRecursionPath(const std::string& path, uint32_t level) {
-  std::string named = path;
-  size_t at = named.size();
-  for (uint32_t k = 0; k < level && at > 0; ++k) {
-    at = named.rfind('/', at - 1);
+  // The last `level` separators (not one at the path's start), found from the end, then the
+  // path written again with each of them twice.
+  std::vector<size_t> doubled;
+  for (size_t at = path.size(); doubled.size() < level && at > 0;) {
+    at = path.rfind('/', at - 1);
     if (at == std::string::npos || at == 0) break;
-    named.insert(at, "/");
+    doubled.push_back(at);
   }
+  std::string named;
+  named.reserve(path.size() + doubled.size());
+  size_t from = 0;
+  for (auto it = doubled.rbegin(); it != doubled.rend(); ++it) {
+    named.append(path, from, *it - from).push_back('/');
+    from = *it;
+  }
+  named.append(path, from, std::string::npos);
   return named;
 }
 

@@ -59,7 +59,7 @@ class NfsTree {
   // The object itself: a final symlink is described, not followed.
   int Stat(const std::string& path, NfsObject* object);
   // A new file (an existing one is -EEXIST unless `shared`) holding `data`, written UNSTABLE
-  // and COMMITted when `sync` (mdtest -y); `node` (mdtest -k) creates it without data, as a
+  // and COMMITted when `sync` (mdtest -y, which syncs a write: no data, no commit); `node` (mdtest -k) creates it without data, as a
   // kernel client does mknod(S_IFREG) over NFSv3.
   int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared, uint32_t mode = 0644);
   // Reads buffer.size() bytes from offset 0; a shorter file is -EIO (as mdtest). A final

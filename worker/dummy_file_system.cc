@@ -31,7 +31,7 @@ int DummyFileSystem::CreateFile(const std::string&, absl::Span<const char> data,
   return 0;
 }
 
-int DummyFileSystem::ReadFile(const std::string&, absl::Span<char> buffer, bool) {
+int DummyFileSystem::ReadFile(const std::string&, absl::Span<char> buffer, const ReadOptions&) {
   // mdtest: open (undelayed), the data's read if -e, then close.
   if (!buffer.empty()) Delay(backend_.delay_xfer_us());
   Delay(backend_.delay_close_us());

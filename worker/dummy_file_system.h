@@ -27,7 +27,7 @@ class DummyFileSystem : public FileSystem {
   int Unlink(const std::string&) override { return 0; }
   int CreateFile(const std::string& path, absl::Span<const char> data, const CreateOptions& how) override;
   // Reads nothing: `buffer` is left as it was.
-  int ReadFile(const std::string& path, absl::Span<char> buffer, bool direct) override;
+  int ReadFile(const std::string& path, absl::Span<char> buffer, const ReadOptions& how) override;
   // No entries (mdtest's DUMMY lists none).
   int64_t ListDirectory(const std::string&, const std::string&, std::vector<std::string>* = nullptr, size_t = SIZE_MAX) override { return 0; }
   void Sync() override;

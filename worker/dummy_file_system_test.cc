@@ -32,7 +32,7 @@ TEST(DummyFileSystem, EveryOperationSucceedsAndTouchesNothing) {
   EXPECT_EQ(fs.Stat(file, &size), 0);
   EXPECT_EQ(size, 0u);
   char buffer[4] = {'a', 'b', 'c', 'd'};
-  EXPECT_EQ(fs.ReadFile(file, absl::MakeSpan(buffer), false), 0);
+  EXPECT_EQ(fs.ReadFile(file, absl::MakeSpan(buffer), {}), 0);
   EXPECT_EQ(std::string(buffer, 4), "abcd") << "a DUMMY read reads nothing";
   EXPECT_EQ(fs.Rename(dir, dir + "-2"), 0);
   EXPECT_EQ(fs.Unlink(file), 0);
@@ -57,7 +57,7 @@ TEST(DummyFileSystem, CreationWaitsForItsDelays) {
   DummyFileSystem opens(backend, 3, true);
   char buffer[8];
   const auto read_start = Clock::now();
-  ASSERT_EQ(opens.ReadFile("/x/file", absl::MakeSpan(buffer), false), 0);
+  ASSERT_EQ(opens.ReadFile("/x/file", absl::MakeSpan(buffer), {}), 0);
   EXPECT_GE(Clock::now() - read_start, std::chrono::milliseconds(30));
 }
 

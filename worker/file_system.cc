@@ -54,6 +54,21 @@ char* DirectBounce(size_t size) {
   return bounce.data;
 }
 
+// mdtest's --posix.rangelocks (aiori-POSIX's xfer): a POSIX record lock on the first `length`
+// bytes of the file, taken (F_WRLCK, F_RDLCK) waiting for any other holder (F_SETLKW), or
+// released (F_UNLCK). 0 or an errno.
+int LockRange(int fd, short type, size_t length) {
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = 0;
+  lock.l_len = static_cast<off_t>(length);
+  while (::fcntl(fd, type == F_UNLCK ? F_SETLK : F_SETLKW, &lock) != 0) {
+    if (errno != EINTR) return errno;
+  }
+  return 0;
+}
+
 // The process's umask, read once from /proc/self/status (umask(2) can only be read by setting
 // it, which would race with the other threads' creations); 022 where it cannot be read.
 uint32_t ProcessUmask() {
@@ -135,22 +150,29 @@ class PosixFileSystem final : public FileSystem {
     const int fd = tree_.Open(path, O_CREAT | O_RDWR | (how.direct ? O_DIRECT : 0), kMdtestFileMode);
     if (fd < 0) return -fd;
     // (From offset 0, going on after short writes: a full file system surfaces as ENOSPC. With
-    // O_DIRECT a size the device cannot take, -w 3901 on ext4, is the kernel's EINVAL.)
-    int error = WriteAllAt(fd, absl::string_view(bytes, data.size()), 0);
-    if (error == 0 && how.sync && ::fsync(fd) != 0) error = errno;
+    // O_DIRECT a size the device cannot take, -w 3901 on ext4, is the kernel's EINVAL.) As
+    // aiori-POSIX's write: under the lock (--posix.rangelocks), the data, then its fsync (-y),
+    // then the lock's release; with no data (-w 0), none of it: mdtest's -y syncs a write.
+    int error = 0;
+    if (!data.empty()) {
+      error = how.range_lock ? LockRange(fd, F_WRLCK, data.size()) : 0;
+      if (error == 0) error = WriteAllAt(fd, absl::string_view(bytes, data.size()), 0);
+      if (error == 0 && how.sync && ::fsync(fd) != 0) error = errno;
+      if (how.range_lock && error == 0) error = LockRange(fd, F_UNLCK, data.size());
+    }
     if (::close(fd) != 0 && error == 0) error = errno;
     return error;
   }
 
-  int ReadFile(const std::string& path, absl::Span<char> buffer, bool direct) override {
+  int ReadFile(const std::string& path, absl::Span<char> buffer, const ReadOptions& how) override {
     char* into = buffer.data();
-    if (direct && !buffer.empty()) {
+    if (how.direct && !buffer.empty()) {
       into = DirectBounce(buffer.size());
       if (into == nullptr) return ENOMEM;
     }
-    const int fd = tree_.Open(path, O_RDONLY | (direct ? O_DIRECT : 0));
+    const int fd = tree_.Open(path, O_RDONLY | (how.direct ? O_DIRECT : 0));
     if (fd < 0) return -fd;
-    int error = 0;
+    int error = how.range_lock && !buffer.empty() ? LockRange(fd, F_RDLCK, buffer.size()) : 0;
     size_t done = 0;
     while (error == 0 && done < buffer.size()) {
       const ssize_t n = ::pread(fd, into + done, buffer.size() - done, static_cast<off_t>(done));
@@ -159,6 +181,7 @@ class PosixFileSystem final : public FileSystem {
       else if (n == 0) error = EIO;  // the file is shorter than -e asks (mdtest's check)
       else done += static_cast<size_t>(n);
     }
+    if (error == 0 && how.range_lock && !buffer.empty()) error = LockRange(fd, F_UNLCK, buffer.size());
     ::close(fd);
     if (error == 0 && into != buffer.data()) std::memcpy(buffer.data(), into, buffer.size());
     return error;
@@ -339,15 +362,15 @@ class NfsFileSystem final : public FileSystem {
   int Unlink(const std::string& path) override {
     return Call(path, [](NfsTree& t, const std::string& p) { return t.Unlink(p); });
   }
-  // (libnfs has no O_DIRECT: a direct create or read is refused, as the controller refuses
-  // --posix.odirect with an nfs:// test directory.)
+  // (libnfs has no O_DIRECT and takes no locks: a direct or locked create or read is refused,
+  // as the controller refuses --posix.odirect and --posix.rangelocks with an nfs:// test directory.)
   int CreateFile(const std::string& path, absl::Span<const char> data, const CreateOptions& how) override {
-    if (how.direct) return EINVAL;
+    if (how.direct || how.range_lock) return EINVAL;
     const uint32_t mode = (how.node ? kMdtestNodeMode : kMdtestFileMode) & ~ProcessUmask();
     return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, how.sync, how.node, how.shared, mode); });
   }
-  int ReadFile(const std::string& path, absl::Span<char> buffer, bool direct) override {
-    if (direct) return EINVAL;
+  int ReadFile(const std::string& path, absl::Span<char> buffer, const ReadOptions& how) override {
+    if (how.direct || how.range_lock) return EINVAL;
     return Call(path, [&](NfsTree& t, const std::string& p) { return t.ReadFile(p, buffer); });
   }
 

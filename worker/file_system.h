@@ -53,18 +53,26 @@ class FileSystem {
   virtual int Rename(const std::string& from, const std::string& to) = 0;
   virtual int Unlink(const std::string& path) = 0;
   // How CreateFile makes a file: fsynced after its data (`sync`), with mknod instead (mdtest
-  // -k: `node`), an existing one not an error (`shared`), opened with O_DIRECT (`direct`).
+  // -k: `node`), an existing one not an error (`shared`), opened with O_DIRECT (`direct`), its
+  // data written under a write lock on its bytes (mdtest's --posix.rangelocks: `range_lock`).
   struct CreateOptions {
     bool sync = false;
     bool node = false;
     bool shared = false;
     bool direct = false;
+    bool range_lock = false;
+  };
+  // How ReadFile reads: through O_DIRECT (`direct`), under a read lock on the bytes it reads
+  // (`range_lock`).
+  struct ReadOptions {
+    bool direct = false;
+    bool range_lock = false;
   };
   // Creates a new file (any existing one is an error unless `shared`) and writes `data`.
   virtual int CreateFile(const std::string& path, absl::Span<const char> data, const CreateOptions& how) = 0;
-  // Reads buffer.size() bytes from the start of the file (through O_DIRECT when `direct`); a
-  // short read is EIO (as mdtest).
-  virtual int ReadFile(const std::string& path, absl::Span<char> buffer, bool direct) = 0;
+  // Reads buffer.size() bytes from the start of the file, as `how` says; a short read is EIO
+  // (as mdtest).
+  virtual int ReadFile(const std::string& path, absl::Span<char> buffer, const ReadOptions& how) = 0;
   // Entries of `dir` (not . and ..) whose names start with `prefix`, or -errno; their full
   // paths are appended to `paths` when given, until it holds `max_paths`.
   virtual int64_t ListDirectory(const std::string& dir, const std::string& prefix, std::vector<std::string>* paths = nullptr,

@@ -146,7 +146,7 @@ void RehearseOperation(FileSystem& fs, v1::MetadataPhase::Op op, const std::stri
       return;
     case Op::FILE_READ: {
       char byte;
-      fs.ReadFile(missing, absl::MakeSpan(&byte, 1), /*direct=*/false);
+      fs.ReadFile(missing, absl::MakeSpan(&byte, 1), {});
       return;
     }
     default: return;  // stat (done above), the listing
@@ -231,6 +231,7 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
   uint32_t writer_rank = rank;  // whose data `writer` makes (-c: each file its owner's)
   if (phase.op() == Op::FILE_CREATE) writer.emplace(phase.data_packet(), phase.buffer_seed(), rank, phase.write_bytes());
   std::vector<char> read_buffer(phase.op() == Op::FILE_READ ? phase.read_bytes() : phase.verify_write() ? phase.write_bytes() : 0);
+  const FileSystem::ReadOptions reading{.direct = phase.direct_io(), .range_lock = phase.range_locks()};
   std::optional<MdtestData> expected;
   if (phase.op() == Op::FILE_READ && phase.verify_read()) {
     expected.emplace(phase.data_packet(), phase.buffer_seed(), phase.shared_file() ? rank : owner, phase.read_bytes());
@@ -508,17 +509,21 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         const std::vector<char>& data = writer->ForItem(tree.ItemNumber(item));
         bytes = data.size();
         error = fs.CreateFile(path, data,
-                              {.sync = phase.sync_writes(), .node = phase.use_mknod(), .shared = phase.shared_file(), .direct = phase.direct_io()});
+                              {.sync = phase.sync_writes(),
+                               .node = phase.use_mknod(),
+                               .shared = phase.shared_file(),
+                               .direct = phase.direct_io(),
+                               .range_lock = phase.range_locks()});
         if (error == 0 && phase.verify_write() && !data.empty()) {
           // --verify-write: read back at once (timed, as in mdtest) and checked.
-          error = fs.ReadFile(path, absl::MakeSpan(read_buffer), phase.direct_io());
+          error = fs.ReadFile(path, absl::MakeSpan(read_buffer), reading);
           mismatch = error == 0 && !writer->Matches(tree.ItemNumber(item), read_buffer);
         }
         break;
       }
       case Op::FILE_STAT: error = fs.Stat(path); break;
       case Op::FILE_READ:
-        error = fs.ReadFile(path, absl::MakeSpan(read_buffer), phase.direct_io());
+        error = fs.ReadFile(path, absl::MakeSpan(read_buffer), reading);
         bytes = read_buffer.size();
         mismatch = error == 0 && expected.has_value() && !expected->Matches(tree.ItemNumber(item), read_buffer);
         break;

@@ -137,7 +137,7 @@ PY
 }
 # Option sets mdtest users pass: files and directories, -u or a shared directory, deep and wide
 # trees, -L, -F, -D, -S, -c, -N, -w/-e, -U, -n rounded down over the directories (50 over 5),
-# mknod (-k), O_DIRECT (--posix.odirect), stats in random order (-R, --random-seed), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
+# mknod (-k), O_DIRECT (--posix.odirect), record locks (--posix.rangelocks), stats in random order (-R, --random-seed), every kind of data packet, checked on read (-X) and after the write (--verify-write), -Y, and
 # runs over several task counts (-f/-l/-s: a line and tables per count), --showRankStatistics,
 # --print-all-procs,
 # and mdtest's directory loops (-n with -I, no -u: -n/-I copies of the tree).
@@ -163,6 +163,7 @@ sets=(
   "-F -n 30 -I 10 -w 64 -e 64 -G 8"
   "-D -n 12 -I 3 -z 2 -b 2 -L"
   "-F -n 20 -u -w 4096 -e 4096 -G 21 -X --posix.odirect"
+  "-F -n 20 -u -w 4096 -e 4096 -y --posix.rangelocks"
   "-n 30 -u -R"
   "-F -n 20 --random-seed=9"
 )
@@ -359,6 +360,28 @@ for tool in m i; do
   direct_opens[$tool]=$direct
 done
 [ "${direct_opens[m]}" = "${direct_opens[i]}" ] || fail "--posix.odirect: mdtest opened files with O_DIRECT ${direct_opens[m]} times, iofleet ${direct_opens[i]}"
+
+# --posix.rangelocks and -y: the same record locks and fsyncs in both, as often: a write lock on
+# each file's bytes around its write (and its fsync, -y), a read lock around each read
+# (--verify-write's read-back too), each released after (strace's fcntl calls on the files' 4096
+# bytes); -y without -w syncs nothing in either (mdtest's -y syncs a write).
+for set in "-w 4096 -e 4096 -y --verify-write --posix.rangelocks" "-y"; do
+  # shellcheck disable=SC2206
+  opts=(-F -n 12 -u $set)
+  timeout 120 unshare -n bash -c 'ip link set lo up; exec mpirun -np 1 strace -f -qq -e trace=fcntl,fsync -o "$1" "${@:2}"' _ \
+    "$tmp/out/m.locks" "$mdtest" "${opts[@]}" -d "$dir" > /dev/null 2>&1 || fail "$set: mdtest under strace: exit $?"
+  rm -rf "$dir"
+  timeout 120 strace -f -qq -e trace=fcntl,fsync -o "$tmp/out/i.locks" "$iofleet" mdtest "${opts[@]}" -d "$dir" --local-workers 1 --quiet \
+    --results-dir none > /dev/null 2>&1 || fail "$set: iofleet mdtest under strace: exit $?"
+  rm -rf "$dir"
+  for call in "F_SETLKW, {l_type=F_WRLCK, l_whence=SEEK_SET, l_start=0, l_len=4096}" "F_SETLKW, {l_type=F_RDLCK, l_whence=SEEK_SET, l_start=0, l_len=4096}" \
+              "F_SETLK, {l_type=F_UNLCK, l_whence=SEEK_SET, l_start=0, l_len=4096}" "fsync("; do
+    m=$(grep -c -F "$call" "$tmp/out/m.locks" || true)
+    i=$(grep -c -F "$call" "$tmp/out/i.locks" || true)
+    [ "$m" = "$i" ] || fail "$set: '$call' $m times in mdtest, $i times in iofleet"
+    [ "$set" = "-y" ] || [ "$m" -gt 0 ] || fail "$set: no '$call' in mdtest's calls (the test's premise)"
+  done
+done
 
 # -W and -x as IO500 runs mdtest (its mdtest-easy: the files made in a run of their own under a
 # stonewall, -C -W, their count kept in the status file -x; stat and removal in runs of their
