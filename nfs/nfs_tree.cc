@@ -282,7 +282,8 @@ int NfsTree::Create(const Handle& parent, const std::string& leaf, bool exclusiv
   return rc != 0 ? rc : StatusErrno(status);
 }
 
-int NfsTree::CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared, uint32_t mode) {
+int NfsTree::CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared, uint32_t mode,
+                        absl::Span<char> read_back) {
   Handle parent, file;
   std::string leaf;
   if (const int rc = Parent(path, &parent, &leaf); rc != 0) return rc;
@@ -299,7 +300,8 @@ int NfsTree::CreateFile(const std::string& path, absl::Span<const char> data, bo
     NfsObject object;
     if (const int found = Lookup(parent, leaf, &file, &object); found != 0) return found;
   }
-  return Write(file, data, sync);
+  if (const int rc = Write(file, data, sync); rc != 0) return rc;
+  return read_back.empty() ? 0 : Read(file, read_back);
 }
 
 int NfsTree::ReadFile(const std::string& path, absl::Span<char> buffer) {
@@ -309,6 +311,10 @@ int NfsTree::ReadFile(const std::string& path, absl::Span<char> buffer) {
   if (const int rc = Resolve(path, &parent, &leaf, &file, &object); rc != 0) return rc;
   if (object.symlink) return -ELOOP;
   if (object.directory) return -EISDIR;
+  return Read(file, buffer);
+}
+
+int NfsTree::Read(const Handle& file, absl::Span<char> buffer) {
   const uint64_t chunk = std::max<uint64_t>(4096, connection_->read_max());
   for (uint64_t offset = 0; offset < buffer.size();) {
     READ3args args;

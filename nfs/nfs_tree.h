@@ -59,9 +59,12 @@ class NfsTree {
   // The object itself: a final symlink is described, not followed.
   int Stat(const std::string& path, NfsObject* object);
   // A new file (an existing one is -EEXIST unless `shared`) holding `data`, written UNSTABLE
-  // and COMMITted when `sync` (mdtest -y, which syncs a write: no data, no commit); `node` (mdtest -k) creates it without data, as a
-  // kernel client does mknod(S_IFREG) over NFSv3.
-  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared, uint32_t mode = 0644);
+  // and COMMITted when `sync` (mdtest -y, which syncs a write: no data, no commit); `node`
+  // (mdtest -k) creates it without data, as a kernel client does mknod(S_IFREG) over NFSv3.
+  // With data, `read_back` (mdtest --verify-write) receives its first read_back.size() bytes read
+  // again through the new file's handle.
+  int CreateFile(const std::string& path, absl::Span<const char> data, bool sync, bool node, bool shared, uint32_t mode = 0644,
+                 absl::Span<char> read_back = {});
   // Reads buffer.size() bytes from offset 0; a shorter file is -EIO (as mdtest). A final
   // symlink is -ELOOP (O_NOFOLLOW).
   int ReadFile(const std::string& path, absl::Span<char> buffer);
@@ -94,6 +97,8 @@ class NfsTree {
   // server returns one (else it is left empty).
   int Create(const Handle& parent, const std::string& leaf, bool exclusive, Handle* file, uint32_t mode = 0644);
   int Write(const Handle& file, absl::Span<const char> data, bool sync);
+  // READ3s of buffer.size() bytes from offset 0; a shorter file is -EIO.
+  int Read(const Handle& file, absl::Span<char> buffer);
   int Commit(const Handle& file);
 
   NfsConnection* connection_;

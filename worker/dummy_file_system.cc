@@ -23,10 +23,12 @@ int DummyFileSystem::Stat(const std::string&, uint64_t* size) {
   return 0;
 }
 
-int DummyFileSystem::CreateFile(const std::string&, absl::Span<const char> data, const CreateOptions&) {
-  // mdtest: create (or -c's open, undelayed), the data's write if -w, then close.
+int DummyFileSystem::CreateFile(const std::string&, absl::Span<const char> data, const CreateOptions& how) {
+  // mdtest: create (or -c's open, undelayed), the data's write if -w (and its read-back with
+  // --verify-write, which reads nothing), then close.
   if (!creates_open_) Delay(backend_.delay_create_us());
   if (!data.empty()) Delay(backend_.delay_xfer_us());
+  if (!data.empty() && !how.read_back.empty()) Delay(backend_.delay_xfer_us());
   Delay(backend_.delay_close_us());
   return 0;
 }

@@ -69,6 +69,26 @@ int LockRange(int fd, short type, size_t length) {
   return 0;
 }
 
+// Reads buffer.size() bytes from offset 0 of `fd` into `into` (the buffer itself, or the
+// aligned bounce an O_DIRECT descriptor needs, copied out after; null: no memory), under a
+// read lock on them with `range_lock`. A file shorter than that is EIO (mdtest's check).
+int ReadLocked(int fd, absl::Span<char> buffer, char* into, bool range_lock) {
+  if (buffer.empty()) return 0;
+  if (into == nullptr) return ENOMEM;
+  int error = range_lock ? LockRange(fd, F_RDLCK, buffer.size()) : 0;
+  size_t done = 0;
+  while (error == 0 && done < buffer.size()) {
+    const ssize_t n = ::pread(fd, into + done, buffer.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
+    else if (n == 0) error = EIO;
+    else done += static_cast<size_t>(n);
+  }
+  if (error == 0 && range_lock) error = LockRange(fd, F_UNLCK, buffer.size());
+  if (error == 0 && into != buffer.data()) std::memcpy(buffer.data(), into, buffer.size());
+  return error;
+}
+
 // The process's umask, read once from /proc/self/status (umask(2) can only be read by setting
 // it, which would race with the other threads' creations); 022 where it cannot be read.
 uint32_t ProcessUmask() {
@@ -159,6 +179,10 @@ class PosixFileSystem final : public FileSystem {
       if (error == 0) error = WriteAllAt(fd, absl::string_view(bytes, data.size()), 0);
       if (error == 0 && how.sync && ::fsync(fd) != 0) error = errno;
       if (how.range_lock && error == 0) error = LockRange(fd, F_UNLCK, data.size());
+      // --verify-write: read back at once through the same descriptor, as mdtest's create does.
+      if (error == 0 && !how.read_back.empty()) {
+        error = ReadLocked(fd, how.read_back, how.direct ? DirectBounce(how.read_back.size()) : how.read_back.data(), how.range_lock);
+      }
     }
     if (::close(fd) != 0 && error == 0) error = errno;
     return error;
@@ -172,18 +196,8 @@ class PosixFileSystem final : public FileSystem {
     }
     const int fd = tree_.Open(path, O_RDONLY | (how.direct ? O_DIRECT : 0));
     if (fd < 0) return -fd;
-    int error = how.range_lock && !buffer.empty() ? LockRange(fd, F_RDLCK, buffer.size()) : 0;
-    size_t done = 0;
-    while (error == 0 && done < buffer.size()) {
-      const ssize_t n = ::pread(fd, into + done, buffer.size() - done, static_cast<off_t>(done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) error = errno;
-      else if (n == 0) error = EIO;  // the file is shorter than -e asks (mdtest's check)
-      else done += static_cast<size_t>(n);
-    }
-    if (error == 0 && how.range_lock && !buffer.empty()) error = LockRange(fd, F_UNLCK, buffer.size());
+    const int error = ReadLocked(fd, buffer, into, how.range_lock);
     ::close(fd);
-    if (error == 0 && into != buffer.data()) std::memcpy(buffer.data(), into, buffer.size());
     return error;
   }
 
@@ -367,7 +381,7 @@ class NfsFileSystem final : public FileSystem {
   int CreateFile(const std::string& path, absl::Span<const char> data, const CreateOptions& how) override {
     if (how.direct || how.range_lock) return EINVAL;
     const uint32_t mode = (how.node ? kMdtestNodeMode : kMdtestFileMode) & ~ProcessUmask();
-    return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, how.sync, how.node, how.shared, mode); });
+    return Call(path, [&](NfsTree& t, const std::string& p) { return t.CreateFile(p, data, how.sync, how.node, how.shared, mode, how.read_back); });
   }
   int ReadFile(const std::string& path, absl::Span<char> buffer, const ReadOptions& how) override {
     if (how.direct || how.range_lock) return EINVAL;

@@ -54,13 +54,16 @@ class FileSystem {
   virtual int Unlink(const std::string& path) = 0;
   // How CreateFile makes a file: fsynced after its data (`sync`), with mknod instead (mdtest
   // -k: `node`), an existing one not an error (`shared`), opened with O_DIRECT (`direct`), its
-  // data written under a write lock on its bytes (mdtest's --posix.rangelocks: `range_lock`).
+  // data written under a write lock on its bytes (mdtest's --posix.rangelocks: `range_lock`),
+  // and, with data, read again into `read_back` (mdtest's --verify-write: its first
+  // read_back.size() bytes, through the same open file, under a read lock with `range_lock`).
   struct CreateOptions {
     bool sync = false;
     bool node = false;
     bool shared = false;
     bool direct = false;
     bool range_lock = false;
+    absl::Span<char> read_back = {};
   };
   // How ReadFile reads: through O_DIRECT (`direct`), under a read lock on the bytes it reads
   // (`range_lock`).

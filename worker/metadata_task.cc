@@ -508,17 +508,17 @@ JobThreadOutcome RunMetadataTask(const JobThreadPlan& plan, const StopSignal& st
         }
         const std::vector<char>& data = writer->ForItem(tree.ItemNumber(item));
         bytes = data.size();
+        // --verify-write: read back at once through the same open file (timed, as in mdtest)
+        // and checked.
+        const bool read_back = phase.verify_write() && !data.empty();
         error = fs.CreateFile(path, data,
                               {.sync = phase.sync_writes(),
                                .node = phase.use_mknod(),
                                .shared = phase.shared_file(),
                                .direct = phase.direct_io(),
-                               .range_lock = phase.range_locks()});
-        if (error == 0 && phase.verify_write() && !data.empty()) {
-          // --verify-write: read back at once (timed, as in mdtest) and checked.
-          error = fs.ReadFile(path, absl::MakeSpan(read_buffer), reading);
-          mismatch = error == 0 && !writer->Matches(tree.ItemNumber(item), read_buffer);
-        }
+                               .range_lock = phase.range_locks(),
+                               .read_back = read_back ? absl::MakeSpan(read_buffer) : absl::Span<char>()});
+        if (error == 0 && read_back) mismatch = !writer->Matches(tree.ItemNumber(item), read_buffer);
         break;
       }
       case Op::FILE_STAT: error = fs.Stat(path); break;

@@ -361,17 +361,18 @@ for tool in m i; do
 done
 [ "${direct_opens[m]}" = "${direct_opens[i]}" ] || fail "--posix.odirect: mdtest opened files with O_DIRECT ${direct_opens[m]} times, iofleet ${direct_opens[i]}"
 
-# --posix.rangelocks and -y: the same record locks and fsyncs in both, as often: a write lock on
-# each file's bytes around its write (and its fsync, -y), a read lock around each read
-# (--verify-write's read-back too), each released after (strace's fcntl calls on the files' 4096
-# bytes); -y without -w syncs nothing in either (mdtest's -y syncs a write).
+# --posix.rangelocks, -y and --verify-write: the same record locks, fsyncs and opens in both, as
+# often: a write lock on each file's bytes around its write (and its fsync, -y), a read lock
+# around each read (--verify-write's read-back too, through the file the creation opened), each
+# released after (strace's fcntl calls on the files' 4096 bytes); -y without -w syncs nothing in
+# either (mdtest's -y syncs a write).
 for set in "-w 4096 -e 4096 -y --verify-write --posix.rangelocks" "-y"; do
   # shellcheck disable=SC2206
   opts=(-F -n 12 -u $set)
-  timeout 120 unshare -n bash -c 'ip link set lo up; exec mpirun -np 1 strace -f -qq -e trace=fcntl,fsync -o "$1" "${@:2}"' _ \
+  timeout 120 unshare -n bash -c 'ip link set lo up; exec mpirun -np 1 strace -f -qq -e trace=fcntl,fsync,open,openat -o "$1" "${@:2}"' _ \
     "$tmp/out/m.locks" "$mdtest" "${opts[@]}" -d "$dir" > /dev/null 2>&1 || fail "$set: mdtest under strace: exit $?"
   rm -rf "$dir"
-  timeout 120 strace -f -qq -e trace=fcntl,fsync -o "$tmp/out/i.locks" "$iofleet" mdtest "${opts[@]}" -d "$dir" --local-workers 1 --quiet \
+  timeout 120 strace -f -qq -e trace=fcntl,fsync,openat -o "$tmp/out/i.locks" "$iofleet" mdtest "${opts[@]}" -d "$dir" --local-workers 1 --quiet \
     --results-dir none > /dev/null 2>&1 || fail "$set: iofleet mdtest under strace: exit $?"
   rm -rf "$dir"
   for call in "F_SETLKW, {l_type=F_WRLCK, l_whence=SEEK_SET, l_start=0, l_len=4096}" "F_SETLKW, {l_type=F_RDLCK, l_whence=SEEK_SET, l_start=0, l_len=4096}" \
@@ -381,6 +382,9 @@ for set in "-w 4096 -e 4096 -y --verify-write --posix.rangelocks" "-y"; do
     [ "$m" = "$i" ] || fail "$set: '$call' $m times in mdtest, $i times in iofleet"
     [ "$set" = "-y" ] || [ "$m" -gt 0 ] || fail "$set: no '$call' in mdtest's calls (the test's premise)"
   done
+  m=$(grep -c 'open.*file\.mdtest\.[0-9.]*"' "$tmp/out/m.locks" || true)
+  i=$(grep -c 'open.*file\.mdtest\.[0-9.]*"' "$tmp/out/i.locks" || true)
+  [ "$m" -gt 0 ] && [ "$m" = "$i" ] || fail "$set: mdtest opened files $m times, iofleet $i times"
 done
 
 # -W and -x as IO500 runs mdtest (its mdtest-easy: the files made in a run of their own under a
