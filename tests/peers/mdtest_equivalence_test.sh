@@ -163,7 +163,7 @@ sets=(
   "-F -n 30 -I 10 -w 64 -e 64 -G 8"
   "-D -n 12 -I 3 -z 2 -b 2 -L"
   "-F -n 20 -u -w 4096 -e 4096 -G 21 -X --posix.odirect"
-  "-F -n 20 -u -w 4096 -e 4096 -y --posix.rangelocks"
+  "-F -n 20 -u -w 4096 -e 4096 -G 22 -y --posix.rangelocks"
   "-n 30 -u -R"
   "-F -n 20 --random-seed=9"
 )
