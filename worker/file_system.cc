@@ -69,11 +69,12 @@ int LockRange(int fd, short type, size_t length) {
   return 0;
 }
 
-// Reads buffer.size() bytes from offset 0 of `fd` into `into` (the buffer itself, or the
-// aligned bounce an O_DIRECT descriptor needs, copied out after; null: no memory), under a
-// read lock on them with `range_lock`. A file shorter than that is EIO (mdtest's check).
-int ReadLocked(int fd, absl::Span<char> buffer, char* into, bool range_lock) {
+// Reads buffer.size() bytes from offset 0 of `fd` into `buffer` (through the aligned bounce
+// when `fd` is O_DIRECT: `direct`), under a read lock on them with `range_lock`. A file shorter
+// than that is EIO (mdtest's check).
+int ReadLocked(int fd, absl::Span<char> buffer, bool direct, bool range_lock) {
   if (buffer.empty()) return 0;
+  char* into = direct ? DirectBounce(buffer.size()) : buffer.data();
   if (into == nullptr) return ENOMEM;
   int error = range_lock ? LockRange(fd, F_RDLCK, buffer.size()) : 0;
   size_t done = 0;
@@ -181,7 +182,7 @@ class PosixFileSystem final : public FileSystem {
       if (how.range_lock && error == 0) error = LockRange(fd, F_UNLCK, data.size());
       // --verify-write: read back at once through the same descriptor, as mdtest's create does.
       if (error == 0 && !how.read_back.empty()) {
-        error = ReadLocked(fd, how.read_back, how.direct ? DirectBounce(how.read_back.size()) : how.read_back.data(), how.range_lock);
+        error = ReadLocked(fd, how.read_back, how.direct, how.range_lock);
       }
     }
     if (::close(fd) != 0 && error == 0) error = errno;
@@ -189,14 +190,9 @@ class PosixFileSystem final : public FileSystem {
   }
 
   int ReadFile(const std::string& path, absl::Span<char> buffer, const ReadOptions& how) override {
-    char* into = buffer.data();
-    if (how.direct && !buffer.empty()) {
-      into = DirectBounce(buffer.size());
-      if (into == nullptr) return ENOMEM;
-    }
     const int fd = tree_.Open(path, O_RDONLY | (how.direct ? O_DIRECT : 0));
     if (fd < 0) return -fd;
-    const int error = ReadLocked(fd, buffer, into, how.range_lock);
+    const int error = ReadLocked(fd, buffer, how.direct, how.range_lock);
     ::close(fd);
     return error;
   }

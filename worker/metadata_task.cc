@@ -17,7 +17,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/confined_path.h"
 #include "common/errno_status.h"
 #include "common/nfs_url.h"
